@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bprof.h - the .bprof recording file: in-memory model, writer and reader.
+ *
+ * A recording is a plain data structure (struct bprof_recording) whose
+ * tables are arrays.  prof-record fills one and writes it with
+ * bprof_write_file(); prof-report reads one with bprof_read_file() and walks
+ * the arrays.  The byte layout on disk is specified in format/SPEC.md; this
+ * header is the only public interface of the format module.
+ *
+ * Conventions (see ../shared/STYLE.md):
+ *  - functions return 0 on success and a negative enum bprof_errcode on
+ *    failure; when an error struct is passed it receives the code, a message
+ *    naming the section and byte offset where reading failed, and errno (for
+ *    I/O errors).
+ *  - output parameters first; on failure *out is NULL.
+ *  - everything reached from a recording returned by the reader is owned by
+ *    the recording and released by bprof_recording_free().
+ *  - the module never prints and never exits.
+ */
+#ifndef BPROF_H
+#define BPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the on-disk format this library writes.  A reader accepts any
+ * file with the same major version (minor versions only add sections or
+ * append fields, which older readers skip) and refuses other majors. */
+#define BPROF_FORMAT_MAJOR 1
+#define BPROF_FORMAT_MINOR 0
+
+#define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
+#define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
+#define BPROF_NO_OBJECT UINT32_MAX /* mapping without a backing object */
+
+/* ---- errors --------------------------------------------------------- */
+
+enum bprof_errcode {
+	BPROF_OK = 0,
+	BPROF_E_IO = -1,          /* open/read/write/fsync/rename failed; see errno */
+	BPROF_E_NOMEM = -2,       /* allocation failed */
+	BPROF_E_NOT_BPROF = -3,   /* bad magic: not a .bprof file */
+	BPROF_E_VERSION = -4,     /* incompatible major format version */
+	BPROF_E_ZSTD = -5,        /* decompression failed (corrupt frame, checksum) */
+	BPROF_E_TRUNCATED = -6,   /* data ends before a structure does */
+	BPROF_E_CORRUPT = -7,     /* a value is out of range or inconsistent */
+	BPROF_E_LIMIT = -8,       /* the file asks for more than the reader allows */
+	BPROF_E_EXISTS = -9,      /* output exists and BPROF_WRITE_NO_CLOBBER given */
+	BPROF_E_INVAL = -10,      /* invalid argument or recording passed by the caller */
+};
+
+struct bprof_error {
+	int code;           /* enum bprof_errcode */
+	int sys_errno;      /* errno for BPROF_E_IO, else 0 */
+	char message[256];  /* human-readable, names section and offset */
+};
+
+/* Static string for an error code ("truncated data", ...). Never NULL. */
+const char *bprof_strerror(int code);
+
+/* ---- the recording ---------------------------------------------------- */
+
+/* Flags in bprof_meta.flags: what the recorder was asked to capture. */
+#define BPROF_META_USER_STACKS   (1u << 0)
+#define BPROF_META_KERNEL_STACKS (1u << 1)
+#define BPROF_META_INCLUDE_IDLE  (1u << 2)
+#define BPROF_META_PER_THREAD    (1u << 3) /* counts carry a tid */
+
+struct bprof_meta {
+	char *hostname;
+	char *kernel_release;   /* uname -r */
+	char *arch;             /* uname -m */
+	char *recorder_version; /* "prof-record 0.1.0" */
+	char *options;          /* the command line as given */
+	char *event;            /* "cpu-clock", "cpu-cycles", ... */
+	uint64_t start_time_ns; /* CLOCK_REALTIME, ns since the epoch */
+	uint64_t duration_ns;
+	uint64_t sample_freq;   /* Hz; 0 when sample_period is used */
+	uint64_t sample_period; /* events per sample; 0 when sample_freq is used */
+	uint32_t ncpus;         /* CPUs sampled */
+	uint32_t flags;         /* BPROF_META_* */
+};
+
+/*
+ * One row of the in-kernel counts table.  Stack ids are what
+ * bpf_get_stackid() returned: >= 0 indexes bprof_recording.stacks by id;
+ * negative is -errno: -EFAULT means "no such stack" (a kernel thread has no
+ * user stack, user code has no kernel stack), -ENOMEM / -EEXIST mean the
+ * stack was lost (map full / hash collision).  BPROF_STACK_NONE (-1 is not
+ * returned by the kernel) marks a stack that was not asked for (-U/-K).
+ */
+#define BPROF_STACK_NONE INT32_MIN
+struct bprof_count {
+	uint32_t pid;             /* host tgid */
+	uint32_t tid;             /* host tid; 0 unless BPROF_META_PER_THREAD */
+	uint32_t exec_id;         /* task->self_exec_id: which process snapshot */
+	int32_t user_stack_id;
+	int32_t kernel_stack_id;
+	uint64_t kernel_ip;       /* interrupted kernel ip, 0 when in user mode */
+	uint64_t count;
+	char comm[BPROF_COMM_LEN];
+};
+
+/* A stack trace: ips[0] is the leaf. */
+struct bprof_stack {
+	uint32_t id;
+	uint32_t nr_ips;
+	uint64_t *ips;
+};
+
+/* Why samples or stacks were lost.  All counters are cumulative over the
+ * recording; none of them is an estimate. */
+struct bprof_losses {
+	uint64_t user_stack_enomem;   /* stack map full */
+	uint64_t user_stack_eexist;   /* stack hash collision */
+	uint64_t kernel_stack_enomem;
+	uint64_t kernel_stack_eexist;
+	uint64_t counts_full;         /* counts map full: sample dropped */
+	uint64_t manifest_lost;       /* processes whose mappings could not be read */
+	uint64_t events_lost;         /* notifications to user space dropped */
+	uint64_t other;
+};
+
+/* Object flags (bprof_object.flags). */
+#define BPROF_OBJ_HAS_BUILD_ID (1u << 0) /* build_id[] is the ELF NT_GNU_BUILD_ID */
+#define BPROF_OBJ_FALLBACK_ID  (1u << 1) /* no build-id; fallback_hash identifies it */
+#define BPROF_OBJ_DELETED      (1u << 2) /* mapped file was deleted on disk */
+#define BPROF_OBJ_VDSO         (1u << 3) /* the kernel's [vdso] */
+#define BPROF_OBJ_UNREADABLE   (1u << 4) /* could not be opened at record time */
+
+/* A file-backed object mapped executable by some sampled process. */
+struct bprof_object {
+	char *path;                  /* path as seen by the process */
+	uint8_t build_id[BPROF_BUILD_ID_MAX];
+	uint32_t build_id_len;       /* 0 when none */
+	uint32_t flags;              /* BPROF_OBJ_* */
+	uint64_t size;               /* st_size */
+	uint64_t mtime_ns;
+	uint64_t dev;
+	uint64_t inode;
+	uint64_t fallback_hash;      /* with BPROF_OBJ_FALLBACK_ID: hash of size, head and tail */
+};
+
+/* Mapping flags (bprof_mapping.flags). */
+#define BPROF_MAP_ANON  (1u << 0) /* anonymous executable memory (JIT) */
+#define BPROF_MAP_VDSO  (1u << 1)
+#define BPROF_MAP_READ  (1u << 2)
+#define BPROF_MAP_WRITE (1u << 3)
+
+struct bprof_mapping {
+	uint64_t start;        /* first address */
+	uint64_t end;          /* one past the last address; start < end */
+	uint64_t file_offset;  /* offset in the object of start */
+	uint32_t object_index; /* into bprof_recording.objects, or BPROF_NO_OBJECT */
+	uint32_t flags;        /* BPROF_MAP_* */
+};
+
+/* A snapshot of one process's executable mappings.  A process that execs
+ * gets one snapshot per exec_id. */
+struct bprof_process {
+	uint32_t pid;          /* host tgid */
+	uint32_t ns_pid;       /* tgid in the process's own pid namespace */
+	uint32_t exec_id;      /* matches bprof_count.exec_id */
+	uint32_t nr_mappings;
+	uint64_t snapshot_ns;  /* when captured, ns after meta.start_time_ns */
+	char comm[BPROF_COMM_LEN];
+	struct bprof_mapping *mappings; /* sorted by start, non-overlapping */
+	char *perf_map;        /* contents of /tmp/perf-PID.map, or NULL */
+	uint64_t perf_map_len;
+};
+
+struct bprof_module {
+	char *name;
+	uint64_t base;
+	uint64_t size;
+	uint8_t build_id[BPROF_BUILD_ID_MAX];
+	uint32_t build_id_len;
+};
+
+/* One kallsyms line (text symbols only). */
+struct bprof_ksym {
+	uint64_t addr;
+	char *name;
+	uint32_t module_index;  /* into bprof_kernel.modules, or BPROF_NO_OBJECT for vmlinux */
+};
+
+/* Kernel section flags. */
+#define BPROF_KERNEL_KALLSYMS_HIDDEN (1u << 0) /* kptr_restrict hid addresses */
+
+struct bprof_kernel {
+	char *release;
+	uint8_t build_id[BPROF_BUILD_ID_MAX];
+	uint32_t build_id_len;
+	uint32_t flags;          /* BPROF_KERNEL_* */
+	uint64_t stext;          /* runtime address of _stext: KASLR reference; 0 unknown */
+	uint32_t nr_modules;
+	uint32_t nr_ksyms;       /* 0 when no snapshot (--no-kallsyms) */
+	struct bprof_module *modules;
+	struct bprof_ksym *ksyms; /* sorted by addr */
+};
+
+struct bprof_recording {
+	struct bprof_meta meta;
+	struct bprof_losses losses;
+	struct bprof_kernel kernel;
+	uint64_t nr_counts, nr_stacks, nr_objects, nr_processes;
+	struct bprof_count *counts;
+	struct bprof_stack *stacks;       /* sorted by id, ids unique */
+	struct bprof_object *objects;
+	struct bprof_process *processes;  /* sorted by (pid, exec_id) */
+};
+
+/* ---- building ---------------------------------------------------------- */
+
+/* An empty recording (all zero) to be filled by the caller.  Every string
+ * and array hung on it must be malloc'ed: bprof_recording_free() frees them. */
+int bprof_recording_create(struct bprof_recording **out);
+void bprof_recording_free(struct bprof_recording *rec);
+
+/* Convenience appenders that grow the arrays (amortized).  They copy their
+ * argument shallowly: pointers inside become owned by the recording. */
+int bprof_recording_add_count(struct bprof_recording *rec, const struct bprof_count *c);
+int bprof_recording_add_stack(struct bprof_recording *rec, const struct bprof_stack *s);
+int bprof_recording_add_object(struct bprof_recording *rec, const struct bprof_object *o,
+			       uint32_t *index_out);
+int bprof_recording_add_process(struct bprof_recording *rec, const struct bprof_process *p);
+
+/* Sort stacks by id and processes by (pid, exec_id) and check every
+ * invariant the reader checks; the writer calls it too. */
+int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *err);
+
+/* Lookups over a validated recording (binary search).  NULL when absent. */
+const struct bprof_stack *bprof_recording_stack(const struct bprof_recording *rec, int32_t id);
+/* Snapshot of pid with exec_id; if none has that exec_id, the latest
+ * snapshot of pid; NULL if the pid has none. */
+const struct bprof_process *bprof_recording_process(const struct bprof_recording *rec,
+						     uint32_t pid, uint32_t exec_id);
+
+/*
+ * Fallback identity of an object that has no build-id (SPEC.md, "Fallback
+ * hash"): FNV-1a 64 over the file size (u64 LE), its first 4096 bytes and
+ * its last 4096 bytes.  Reads fd with pread; returns 0 or BPROF_E_IO.
+ * Shared by the recorder (which computes it) and the report (which checks a
+ * candidate file against it).
+ */
+int bprof_fallback_hash(int fd, uint64_t *out);
+
+/* ---- writing ----------------------------------------------------------- */
+
+#define BPROF_WRITE_NO_CLOBBER (1u << 0) /* fail with BPROF_E_EXISTS if path exists */
+
+struct bprof_write_opts {
+	size_t sz;         /* sizeof(struct bprof_write_opts), for growth */
+	unsigned flags;    /* BPROF_WRITE_* */
+	int zstd_level;    /* 0: default (3) */
+	unsigned mode;     /* file mode; 0: 0600 */
+};
+
+/*
+ * Write rec to path atomically: a temporary file in the same directory is
+ * written, fsync'ed and then renamed (or, with NO_CLOBBER, linked) into
+ * place, so a crash, signal or full disk never leaves a truncated file at
+ * path nor destroys one that was there.  A symlink at path is replaced, not
+ * followed.  opts may be NULL.  Validates rec first (may sort its arrays).
+ */
+int bprof_write_file(struct bprof_recording *rec, const char *path,
+		     const struct bprof_write_opts *opts, struct bprof_error *err);
+
+/* Serialize into a malloc'ed buffer (for tests and fuzz seeds). */
+int bprof_write_buffer(struct bprof_recording *rec, void **out, size_t *out_len,
+		       const struct bprof_write_opts *opts, struct bprof_error *err);
+
+/* ---- reading ----------------------------------------------------------- */
+
+struct bprof_read_opts {
+	size_t sz;                /* sizeof(struct bprof_read_opts) */
+	uint64_t max_decompressed; /* cap on decompressed bytes; 0: 1 GiB */
+	unsigned max_window_log;   /* zstd window cap; 0: 27 (128 MiB) */
+};
+
+/* Read and validate a whole file.  Refuses anything that is not a regular
+ * file.  opts may be NULL. */
+int bprof_read_file(struct bprof_recording **out, const char *path,
+		    const struct bprof_read_opts *opts, struct bprof_error *err);
+int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,
+		      const struct bprof_read_opts *opts, struct bprof_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BPROF_H */

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bsym.h - offline symbolization of addresses captured elsewhere.
+ *
+ * Two steps, kept apart (as blazesym does):
+ *   normalize:  (a process's mappings, absolute address)
+ *                 -> (object, file offset)                 bsym_normalize()
+ *   symbolize:  (object identified by build-id, file offset)
+ *                 -> frames (function, inlined callers, file:line)
+ *               (kernel identity, kernel address) -> frames
+ *               (JIT perf map, address) -> frame
+ *
+ * libsym knows nothing of the .bprof format: callers describe objects,
+ * kernels and perf maps with the plain descriptors below.  Debuginfo is
+ * found by build-id through elfutils (libdwfl standard callbacks, debug
+ * directories, debuginfod) and an object whose build-id differs from the
+ * one described is never used: a wrong name is worse than none.
+ *
+ * Conventions: 0 on success, negative errno on failure (-ENOMEM, -EINVAL,
+ * -ENOENT for "not found" where documented).  An address that cannot be
+ * named is not a failure: its result carries a reason.  Results are owned
+ * by the context and stay valid until bsym_destroy().  The library never
+ * prints; warnings go to the optional log callback.
+ *
+ * Thread safety: a context is not thread-safe; use one per thread.
+ */
+#ifndef BSYM_H
+#define BSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bsym_ctx;
+
+#define BSYM_NO_OBJECT UINT32_MAX
+
+enum bsym_log_level { BSYM_LOG_WARN = 1, BSYM_LOG_INFO = 2, BSYM_LOG_DEBUG = 3 };
+typedef void (*bsym_log_fn)(void *arg, enum bsym_log_level level, const char *msg);
+
+/* bsym_opts.flags */
+#define BSYM_NO_INLINE       (1u << 0) /* do not expand inlined frames */
+#define BSYM_NO_DEMANGLE     (1u << 1) /* keep C++/Rust names mangled */
+#define BSYM_NO_DEBUGINFOD   (1u << 2) /* ignore DEBUGINFOD_URLS */
+#define BSYM_NO_SYSTEM_DEBUG (1u << 3) /* do not search /usr/lib/debug (tests) */
+#define BSYM_NO_ORIGINAL_PATH (1u << 4) /* never open the recorded path under sysroot */
+
+struct bsym_opts {
+	size_t sz;                       /* sizeof(struct bsym_opts) */
+	const char *const *debug_dirs;   /* searched first: DIR/.build-id/xx/rest.debug, and plain files */
+	size_t nr_debug_dirs;
+	const char *sysroot;             /* recorded paths are opened under it; NULL: "/" */
+	const char *vmlinux;             /* explicit vmlinux (build-id still checked); NULL: search */
+	unsigned flags;                  /* BSYM_* */
+	bsym_log_fn log;
+	void *log_arg;
+};
+
+/* Create a context; opts may be NULL for defaults.  Strings in opts are
+ * copied. */
+int bsym_create(struct bsym_ctx **out, const struct bsym_opts *opts);
+void bsym_destroy(struct bsym_ctx *ctx);
+
+/* ---- results ------------------------------------------------------------ */
+
+/* Why an address has no name.  BSYM_OK when frames were found. */
+enum bsym_reason {
+	BSYM_OK = 0,
+	BSYM_R_UNMAPPED,          /* address in no mapping of its process */
+	BSYM_R_NO_DEBUGINFO,      /* no ELF file or debuginfo found for the build-id */
+	BSYM_R_NO_SYMBOL,         /* the object was found but no symbol covers the address */
+	BSYM_R_BUILD_ID_MISMATCH, /* a candidate file had another build-id; refused */
+	BSYM_R_NO_BUILD_ID,       /* object recorded without build-id and not verifiable */
+	BSYM_R_JIT,               /* anonymous executable memory and no perf map entry */
+	BSYM_R_KERNEL_NO_SYMBOLS, /* no vmlinux/module debuginfo and no kallsyms */
+	BSYM_R_INVALID,           /* bad object/kernel id or offset */
+};
+const char *bsym_reason_str(enum bsym_reason r);
+
+/* frame.kind */
+enum bsym_frame_kind { BSYM_FRAME_USER = 0, BSYM_FRAME_KERNEL, BSYM_FRAME_JIT };
+
+struct bsym_frame {
+	const char *name;       /* demangled unless BSYM_NO_DEMANGLE; never NULL */
+	const char *raw_name;   /* as in the symbol table/DWARF (mangled); never NULL */
+	const char *file;       /* source file, or NULL */
+	uint32_t line;          /* 0 when unknown */
+	uint32_t column;
+	uint64_t offset;        /* address - function start (0 for inlined frames) */
+	bool inlined;           /* this frame was inlined into frames[i+1] */
+	enum bsym_frame_kind kind;
+};
+
+/*
+ * frames[0] is the innermost: the function whose code holds the address
+ * (an inlined callee when there is one); frames[nr_frames-1] is the
+ * function the symbol table names.  Like addr2line -i.  nr_frames is 0
+ * exactly when reason != BSYM_OK.
+ */
+struct bsym_result {
+	enum bsym_reason reason;
+	uint32_t nr_frames;
+	const struct bsym_frame *frames;
+};
+
+/* ---- user-space objects --------------------------------------------------- */
+
+/* Optional verifier for objects recorded without a build-id: return true
+ * when the open file fd (size st_size) is the recorded object. */
+typedef bool (*bsym_verify_fn)(void *arg, int fd, const char *path);
+
+struct bsym_object_desc {
+	size_t sz;                 /* sizeof(struct bsym_object_desc) */
+	const char *path;          /* path recorded on the target, may be NULL */
+	const uint8_t *build_id;   /* NULL / 0 when the object had none */
+	size_t build_id_len;
+	bsym_verify_fn verify;     /* used only when build_id_len == 0 */
+	void *verify_arg;
+};
+
+/* Register an object.  Objects with the same build-id share one id (and one
+ * cache), whatever their path.  Lookup of debuginfo is lazy. */
+int bsym_object_register(struct bsym_ctx *ctx, const struct bsym_object_desc *desc,
+			 uint32_t *id_out);
+
+/* Symbolize an offset in the object *file* (as in /proc/PID/maps).  Never
+ * fails for an unnamed address: *out->reason says why.  Returns -EINVAL for
+ * an unknown id, -ENOMEM.  Each (object, offset) is resolved once. */
+int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
+			  const struct bsym_result **out);
+
+/* What was found for an object, for --info and the end-of-report summary.
+ * Forces the debuginfo lookup. Strings owned by ctx. */
+struct bsym_object_info {
+	enum bsym_reason status;    /* BSYM_OK: symbols available */
+	const char *elf_path;       /* ELF file used (main or debug), or NULL */
+	const char *debug_path;     /* separate debuginfo used, or NULL */
+	bool has_dwarf;             /* line/inline information available */
+	bool has_symtab;            /* .symtab (or MiniDebugInfo) available */
+};
+int bsym_object_info(struct bsym_ctx *ctx, uint32_t object, struct bsym_object_info *out);
+
+/* ---- normalization -------------------------------------------------------- */
+
+struct bsym_mapping {
+	uint64_t start, end;       /* [start, end) */
+	uint64_t file_offset;
+	uint32_t object;           /* from bsym_object_register, or BSYM_NO_OBJECT */
+	uint32_t flags;            /* BSYM_MAP_* */
+};
+#define BSYM_MAP_ANON (1u << 0) /* anonymous executable memory: JIT */
+
+/* Find the mapping (sorted by start, non-overlapping) holding addr.
+ * Returns 0 and sets *object and *file_offset; -ENOENT when no mapping
+ * holds it; BSYM_NO_OBJECT in *object for anonymous memory. */
+int bsym_normalize(const struct bsym_mapping *maps, size_t nr_maps, uint64_t addr,
+		   uint32_t *object, uint64_t *file_offset, uint32_t *map_flags);
+
+/* ---- JIT perf maps ----------------------------------------------------------- */
+
+/* Parse a /tmp/perf-PID.map text ("START SIZE name" per line, hex).  The
+ * text is copied.  Malformed lines are skipped. */
+int bsym_perfmap_register(struct bsym_ctx *ctx, const char *text, size_t len, uint32_t *id_out);
+int bsym_symbolize_perfmap(struct bsym_ctx *ctx, uint32_t perfmap, uint64_t addr,
+			   const struct bsym_result **out);
+
+/* ---- kernel ----------------------------------------------------------------- */
+
+struct bsym_kmodule {
+	const char *name;
+	uint64_t base, size;
+	const uint8_t *build_id;
+	size_t build_id_len;
+};
+
+struct bsym_ksym {
+	uint64_t addr;
+	const char *name;
+	uint32_t module_index;     /* into modules, or BSYM_NO_OBJECT for vmlinux */
+};
+
+struct bsym_kernel_desc {
+	size_t sz;                 /* sizeof(struct bsym_kernel_desc) */
+	const char *release;
+	const uint8_t *build_id;
+	size_t build_id_len;
+	uint64_t stext;            /* runtime _stext (KASLR reference), 0 unknown */
+	const struct bsym_kmodule *modules;
+	size_t nr_modules;
+	const struct bsym_ksym *ksyms; /* sorted by addr; may be NULL */
+	size_t nr_ksyms;
+};
+
+/* Register a kernel; identical build-ids and stext share an id.  All data
+ * is copied. */
+int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *desc,
+			 uint32_t *id_out);
+int bsym_symbolize_kernel(struct bsym_ctx *ctx, uint32_t kernel, uint64_t addr,
+			  const struct bsym_result **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BSYM_H */
