@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * adapter.c - the one place where .bprof tables become libsym inputs.
+ *
+ * libsym knows nothing of the file format (STYLE.md: the blazesym lesson),
+ * so each recorded object, process mapping set, perf map and kernel
+ * identity is translated here into bsym descriptors.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "report.h"
+
+void rep_hex(char *out, const uint8_t *bytes, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+/* An object recorded without a build-id may be used only if the candidate
+ * file has the recorded size and fallback hash (SPEC.md). */
+static bool verify_fallback(void *arg, int fd, const char *path)
+{
+	const struct bprof_object *obj = arg;
+	struct stat st;
+	uint64_t hash;
+
+	(void)path;
+	if (!(obj->flags & BPROF_OBJ_FALLBACK_ID))
+		return false;
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != obj->size)
+		return false;
+	if (bprof_fallback_hash(fd, &hash) != 0)
+		return false;
+	return hash == obj->fallback_hash;
+}
+
+static int register_kernel(struct rep_input *in, struct bsym_ctx *sym)
+{
+	const struct bprof_kernel *k = &in->rec->kernel;
+	struct bsym_kmodule *mods = NULL;
+	int err;
+
+	in->kernel = BSYM_NO_OBJECT;
+	if (k->nr_modules) {
+		mods = calloc(k->nr_modules, sizeof(*mods));
+		if (!mods)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < k->nr_modules; i++) {
+			mods[i].name = k->modules[i].name;
+			mods[i].base = k->modules[i].base;
+			mods[i].size = k->modules[i].size;
+			mods[i].build_id = k->modules[i].build_id;
+			mods[i].build_id_len = k->modules[i].build_id_len;
+		}
+	}
+	if (k->nr_ksyms) {
+		in->ksyms = calloc(k->nr_ksyms, sizeof(*in->ksyms));
+		if (!in->ksyms) {
+			free(mods);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < k->nr_ksyms; i++) {
+			in->ksyms[i].addr = k->ksyms[i].addr;
+			in->ksyms[i].name = k->ksyms[i].name;
+			in->ksyms[i].module_index = k->ksyms[i].module_index == BPROF_NO_OBJECT
+							    ? BSYM_NO_OBJECT
+							    : k->ksyms[i].module_index;
+		}
+	}
+	struct bsym_kernel_desc desc = {
+		.sz = sizeof(desc),
+		.release = k->release,
+		.build_id = k->build_id,
+		.build_id_len = k->build_id_len,
+		.stext = k->stext,
+		.modules = mods,
+		.nr_modules = k->nr_modules,
+		.ksyms = in->ksyms,
+		.nr_ksyms = k->nr_ksyms,
+	};
+	err = bsym_kernel_register(sym, &desc, &in->kernel);
+	free(mods);
+	/* libsym copied what it needs */
+	free(in->ksyms);
+	in->ksyms = NULL;
+	return err;
+}
+
+int rep_input_open(struct rep_input *in, struct bsym_ctx *sym, const char *path,
+		   char *errbuf, size_t errlen)
+{
+	struct bprof_error berr = {0};
+	int err;
+
+	memset(in, 0, sizeof(*in));
+	in->path = path;
+	in->kernel = BSYM_NO_OBJECT;
+	err = bprof_read_file(&in->rec, path, NULL, &berr);
+	if (err) {
+		snprintf(errbuf, errlen, "%s", berr.message[0] ? berr.message : bprof_strerror(err));
+		return err;
+	}
+	struct bprof_recording *rec = in->rec;
+
+	in->object_ids = calloc(rec->nr_objects ? rec->nr_objects : 1, sizeof(uint32_t));
+	in->procs = calloc(rec->nr_processes ? rec->nr_processes : 1, sizeof(*in->procs));
+	if (!in->object_ids || !in->procs)
+		goto nomem;
+
+	for (uint64_t i = 0; i < rec->nr_objects; i++) {
+		struct bprof_object *o = &rec->objects[i];
+		struct bsym_object_desc d = {
+			.sz = sizeof(d),
+			.path = o->path,
+			.build_id = (o->flags & BPROF_OBJ_HAS_BUILD_ID) ? o->build_id : NULL,
+			.build_id_len = (o->flags & BPROF_OBJ_HAS_BUILD_ID) ? o->build_id_len : 0,
+			.verify = verify_fallback,
+			.verify_arg = o,
+		};
+		err = bsym_object_register(sym, &d, &in->object_ids[i]);
+		if (err) {
+			snprintf(errbuf, errlen, "cannot register object %s: %s", o->path,
+				 strerror(-err));
+			goto fail;
+		}
+	}
+
+	for (uint64_t i = 0; i < rec->nr_processes; i++) {
+		const struct bprof_process *p = &rec->processes[i];
+		struct rep_process_map *pm = &in->procs[i];
+
+		pm->proc = p;
+		pm->perfmap = BSYM_NO_OBJECT;
+		pm->maps = calloc(p->nr_mappings ? p->nr_mappings : 1, sizeof(*pm->maps));
+		if (!pm->maps)
+			goto nomem;
+		for (uint32_t j = 0; j < p->nr_mappings; j++) {
+			const struct bprof_mapping *m = &p->mappings[j];
+			pm->maps[j] = (struct bsym_mapping){
+				.start = m->start,
+				.end = m->end,
+				.file_offset = m->file_offset,
+				.object = m->object_index == BPROF_NO_OBJECT
+						  ? BSYM_NO_OBJECT
+						  : in->object_ids[m->object_index],
+				.flags = (m->flags & BPROF_MAP_ANON) ? BSYM_MAP_ANON : 0,
+			};
+		}
+		if (p->perf_map && p->perf_map_len) {
+			err = bsym_perfmap_register(sym, p->perf_map, p->perf_map_len, &pm->perfmap);
+			if (err) {
+				snprintf(errbuf, errlen, "cannot load perf map of pid %u: %s", p->pid,
+					 strerror(-err));
+				goto fail;
+			}
+		}
+	}
+
+	err = register_kernel(in, sym);
+	if (err) {
+		snprintf(errbuf, errlen, "cannot register kernel: %s", strerror(-err));
+		goto fail;
+	}
+	return 0;
+
+nomem:
+	err = -ENOMEM;
+	snprintf(errbuf, errlen, "out of memory");
+fail:
+	rep_input_close(in);
+	return err;
+}
+
+void rep_input_close(struct rep_input *in)
+{
+	if (in->rec && in->procs) {
+		for (uint64_t i = 0; i < in->rec->nr_processes; i++)
+			free(in->procs[i].maps);
+	}
+	free(in->procs);
+	free(in->object_ids);
+	free(in->ksyms);
+	bprof_recording_free(in->rec);
+	memset(in, 0, sizeof(*in));
+}
+
+const struct rep_process_map *rep_input_process(const struct rep_input *in, uint32_t pid,
+						uint32_t exec_id)
+{
+	const struct bprof_process *p = bprof_recording_process(in->rec, pid, exec_id);
+
+	if (!p)
+		return NULL;
+	return &in->procs[p - in->rec->processes];
+}

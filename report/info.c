@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * info.c - prof-report --info: what a recording holds and, for each object,
+ * whether debuginfo was found and where: the list a user needs in order to
+ * fetch what is missing.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "report.h"
+
+static void print_time(FILE *f, uint64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+	char buf[64];
+
+	if (gmtime_r(&t, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
+		fprintf(f, "%s", buf);
+	else
+		fprintf(f, "%llu ns", (unsigned long long)ns);
+}
+
+static const char *str_or(const char *s, const char *dflt) { return s && *s ? s : dflt; }
+
+int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
+{
+	const struct bprof_recording *rec = in->rec;
+	const struct bprof_meta *m = &rec->meta;
+	const struct bprof_losses *l = &rec->losses;
+	const struct bprof_kernel *k = &rec->kernel;
+	char hex[2 * BPROF_BUILD_ID_MAX + 1];
+	uint64_t samples = 0;
+
+	for (uint64_t i = 0; i < rec->nr_counts; i++)
+		samples = samples + rec->counts[i].count < samples ? UINT64_MAX
+								   : samples + rec->counts[i].count;
+
+	fprintf(f, "file:           %s\n", in->path);
+	fprintf(f, "host:           %s\n", str_or(m->hostname, "?"));
+	fprintf(f, "kernel:         %s (%s)\n", str_or(m->kernel_release, "?"), str_or(m->arch, "?"));
+	fprintf(f, "recorder:       %s\n", str_or(m->recorder_version, "?"));
+	fprintf(f, "command line:   %s\n", str_or(m->options, "?"));
+	fprintf(f, "start:          ");
+	print_time(f, m->start_time_ns);
+	fprintf(f, "\nduration:       %.3f s\n", (double)m->duration_ns / 1e9);
+	if (m->sample_freq)
+		fprintf(f, "sampling:       %s at %llu Hz on %u CPUs\n", str_or(m->event, "?"),
+			(unsigned long long)m->sample_freq, m->ncpus);
+	else
+		fprintf(f, "sampling:       %s every %llu events on %u CPUs\n", str_or(m->event, "?"),
+			(unsigned long long)m->sample_period, m->ncpus);
+	fprintf(f, "stacks:         %s%s%s%s\n",
+		(m->flags & BPROF_META_USER_STACKS) ? "user " : "",
+		(m->flags & BPROF_META_KERNEL_STACKS) ? "kernel " : "",
+		(m->flags & BPROF_META_INCLUDE_IDLE) ? "(idle included) " : "(idle excluded) ",
+		(m->flags & BPROF_META_PER_THREAD) ? "per thread" : "");
+	fprintf(f, "samples:        %llu in %llu rows; %llu stacks; %llu processes; %llu objects\n",
+		(unsigned long long)samples, (unsigned long long)rec->nr_counts,
+		(unsigned long long)rec->nr_stacks, (unsigned long long)rec->nr_processes,
+		(unsigned long long)rec->nr_objects);
+
+	fprintf(f, "losses:\n");
+	fprintf(f, "  user stacks, stack map full:     %llu\n", (unsigned long long)l->user_stack_enomem);
+	fprintf(f, "  user stacks, hash collision:     %llu\n", (unsigned long long)l->user_stack_eexist);
+	fprintf(f, "  kernel stacks, stack map full:   %llu\n", (unsigned long long)l->kernel_stack_enomem);
+	fprintf(f, "  kernel stacks, hash collision:   %llu\n", (unsigned long long)l->kernel_stack_eexist);
+	fprintf(f, "  samples, counts map full:        %llu\n", (unsigned long long)l->counts_full);
+	fprintf(f, "  processes without mappings:      %llu\n", (unsigned long long)l->manifest_lost);
+	fprintf(f, "  notifications dropped:           %llu\n", (unsigned long long)l->events_lost);
+	fprintf(f, "  other:                           %llu\n", (unsigned long long)l->other);
+
+	rep_hex(hex, k->build_id, k->build_id_len);
+	fprintf(f, "kernel image:   %s build-id %s, _stext at 0x%llx, %u modules\n",
+		str_or(k->release, "?"), k->build_id_len ? hex : "-", (unsigned long long)k->stext,
+		k->nr_modules);
+	if (k->flags & BPROF_KERNEL_KALLSYMS_HIDDEN)
+		fprintf(f, "kallsyms:       hidden on the host (kptr_restrict): kernel frames need vmlinux debuginfo\n");
+	else if (k->nr_ksyms)
+		fprintf(f, "kallsyms:       %u text symbols recorded\n", k->nr_ksyms);
+	else
+		fprintf(f, "kallsyms:       not recorded\n");
+
+	fprintf(f, "objects:\n");
+	for (uint64_t i = 0; i < rec->nr_objects; i++) {
+		const struct bprof_object *o = &rec->objects[i];
+		struct bsym_object_info oi;
+		int err = bsym_object_info(sym, in->object_ids[i], &oi);
+
+		if (o->flags & BPROF_OBJ_HAS_BUILD_ID) {
+			rep_hex(hex, o->build_id, o->build_id_len);
+		} else {
+			snprintf(hex, sizeof(hex), "(no build-id; fallback %016llx)",
+				 (unsigned long long)o->fallback_hash);
+		}
+		fprintf(f, "  %s %s%s\n", hex, str_or(o->path, "?"),
+			(o->flags & BPROF_OBJ_DELETED) ? " (deleted on host)" : "");
+		if (err)
+			fprintf(f, "      error: %s\n", strerror(-err));
+		else if (oi.status == BSYM_OK)
+			fprintf(f, "      symbols: %s%s%s%s\n", str_or(oi.elf_path, "?"),
+				oi.debug_path ? ", debuginfo " : "", oi.debug_path ? oi.debug_path : "",
+				oi.has_dwarf ? "" : " (no DWARF: function names only)");
+		else
+			fprintf(f, "      MISSING: %s\n", bsym_reason_str(oi.status));
+	}
+	fflush(f);
+	return ferror(f) ? -(errno ? errno : EIO) : 0;
+}

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * prof-report - symbolize .bprof recordings offline and print them as bcc
+ * profile's multi-line stacks, folded stacks for flame graphs, or a
+ * difference of two recordings.
+ *
+ * This file parses options, talks to the user and maps errors to exit
+ * codes; the work is in adapter.c, render.c, info.c and the libraries.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+
+#ifndef BPROF_VERSION
+#define BPROF_VERSION "unknown"
+#endif
+
+enum { EXIT_USAGE = 2 };
+
+enum {
+	OPT_COMM = 1000,
+	OPT_DEBUG_DIR,
+	OPT_SYSROOT,
+	OPT_VMLINUX,
+	OPT_ADDRESSES,
+	OPT_NO_INLINE,
+	OPT_NO_DEMANGLE,
+	OPT_NO_DEBUGINFOD,
+	OPT_DIFF,
+	OPT_INFO,
+};
+
+struct args {
+	struct rep_config cfg;
+	const char **debug_dirs;
+	size_t nr_debug_dirs;
+	const char *sysroot;
+	const char *vmlinux;
+	const char *output;
+	unsigned sym_flags;
+	bool diff, normalize, info;
+	char **files;
+	size_t nr_files;
+};
+
+const char *argp_program_version = "prof-report " BPROF_VERSION;
+static const char doc[] =
+	"Symbolize .bprof recordings (from prof-record) offline and print their stacks.\n"
+	"\n"
+	"Debuginfo is found by build-id: in each --debug-dir (DIR/.build-id/xx/rest.debug or\n"
+	"plain files), /usr/lib/debug, the recorded path under --sysroot when its build-id\n"
+	"still matches, .gnu_debuglink, MiniDebugInfo, and debuginfod when DEBUGINFOD_URLS is\n"
+	"set. An object whose build-id differs from the recording is never used: its frames\n"
+	"print as [unknown] (or object+0xoffset with --addresses).\n"
+	"\v"
+	"USAGE FORMS:\n"
+	"  prof-report [OPTION...] FILE [FILE...]     report (several files are merged)\n"
+	"  prof-report --diff [-n] BEFORE AFTER       difffolded lines for difffolded flame graphs\n"
+	"  prof-report --info FILE...                 metadata, losses, objects and their debuginfo\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  prof-report web1.bprof                    # bcc profile's multi-line stacks, hottest last\n"
+	"  prof-report -f -a web1.bprof | flamegraph.pl > web1.svg\n"
+	"  prof-report -f -d --debug-dir ./debug web1.bprof   # with a build-id debug tree\n"
+	"  prof-report --diff -n before.bprof after.bprof | flamegraph.pl > diff.svg\n"
+	"  prof-report -f -p 185 --comm nginx web*.bprof       # filter, merge many hosts\n"
+	"  prof-report --info web1.bprof             # which debuginfo is missing\n"
+	"\n"
+	"Exit status: 0 on success, 1 when a file cannot be read or output fails, 2 on usage errors.";
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Output:", 1 },
+	{ "folded", 'f', NULL, 0, "Folded stacks, one line per stack (for flame graphs)", 1 },
+	{ "delimited", 'd', NULL, 0, "Insert a delimiter between kernel and user stacks", 1 },
+	{ "annotations", 'a', NULL, 0, "Annotate frames: _[k] kernel, _[i] inlined, _[j] JIT", 1 },
+	{ "user-stacks-only", 'U', NULL, 0, "Show user stacks only", 1 },
+	{ "kernel-stacks-only", 'K', NULL, 0, "Show kernel stacks only", 1 },
+	{ "addresses", OPT_ADDRESSES, NULL, 0, "Print unnamed frames as object+0xoffset, not [unknown]", 1 },
+	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 1 },
+	{ "quiet", 'q', NULL, 0, "No summary or warnings on standard error", 1 },
+	{ "diff", OPT_DIFF, NULL, 0, "Compare two recordings: \"stack before after\" lines", 1 },
+	{ "normalize", 'n', NULL, 0, "With --diff, scale BEFORE's counts to AFTER's total", 1 },
+	{ "info", OPT_INFO, NULL, 0, "Describe recordings and their objects' debuginfo", 1 },
+	{ NULL, 0, NULL, 0, "Selection:", 2 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Only these processes", 2 },
+	{ "comm", OPT_COMM, "NAME", 0, "Only processes whose comm is NAME", 2 },
+	{ NULL, 0, NULL, 0, "Symbolization:", 3 },
+	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0, "Search DIR for debuginfo first (repeatable)", 3 },
+	{ "sysroot", OPT_SYSROOT, "DIR", 0, "Look for recorded paths under DIR (default /)", 3 },
+	{ "vmlinux", OPT_VMLINUX, "PATH", 0, "Kernel image with symbols (build-id checked)", 3 },
+	{ "no-inline", OPT_NO_INLINE, NULL, 0, "Do not show inlined functions as frames", 3 },
+	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++/Rust names mangled", 3 },
+	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0, "Do not ask debuginfod even if DEBUGINFOD_URLS is set", 3 },
+	{ 0 },
+};
+
+static int parse_pids(struct args *a, char *arg, struct argp_state *state)
+{
+	char *save = NULL;
+
+	for (char *tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		errno = 0;
+		long v = strtol(tok, &end, 10);
+		if (errno || *end || end == tok || v < 0 || v > INT_MAX)
+			argp_error(state, "invalid PID '%s'", tok);
+		uint32_t *p = realloc(a->cfg.pids, (a->cfg.nr_pids + 1) * sizeof(*p));
+		if (!p)
+			argp_failure(state, 1, ENOMEM, "parsing -p");
+		a->cfg.pids = p;
+		a->cfg.pids[a->cfg.nr_pids++] = (uint32_t)v;
+	}
+	if (!a->cfg.nr_pids)
+		argp_error(state, "-p needs at least one PID");
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct args *a = state->input;
+
+	switch (key) {
+	case 'f': a->cfg.mode = REP_FOLDED; break;
+	case 'd': a->cfg.delimited = true; break;
+	case 'a': a->cfg.annotate = true; break;
+	case 'U': a->cfg.user_only = true; break;
+	case 'K': a->cfg.kernel_only = true; break;
+	case 'q': a->cfg.quiet = true; break;
+	case 'o': a->output = arg; break;
+	case 'n': a->normalize = true; break;
+	case 'p': return parse_pids(a, arg, state);
+	case OPT_COMM:
+		if (!*arg || strlen(arg) >= BPROF_COMM_LEN)
+			argp_error(state, "--comm NAME must have 1 to %d characters", BPROF_COMM_LEN - 1);
+		a->cfg.comm = arg;
+		break;
+	case OPT_DEBUG_DIR: {
+		const char **d = realloc(a->debug_dirs, (a->nr_debug_dirs + 1) * sizeof(*d));
+		if (!d)
+			argp_failure(state, 1, ENOMEM, "parsing --debug-dir");
+		a->debug_dirs = d;
+		a->debug_dirs[a->nr_debug_dirs++] = arg;
+		break;
+	}
+	case OPT_SYSROOT: a->sysroot = arg; break;
+	case OPT_VMLINUX: a->vmlinux = arg; break;
+	case OPT_ADDRESSES: a->cfg.addresses = true; break;
+	case OPT_NO_INLINE: a->sym_flags |= BSYM_NO_INLINE; break;
+	case OPT_NO_DEMANGLE: a->sym_flags |= BSYM_NO_DEMANGLE; break;
+	case OPT_NO_DEBUGINFOD: a->sym_flags |= BSYM_NO_DEBUGINFOD; break;
+	case OPT_DIFF: a->diff = true; break;
+	case OPT_INFO: a->info = true; break;
+	case ARGP_KEY_ARG: {
+		char **f = realloc(a->files, (a->nr_files + 1) * sizeof(*f));
+		if (!f)
+			argp_failure(state, 1, ENOMEM, "parsing arguments");
+		a->files = f;
+		a->files[a->nr_files++] = arg;
+		break;
+	}
+	case ARGP_KEY_END:
+		if (a->nr_files == 0)
+			argp_error(state, "no input file: give one or more .bprof files");
+		if (a->cfg.user_only && a->cfg.kernel_only)
+			argp_error(state, "-U and -K exclude each other");
+		if (a->diff && a->info)
+			argp_error(state, "--diff and --info exclude each other");
+		if (a->diff && a->nr_files != 2)
+			argp_error(state, "--diff takes exactly two files: BEFORE AFTER");
+		if (a->normalize && !a->diff)
+			argp_error(state, "-n only applies to --diff");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static void log_cb(void *arg, enum bsym_log_level level, const char *msg)
+{
+	const bool *quiet = arg;
+
+	if (level == BSYM_LOG_WARN && !*quiet)
+		fprintf(stderr, "prof-report: warning: %s\n", msg);
+}
+
+/* Find the recorded object behind a bsym id, for the summary. */
+static const struct bprof_object *object_of(struct rep_input *in, size_t nr_in, uint32_t id)
+{
+	for (size_t i = 0; i < nr_in; i++)
+		for (uint64_t j = 0; j < in[i].rec->nr_objects; j++)
+			if (in[i].object_ids[j] == id)
+				return &in[i].rec->objects[j];
+	return NULL;
+}
+
+static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_in,
+			  const struct rep_agg *agg, const struct rep_stats *st)
+{
+	const uint32_t *ids;
+	size_t n = rep_agg_unnamed_objects(agg, &ids);
+	char hex[2 * BPROF_BUILD_ID_MAX + 1];
+
+	fprintf(stderr, "prof-report: %llu samples, %llu frames, %.1f%% named\n",
+		(unsigned long long)st->samples, (unsigned long long)st->frames,
+		st->frames ? 100.0 * (double)st->frames_named / (double)st->frames : 100.0);
+	for (size_t i = 0; i < n; i++) {
+		const struct bprof_object *o = object_of(in, nr_in, ids[i]);
+		struct bsym_object_info oi = {0};
+		if (!o || bsym_object_info(sym, ids[i], &oi) != 0)
+			continue;
+		rep_hex(hex, o->build_id, o->build_id_len);
+		fprintf(stderr, "prof-report: no symbols for %s (build-id %s): %s\n", o->path,
+			o->build_id_len ? hex : "none", bsym_reason_str(oi.status));
+	}
+	if (st->missed_user + st->missed_kernel)
+		fprintf(stderr, "WARNING: %llu stack traces could not be displayed.%s\n",
+			(unsigned long long)(st->missed_user + st->missed_kernel),
+			st->missed_enomem ? " Consider recording with a larger --stack-storage-size." : "");
+}
+
+static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
+{
+	struct rep_input *in = calloc(a->nr_files, sizeof(*in));
+	struct rep_agg *agg[2] = { NULL, NULL };
+	struct rep_stats st = {0};
+	char errbuf[512];
+	int ret = 1, err;
+
+	if (!in) {
+		fprintf(stderr, "prof-report: out of memory\n");
+		return 1;
+	}
+	for (size_t i = 0; i < a->nr_files; i++) {
+		err = rep_input_open(&in[i], sym, a->files[i], errbuf, sizeof(errbuf));
+		if (err) {
+			fprintf(stderr, "prof-report: %s: %s\n", a->files[i], errbuf);
+			goto out;
+		}
+	}
+
+	if (a->info) {
+		for (size_t i = 0; i < a->nr_files; i++) {
+			if (i)
+				fputc('\n', out);
+			err = rep_print_info(out, sym, &in[i]);
+			if (err)
+				goto out_err;
+		}
+		ret = 0;
+		goto out;
+	}
+
+	size_t nagg = a->diff ? 2 : 1;
+	for (size_t i = 0; i < nagg; i++) {
+		err = rep_agg_create(&agg[i]);
+		if (err)
+			goto out_err;
+	}
+	for (size_t i = 0; i < a->nr_files; i++) {
+		err = rep_agg_add_input(agg[a->diff ? i : 0], &a->cfg, sym, &in[i], &st);
+		if (err)
+			goto out_err;
+	}
+	err = a->diff ? rep_print_diff(out, agg[0], agg[1], a->normalize)
+		      : rep_print(out, agg[0], &a->cfg);
+	if (err)
+		goto out_err;
+	if (!a->cfg.quiet) {
+		for (size_t i = 0; i < nagg; i++)
+			print_summary(sym, in, a->nr_files, agg[i], &st);
+	}
+	ret = 0;
+	goto out;
+
+out_err:
+	if (err == -EPIPE) {
+		ret = 0; /* a reader that closes early (| head) is not an error */
+	} else {
+		fprintf(stderr, "prof-report: %s\n", strerror(-err));
+		ret = 1;
+	}
+out:
+	for (size_t i = 0; i < 2; i++)
+		rep_agg_destroy(agg[i]);
+	for (size_t i = 0; i < a->nr_files; i++)
+		rep_input_close(&in[i]);
+	free(in);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_opt, "FILE...", doc, NULL, NULL, NULL };
+	struct args a = { .cfg.mode = REP_MULTILINE };
+	struct bsym_ctx *sym = NULL;
+	FILE *out = stdout;
+	int ret = 1, err;
+
+	/* A closed pipe is reported by write errors (EPIPE), handled quietly. */
+	signal(SIGPIPE, SIG_IGN);
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return EXIT_USAGE;
+	if (a.diff)
+		a.cfg.mode = REP_FOLDED;
+
+	struct bsym_opts so = {
+		.sz = sizeof(so),
+		.debug_dirs = a.debug_dirs,
+		.nr_debug_dirs = a.nr_debug_dirs,
+		.sysroot = a.sysroot,
+		.vmlinux = a.vmlinux,
+		.flags = a.sym_flags,
+		.log = log_cb,
+		.log_arg = &a.cfg.quiet,
+	};
+	err = bsym_create(&sym, &so);
+	if (err) {
+		fprintf(stderr, "prof-report: cannot set up symbolization: %s\n", strerror(-err));
+		goto out;
+	}
+	if (a.output) {
+		out = fopen(a.output, "w");
+		if (!out) {
+			fprintf(stderr, "prof-report: cannot write %s: %s\n", a.output, strerror(errno));
+			goto out;
+		}
+	}
+	ret = run(&a, sym, out);
+	if (out != stdout && fclose(out) != 0 && ret == 0) {
+		fprintf(stderr, "prof-report: writing %s: %s\n", a.output, strerror(errno));
+		ret = 1;
+	}
+out:
+	bsym_destroy(sym);
+	free(a.cfg.pids);
+	free(a.debug_dirs);
+	free(a.files);
+	return ret;
+}

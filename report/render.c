@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * render.c - symbolize count rows, render them as text, merge identical
+ * stacks, and print them in bcc profile's multi-line, folded and diff forms.
+ *
+ * Merging is done on the rendered text: bcc's profile keys by raw address
+ * and so prints one symbolized stack many times; we key by what the user
+ * sees.  libsym caches each (object, offset), so the cost here grows with
+ * count rows, and the symbolization cost with unique addresses.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* ---- a growable string --------------------------------------------------- */
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_reserve(struct sbuf *b, size_t more)
+{
+	if (b->oom || b->len + more + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + more + 1)
+		cap *= 2;
+	char *s = realloc(b->s, cap);
+	if (!s) {
+		b->oom = true;
+		return;
+	}
+	b->s = s;
+	b->cap = cap;
+}
+
+static void sb_putn(struct sbuf *b, const char *s, size_t n)
+{
+	sb_reserve(b, n);
+	if (b->oom)
+		return;
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void sb_puts(struct sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char tmp[128];
+
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(tmp)) {
+		sb_putn(b, tmp, n);
+		return;
+	}
+	sb_reserve(b, n);
+	if (b->oom)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, n + 1, fmt, ap);
+	va_end(ap);
+	b->len += n;
+}
+
+/* Append a name made safe for every output: folded lines split frames on
+ * ';' and records on newlines, and the names come from hostile files, so
+ * ';' becomes ':', control bytes and invalid UTF-8 become '?'. */
+static void sb_put_sanitized(struct sbuf *b, const char *name)
+{
+	const unsigned char *p = (const unsigned char *)name;
+
+	while (*p) {
+		unsigned char c = *p;
+		size_t n = 1;
+
+		if (c < 0x80) {
+			char out = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+			sb_putn(b, &out, 1);
+			p++;
+			continue;
+		}
+		/* validate one UTF-8 sequence (no overlongs, no surrogates) */
+		uint32_t cp = 0;
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 2;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 3;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 4;
+			cp = c & 0x07;
+		} else {
+			n = 0;
+		}
+		bool valid = n > 0;
+		for (size_t i = 1; valid && i < n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				valid = false;
+			else
+				cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		if (valid && ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+			      (n == 4 && (cp < 0x10000 || cp > 0x10ffff))))
+			valid = false;
+		if (valid) {
+			sb_putn(b, (const char *)p, n);
+			p += n;
+		} else {
+			sb_putn(b, "?", 1);
+			p++;
+		}
+	}
+}
+
+/* ---- the aggregate: rendered stack -> count -------------------------------- */
+
+struct agg_entry {
+	char *key;
+	uint64_t count;
+	uint64_t hash;
+};
+
+struct rep_agg {
+	struct agg_entry *entries;
+	size_t nr, cap;
+	uint32_t *slots;  /* index+1 into entries, 0 empty */
+	size_t nslots;    /* power of two */
+	uint64_t total;
+	uint32_t *unnamed; /* set of bsym object ids lacking symbols */
+	size_t nr_unnamed, cap_unnamed;
+};
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+int rep_agg_create(struct rep_agg **out)
+{
+	struct rep_agg *a = calloc(1, sizeof(*a));
+
+	*out = NULL;
+	if (!a)
+		return -ENOMEM;
+	a->nslots = 1024;
+	a->slots = calloc(a->nslots, sizeof(*a->slots));
+	if (!a->slots) {
+		free(a);
+		return -ENOMEM;
+	}
+	*out = a;
+	return 0;
+}
+
+void rep_agg_destroy(struct rep_agg *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nr; i++)
+		free(a->entries[i].key);
+	free(a->entries);
+	free(a->slots);
+	free(a->unnamed);
+	free(a);
+}
+
+static int agg_grow(struct rep_agg *a)
+{
+	size_t n = a->nslots * 2;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nr; i++) {
+		size_t j = a->entries[i].hash & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = i + 1;
+	}
+	free(a->slots);
+	a->slots = slots;
+	a->nslots = n;
+	return 0;
+}
+
+static int agg_add(struct rep_agg *a, const char *key, size_t len, uint64_t count)
+{
+	uint64_t h = hash_str(key, len);
+	size_t j = h & (a->nslots - 1);
+
+	a->total += count;
+	while (a->slots[j]) {
+		struct agg_entry *e = &a->entries[a->slots[j] - 1];
+		if (e->hash == h && strcmp(e->key, key) == 0) {
+			/* saturate rather than wrap: counts come from hostile files */
+			e->count = e->count + count < e->count ? UINT64_MAX : e->count + count;
+			return 0;
+		}
+		j = (j + 1) & (a->nslots - 1);
+	}
+	if (a->nr == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 256;
+		struct agg_entry *e = realloc(a->entries, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		a->entries = e;
+		a->cap = cap;
+	}
+	char *k = strndup(key, len);
+	if (!k)
+		return -ENOMEM;
+	a->entries[a->nr] = (struct agg_entry){ .key = k, .count = count, .hash = h };
+	a->slots[j] = ++a->nr;
+	if (a->nr * 2 > a->nslots)
+		return agg_grow(a);
+	return 0;
+}
+
+static void agg_note_unnamed(struct rep_agg *a, uint32_t id)
+{
+	for (size_t i = 0; i < a->nr_unnamed; i++)
+		if (a->unnamed[i] == id)
+			return;
+	if (a->nr_unnamed == a->cap_unnamed) {
+		size_t cap = a->cap_unnamed ? a->cap_unnamed * 2 : 16;
+		uint32_t *u = realloc(a->unnamed, cap * sizeof(*u));
+		if (!u)
+			return; /* only a summary is lost */
+		a->unnamed = u;
+		a->cap_unnamed = cap;
+	}
+	a->unnamed[a->nr_unnamed++] = id;
+}
+
+size_t rep_agg_unnamed_objects(const struct rep_agg *agg, const uint32_t **ids)
+{
+	*ids = agg->unnamed;
+	return agg->nr_unnamed;
+}
+
+/* ---- symbolizing one count row ---------------------------------------------- */
+
+#define FR_KERNEL (1u << 0)
+#define FR_INLINE (1u << 1)
+#define FR_JIT    (1u << 2)
+
+/* A rendered frame: text in the row's scratch buffer. */
+struct frame {
+	size_t off;
+	unsigned flags;
+};
+
+struct row {
+	struct sbuf text;     /* frame texts, NUL-separated */
+	struct frame *frames; /* leaf first */
+	size_t nr, cap;
+	bool oom;
+};
+
+static void row_add(struct row *r, const char *name, unsigned flags, const struct rep_config *cfg)
+{
+	if (r->nr == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct frame *f = realloc(r->frames, cap * sizeof(*f));
+		if (!f) {
+			r->oom = true;
+			return;
+		}
+		r->frames = f;
+		r->cap = cap;
+	}
+	size_t off = r->text.len;
+	sb_put_sanitized(&r->text, name);
+	if (cfg->annotate) {
+		if (flags & FR_KERNEL)
+			sb_puts(&r->text, "_[k]");
+		else if (flags & FR_JIT)
+			sb_puts(&r->text, "_[j]");
+		else if (flags & FR_INLINE)
+			sb_puts(&r->text, "_[i]");
+	}
+	sb_putn(&r->text, "", 1); /* keep the NUL as a separator */
+	r->text.len++;
+	r->frames[r->nr++] = (struct frame){ .off = off, .flags = flags };
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+	return s ? s + 1 : (path && *path ? path : "[unknown]");
+}
+
+static void add_result(struct row *r, const struct bsym_result *res, unsigned base_flags,
+		       const struct rep_config *cfg, struct rep_stats *st)
+{
+	st->frames++;
+	st->frames_named++;
+	for (uint32_t i = 0; i < res->nr_frames; i++) {
+		const struct bsym_frame *f = &res->frames[i];
+		unsigned fl = base_flags;
+		if (f->inlined)
+			fl |= FR_INLINE;
+		if (f->kind == BSYM_FRAME_JIT)
+			fl |= FR_JIT;
+		row_add(r, f->name, fl, cfg);
+	}
+}
+
+static void add_unknown(struct row *r, const char *addr_text, unsigned flags,
+			const struct rep_config *cfg, struct rep_stats *st)
+{
+	st->frames++;
+	row_add(r, cfg->addresses && addr_text ? addr_text : "[unknown]", flags, cfg);
+}
+
+/* Return addresses point after the call; look up the call instruction
+ * instead, or the caller's line and inline context can be wrong. */
+static uint64_t lookup_addr(uint64_t addr, size_t depth) { return depth > 0 && addr ? addr - 1 : addr; }
+
+static void add_user_frames(struct rep_agg *agg, struct row *r, const struct rep_config *cfg,
+			    struct bsym_ctx *sym, const struct rep_input *in,
+			    const struct bprof_count *c, const struct bprof_stack *s,
+			    struct rep_stats *st)
+{
+	const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
+	char text[64 + 4096];
+
+	for (uint32_t i = 0; i < s->nr_ips; i++) {
+		uint64_t addr = s->ips[i];
+		uint64_t a = lookup_addr(addr, i);
+		const struct bsym_result *res = NULL;
+		uint32_t obj, mflags;
+		uint64_t off;
+
+		if (!pm || bsym_normalize(pm->maps, pm->proc->nr_mappings, a, &obj, &off, &mflags)) {
+			snprintf(text, sizeof(text), "0x%llx", (unsigned long long)addr);
+			add_unknown(r, text, 0, cfg, st);
+			continue;
+		}
+		if (obj == BSYM_NO_OBJECT) {
+			if ((mflags & BSYM_MAP_ANON) && pm->perfmap != BSYM_NO_OBJECT &&
+			    bsym_symbolize_perfmap(sym, pm->perfmap, a, &res) == 0 &&
+			    res->reason == BSYM_OK) {
+				add_result(r, res, FR_JIT, cfg, st);
+				continue;
+			}
+			snprintf(text, sizeof(text), "[%s]+0x%llx",
+				 (mflags & BSYM_MAP_ANON) ? "anon" : "unknown",
+				 (unsigned long long)addr);
+			add_unknown(r, text, (mflags & BSYM_MAP_ANON) ? FR_JIT : 0, cfg, st);
+			continue;
+		}
+		if (bsym_symbolize_offset(sym, obj, off, &res) == 0 && res->reason == BSYM_OK) {
+			add_result(r, res, 0, cfg, st);
+			continue;
+		}
+		agg_note_unnamed(agg, obj);
+		/* the recorded path of this mapping's object, for --addresses */
+		const char *path = NULL;
+		for (uint32_t m = 0; m < pm->proc->nr_mappings; m++) {
+			const struct bprof_mapping *bm = &pm->proc->mappings[m];
+			if (a >= bm->start && a < bm->end) {
+				if (bm->object_index != BPROF_NO_OBJECT)
+					path = in->rec->objects[bm->object_index].path;
+				break;
+			}
+		}
+		/* print the offset of the address itself, as the user would look it up */
+		snprintf(text, sizeof(text), "%s+0x%llx", base_name(path),
+			 (unsigned long long)(off + (addr - a)));
+		add_unknown(r, text, 0, cfg, st);
+	}
+}
+
+static void add_kernel_addr(struct row *r, const struct rep_config *cfg, struct bsym_ctx *sym,
+			    const struct rep_input *in, uint64_t addr, size_t depth,
+			    struct rep_stats *st)
+{
+	const struct bsym_result *res = NULL;
+	uint64_t a = lookup_addr(addr, depth);
+	char text[256];
+
+	if (in->kernel != BSYM_NO_OBJECT && bsym_symbolize_kernel(sym, in->kernel, a, &res) == 0 &&
+	    res->reason == BSYM_OK) {
+		add_result(r, res, FR_KERNEL, cfg, st);
+		return;
+	}
+	const struct bprof_kernel *k = &in->rec->kernel;
+	snprintf(text, sizeof(text), "[kernel]+0x%llx", (unsigned long long)(addr - k->stext));
+	for (uint32_t i = 0; i < k->nr_modules; i++) {
+		const struct bprof_module *m = &k->modules[i];
+		if (addr >= m->base && addr - m->base < m->size) {
+			snprintf(text, sizeof(text), "[%.200s]+0x%llx", m->name,
+				 (unsigned long long)(addr - m->base));
+			break;
+		}
+	}
+	add_unknown(r, text, FR_KERNEL, cfg, st);
+}
+
+static bool stack_missed(int32_t id)
+{
+	return id < 0 && id != -EFAULT && id != BPROF_STACK_NONE;
+}
+
+static bool pid_selected(const struct rep_config *cfg, uint32_t pid)
+{
+	if (!cfg->pids)
+		return true;
+	for (size_t i = 0; i < cfg->nr_pids; i++)
+		if (cfg->pids[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Render one row.  kernel frames [kb, ke) and user frames [ub, ue) of r are
+ * leaf first; folded prints them root first, user before kernel.
+ */
+static void render(struct sbuf *out, const struct rep_config *cfg, const struct bprof_count *c,
+		   const struct row *r, size_t kb, size_t ke, size_t ub, size_t ue, bool kmiss,
+		   bool umiss, bool delim)
+{
+	bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
+
+	if (cfg->mode == REP_FOLDED) {
+		sb_put_sanitized(out, c->comm);
+		if (show_user) {
+			if (umiss)
+				sb_puts(out, ";[Missed User Stack]");
+			for (size_t i = ue; i > ub; i--) {
+				sb_putn(out, ";", 1);
+				sb_puts(out, r->text.s + r->frames[i - 1].off);
+			}
+		}
+		if (show_kernel) {
+			if (delim)
+				sb_puts(out, ";-");
+			if (kmiss)
+				sb_puts(out, ";[Missed Kernel Stack]");
+			for (size_t i = ke; i > kb; i--) {
+				sb_putn(out, ";", 1);
+				sb_puts(out, r->text.s + r->frames[i - 1].off);
+			}
+		}
+		return;
+	}
+	if (show_kernel) {
+		if (kmiss)
+			sb_puts(out, "    [Missed Kernel Stack]\n");
+		for (size_t i = kb; i < ke; i++)
+			sb_printf(out, "    %s\n", r->text.s + r->frames[i].off);
+	}
+	if (show_user) {
+		if (delim)
+			sb_puts(out, "    --\n");
+		if (umiss)
+			sb_puts(out, "    [Missed User Stack]\n");
+		for (size_t i = ub; i < ue; i++)
+			sb_printf(out, "    %s\n", r->text.s + r->frames[i].off);
+	}
+	sb_printf(out, "    %-16s ", "-");
+	sb_put_sanitized(out, c->comm);
+	sb_printf(out, " (%u)", c->pid);
+}
+
+int rep_agg_add_input(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,
+		      const struct rep_input *in, struct rep_stats *st)
+{
+	const struct bprof_recording *rec = in->rec;
+	struct row r = {0};
+	struct sbuf line = {0};
+	int err = 0;
+
+	for (uint64_t n = 0; n < rec->nr_counts; n++) {
+		const struct bprof_count *c = &rec->counts[n];
+		bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
+
+		if (!pid_selected(cfg, c->pid))
+			continue;
+		if (cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0)
+			continue;
+
+		r.nr = 0;
+		r.text.len = 0;
+		bool kmiss = show_kernel && stack_missed(c->kernel_stack_id);
+		bool umiss = show_user && stack_missed(c->user_stack_id);
+		if (kmiss) {
+			st->missed_kernel++;
+			st->missed_enomem |= c->kernel_stack_id == -ENOMEM;
+		}
+		if (umiss) {
+			st->missed_user++;
+			st->missed_enomem |= c->user_stack_id == -ENOMEM;
+		}
+
+		size_t kb = 0;
+		if (show_kernel && !kmiss) {
+			const struct bprof_stack *s = c->kernel_stack_id >= 0
+							      ? bprof_recording_stack(rec, c->kernel_stack_id)
+							      : NULL;
+			size_t depth = 0;
+			/* The walk may miss the interrupted ip (bcc keeps it aside for
+			 * that reason); put it first unless the stack already has it. */
+			if (c->kernel_ip && (!s || s->nr_ips == 0 || s->ips[0] != c->kernel_ip))
+				add_kernel_addr(&r, cfg, sym, in, c->kernel_ip, depth++, st);
+			for (uint32_t i = 0; s && i < s->nr_ips; i++)
+				add_kernel_addr(&r, cfg, sym, in, s->ips[i], depth++, st);
+		}
+		size_t ke = r.nr;
+		if (show_user && !umiss && c->user_stack_id >= 0) {
+			const struct bprof_stack *s = bprof_recording_stack(rec, c->user_stack_id);
+			if (s)
+				add_user_frames(agg, &r, cfg, sym, in, c, s, st);
+		}
+		size_t ue = r.nr;
+		bool delim = cfg->delimited && show_user && show_kernel &&
+			     c->kernel_stack_id >= 0 && c->user_stack_id >= 0;
+
+		line.len = 0;
+		render(&line, cfg, c, &r, kb, ke, ke, ue, kmiss, umiss, delim);
+		if (r.oom || r.text.oom || line.oom) {
+			err = -ENOMEM;
+			break;
+		}
+		st->samples += c->count;
+		err = agg_add(agg, line.s ? line.s : "", line.len, c->count);
+		if (err)
+			break;
+	}
+	free(r.frames);
+	free(r.text.s);
+	free(line.s);
+	return err;
+}
+
+/* ---- printing ------------------------------------------------------------------ */
+
+static int cmp_count(const void *pa, const void *pb)
+{
+	const struct agg_entry *a = *(const struct agg_entry *const *)pa;
+	const struct agg_entry *b = *(const struct agg_entry *const *)pb;
+	if (a->count != b->count)
+		return a->count < b->count ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+static int cmp_key(const void *pa, const void *pb)
+{
+	const struct agg_entry *a = *(const struct agg_entry *const *)pa;
+	const struct agg_entry *b = *(const struct agg_entry *const *)pb;
+	return strcmp(a->key, b->key);
+}
+
+static const struct agg_entry **sorted(const struct rep_agg *a, int (*cmp)(const void *, const void *))
+{
+	const struct agg_entry **v = malloc((a->nr ? a->nr : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < a->nr; i++)
+		v[i] = &a->entries[i];
+	qsort(v, a->nr, sizeof(*v), cmp);
+	return v;
+}
+
+static int out_err(FILE *f) { return ferror(f) ? -(errno ? errno : EIO) : 0; }
+
+/* Hottest last, as bcc's profile prints: the end of the output is what a
+ * user sees in a terminal. */
+int rep_print(FILE *f, const struct rep_agg *agg, const struct rep_config *cfg)
+{
+	const struct agg_entry **v = sorted(agg, cmp_count);
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < agg->nr && !ferror(f); i++) {
+		if (cfg->mode == REP_FOLDED)
+			fprintf(f, "%s %llu\n", v[i]->key, (unsigned long long)v[i]->count);
+		else
+			fprintf(f, "%s\n        %llu\n\n", v[i]->key, (unsigned long long)v[i]->count);
+	}
+	free(v);
+	fflush(f);
+	return out_err(f);
+}
+
+/* FlameGraph's difffolded format: "stack before after", 0 where absent.
+ * Both sides sorted by key and merged. */
+int rep_print_diff(FILE *f, const struct rep_agg *before, const struct rep_agg *after,
+		   bool normalize)
+{
+	const struct agg_entry **a = sorted(before, cmp_key), **b = sorted(after, cmp_key);
+	size_t i = 0, j = 0;
+	/* -n: scale BEFORE so both sides have AFTER's total */
+	double scale = normalize && before->total ? (double)after->total / (double)before->total : 1.0;
+	int err = 0;
+
+	if (!a || !b) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while ((i < before->nr || j < after->nr) && !ferror(f)) {
+		int c = i >= before->nr ? 1 : j >= after->nr ? -1 : strcmp(a[i]->key, b[j]->key);
+		const char *key = c <= 0 ? a[i]->key : b[j]->key;
+		uint64_t x = c <= 0 ? a[i]->count : 0, y = c >= 0 ? b[j]->count : 0;
+		if (normalize)
+			x = (uint64_t)((double)x * scale + 0.5);
+		fprintf(f, "%s %llu %llu\n", key, (unsigned long long)x, (unsigned long long)y);
+		if (c <= 0)
+			i++;
+		if (c >= 0)
+			j++;
+	}
+	fflush(f);
+	err = out_err(f);
+out:
+	free(a);
+	free(b);
+	return err;
+}
