@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The one command that installs, builds and runs every test:
+#   1. the dependencies (tools/install-deps.sh),
+#   2. unit tests under ASan+UBSan (build-asan/),
+#   3. the libFuzzer targets: corpus replay + FUZZ_SECONDS of fuzzing each (build-fuzz/),
+#   4. the full suite - unit and end-to-end BPF tests - on the normal build (build/),
+#      whose ctest summary is the last thing printed.
+# End-to-end tests record with BPF and need root; with CI=true a test that
+# cannot run fails instead of skipping.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC=$PWD
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+JOBS=${JOBS:-$(nproc)}
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "dependencies"
+./tools/install-deps.sh
+
+step "ASan+UBSan build, unit tests"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DBPROF_SANITIZE=ON -DBPROF_WERROR=ON >/dev/null
+cmake --build build-asan -j"$JOBS"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ctest -L unit --output-on-failure -j"$JOBS")
+
+step "libFuzzer targets (${FUZZ_SECONDS}s each)"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DBPROF_FUZZ=ON -DBPROF_WERROR=ON >/dev/null
+cmake --build build-fuzz -j"$JOBS"
+bash tests/fuzz/run.sh build-fuzz "$FUZZ_SECONDS"
+
+step "build and full test suite (unit + end-to-end)"
+cmake -S . -B build -DBPROF_WERROR=ON >/dev/null
+cmake --build build -j"$JOBS"
+cd build
+ctest --output-on-failure
