@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# A syscall loop: kernel frames are named (from the recorded kallsyms when no
+# vmlinux is at hand), annotated with _[k] under -a, delimited under -d.
+source "$BPROF_SRC/tests/e2e/lib.sh"
+require_bpf
+
+"$BPROF_RECORD" -q -F 499 -o "$T_DIR/k.bprof" -- "$BPROF_WORKLOADS/syscalls" 3
+"$BPROF_REPORT" -q -f -a -d "$T_DIR/k.bprof" > "$T_DIR/ad"
+"$BPROF_REPORT" -q -f -K "$T_DIR/k.bprof" > "$T_DIR/konly"
+"$BPROF_REPORT" -q -f -U "$T_DIR/k.bprof" > "$T_DIR/uonly"
+
+check "kernel frames annotated _[k]" grep -q '^syscalls;.*_\[k\]' "$T_DIR/ad"
+check "a read or write path is named" grep -qE '^syscalls;.*(read|write)[a-z_]*_\[k\]' "$T_DIR/ad"
+check "user/kernel delimiter" grep -qE '^syscalls;[^ ]*;-;[^ ]*_\[k\]' "$T_DIR/ad"
+check "user frames never annotated _[k] before the delimiter" \
+	sh -c "! grep -E '^syscalls;' '$T_DIR/ad' | cut -d' ' -f1 | grep -qE '^[^-]*_\[k\];[^-]*;-;'"
+n_k=$(grep -c '^syscalls;' "$T_DIR/konly" || true)
+check "-K keeps kernel stacks" test "$n_k" -gt 0
+check "-U has no kernel frames" sh -c "! grep -qE 'entry_SYSCALL|do_syscall' '$T_DIR/uonly'"
+named=$(grep '^syscalls;' "$T_DIR/konly" | tr ';' '\n' | grep -vc -e '^syscalls$' -e '^\[unknown\]' || true)
+check "kernel frames named (not [unknown])" test "$named" -gt 0
+finish

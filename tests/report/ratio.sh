@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Two functions in a known 1:3 CPU ratio: the report must name them, keep
+# main as their caller, and show the ratio within 15%; the multi-line output
+# must have bcc profile's structure.
+source "$BPROF_SRC/tests/e2e/lib.sh"
+require_bpf
+
+"$BPROF_RECORD" -q -F 499 -o "$T_DIR/r.bprof" -- "$BPROF_WORKLOADS/ratio" 4
+"$BPROF_REPORT" -q -f "$T_DIR/r.bprof" > "$T_DIR/folded"
+"$BPROF_REPORT" -q "$T_DIR/r.bprof" > "$T_DIR/multi"
+
+a=$(awk '/^ratio;/ && /;func_a( |;)/ { s += $NF } END { print s + 0 }' "$T_DIR/folded")
+b=$(awk '/^ratio;/ && /;func_b( |;)/ { s += $NF } END { print s + 0 }' "$T_DIR/folded")
+echo "func_a=$a func_b=$b"
+check "func_a sampled" test "$a" -gt 50
+check "func_b sampled" test "$b" -gt 150
+check "func_b:func_a within 15% of 3" python3 -c "import sys; r=$b/$a; print('ratio', r); sys.exit(0 if abs(r-3)/3 <= 0.15 else 1)"
+check "main calls func_a" grep -q ';main;func_a' "$T_DIR/folded"
+check "main calls func_b" grep -q ';main;func_b' "$T_DIR/folded"
+check "folded lines end in a count" awk 'NF < 2 || $NF !~ /^[0-9]+$/ { exit 1 }' "$T_DIR/folded"
+check "identical stacks merged" test "$(cut -d' ' -f1 "$T_DIR/folded" | sort | uniq -d | wc -l)" -eq 0
+
+# multi-line: frames leaf first, then "    -                comm (pid)", then the count
+check "multi-line has the process line" grep -qE '^    -                ratio \([0-9]+\)$' "$T_DIR/multi"
+check "multi-line leaf before caller" python3 - "$T_DIR/multi" <<'PY'
+import sys, re
+blocks = open(sys.argv[1]).read().strip().split("\n\n")
+ok = False
+for b in blocks:
+    lines = b.split("\n")
+    assert re.match(r"^        \d+$", lines[-1]), lines[-1]
+    assert lines[-2].startswith("    -   "), lines[-2]
+    names = [l.strip() for l in lines[:-2]]
+    if "func_b" in names and "main" in names:
+        ok = ok or names.index("func_b") < names.index("main")
+sys.exit(0 if ok else 1)
+PY
+check "hottest stack printed last" python3 - "$T_DIR/multi" <<'PY'
+import sys
+counts = [int(b.split("\n")[-1]) for b in open(sys.argv[1]).read().strip().split("\n\n")]
+sys.exit(0 if counts == sorted(counts) else 1)
+PY
+finish
