@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * profile.bpf.c - frequency-count stacks in the kernel on a timed event,
+ * as bcc's profile does, and tell user space (rarely) which process images
+ * it must snapshot so the recording can be symbolized elsewhere.
+ *
+ * Per sample: one hash lookup/update, two bpf_get_stackid() calls.  The ring
+ * buffer carries one event per process image (first sample of a tgid with a
+ * given self_exec_id) and one per exec of a process already sampled: never
+ * one per sample.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "profile.h"
+
+#define EEXIST 17
+#define ENOMEM 12
+
+#ifndef BPF_F_USER_STACK
+#define BPF_F_USER_STACK (1ULL << 8)
+#endif
+
+/* Set by prof-record before load. */
+const volatile bool user_stacks = true;
+const volatile bool kernel_stacks = true;
+const volatile bool include_idle = false;
+const volatile bool filter_pid = false;     /* keep tgids in "pids" only */
+const volatile bool filter_tid = false;     /* keep tids in "tids" only */
+const volatile bool filter_cgroup = false;  /* keep tasks under cgroup_map[0] */
+const volatile bool per_thread = false;     /* put the tid in the key */
+const volatile bool follow_children = false; /* add forks of "pids" to "pids" */
+
+/* max_entries of counts, stacks, seen, tracked, exec_gen are set by
+ * prof-record before load (bpf_map__set_max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct profile_key);
+	__type(value, __u64);
+	__uint(max_entries, 40960);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 16384);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, PROFILE_LOSS_MAX);
+} losses SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1024);
+} pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1024);
+} tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} cgroup_map SEC(".maps");
+
+/* Process images already announced to user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct profile_seen_key);
+	__type(value, __u8);
+	__uint(max_entries, 40960);
+} seen SEC(".maps");
+
+/* tgids sampled at least once, and their descendants forked since: their
+ * execs are announced so user space snapshots the new image at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 40960);
+} tracked SEC(".maps");
+
+/* tgid -> self_exec_id after its latest exec during the recording: lets user
+ * space tell which image a /proc/PID/maps read belongs to. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 40960);
+} exec_gen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+static __always_inline void count_loss(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&losses, &idx);
+
+	if (v)
+		*v += 1; /* per-CPU: no atomics needed */
+}
+
+static __always_inline void stack_loss(long err, __u32 enomem_idx)
+{
+	if (err == -ENOMEM)
+		count_loss(enomem_idx);
+	else if (err == -EEXIST)
+		count_loss(enomem_idx + 1);
+	/* -EFAULT: no such stack (kernel thread, user-mode sample): not a loss */
+}
+
+/* tgid of task in its own (innermost) pid namespace. */
+static __always_inline __u32 task_ns_tgid(struct task_struct *task)
+{
+	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid up = {};
+	void *base;
+
+	if (!pid || level > 32)
+		return 0;
+	base = (void *)pid + bpf_core_field_offset(struct pid, numbers);
+	if (bpf_probe_read_kernel(&up, sizeof(up), base + level * bpf_core_type_size(struct upid)))
+		return 0;
+	return up.nr;
+}
+
+static __always_inline void notify(__u32 type, struct task_struct *task, __u32 tgid,
+				   __u32 exec_id)
+{
+	struct profile_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_loss(PROFILE_LOSS_EVENTS);
+		return;
+	}
+	e->type = type;
+	e->pid = tgid;
+	e->ns_pid = task_ns_tgid(task);
+	e->exec_id = exec_id;
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->parent_exec_id = BPF_CORE_READ(task, parent_exec_id);
+	e->ktime_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(&e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("perf_event")
+int do_perf_event(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct task_struct *task;
+	struct profile_key key = {};
+	__u64 one = 1, *val;
+	long err;
+
+	if (!include_idle && tid == 0)
+		return 0;
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	if (filter_tid && !bpf_map_lookup_elem(&tids, &tid))
+		return 0;
+	if (filter_cgroup && !bpf_current_task_under_cgroup(&cgroup_map, 0))
+		return 0;
+
+	task = (struct task_struct *)bpf_get_current_task();
+	key.pid = tgid;
+	key.tid = per_thread ? tid : 0;
+	key.exec_id = BPF_CORE_READ(task, self_exec_id);
+	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+
+	if (user_stacks) {
+		err = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		key.user_stack_id = err;
+		if (err < 0)
+			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
+	} else {
+		key.user_stack_id = PROFILE_STACK_NONE;
+	}
+	if (kernel_stacks) {
+		err = bpf_get_stackid(ctx, &stacks, 0);
+		key.kernel_stack_id = err;
+		if (err < 0)
+			stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);
+		/* The kernel stack walk may miss the interrupted function;
+		 * keep its ip (kernel half of a 64-bit address space). */
+		if ((long)PT_REGS_IP(&ctx->regs) < 0)
+			key.kernel_ip = PT_REGS_IP(&ctx->regs);
+	} else {
+		key.kernel_stack_id = PROFILE_STACK_NONE;
+	}
+
+	val = bpf_map_lookup_elem(&counts, &key);
+	if (val) {
+		__sync_fetch_and_add(val, 1);
+	} else {
+		err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+		if (err == -EEXIST) {
+			val = bpf_map_lookup_elem(&counts, &key);
+			if (val)
+				__sync_fetch_and_add(val, 1);
+		} else if (err) {
+			count_loss(PROFILE_LOSS_COUNTS_FULL);
+		}
+	}
+
+	/* First sample of this process image: ask user space for a snapshot
+	 * of its mappings while it still runs.  Kernel threads have none. */
+	if (tgid && BPF_CORE_READ(task, mm)) {
+		struct profile_seen_key sk = { .pid = tgid, .exec_id = key.exec_id };
+		__u8 t = 1;
+
+		if (!bpf_map_update_elem(&seen, &sk, &t, BPF_NOEXIST)) {
+			bpf_map_update_elem(&tracked, &tgid, &t, BPF_ANY);
+			notify(PROFILE_EV_FIRST_SAMPLE, task, tgid, key.exec_id);
+		}
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 t = 1;
+
+	if (ptgid == ctgid)
+		return 0; /* a new thread */
+	if (follow_children && bpf_map_lookup_elem(&pids, &ptgid))
+		bpf_map_update_elem(&pids, &ctgid, &t, BPF_ANY);
+	if (bpf_map_lookup_elem(&tracked, &ptgid))
+		bpf_map_update_elem(&tracked, &ctgid, &t, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid, exec_id = p->self_exec_id;
+
+	if (!bpf_map_lookup_elem(&tracked, &tgid))
+		return 0;
+	bpf_map_update_elem(&exec_gen, &tgid, &exec_id, BPF_ANY);
+	notify(PROFILE_EV_EXEC, p, tgid, exec_id);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * profile.h - types shared by profile.bpf.c and prof-record.
+ *
+ * Only fixed-width types and constants: this header is compiled both for
+ * the BPF target (with vmlinux.h) and for the host (with linux/types.h).
+ */
+#ifndef BPROF_PROFILE_H
+#define BPROF_PROFILE_H
+
+#define PROFILE_COMM_LEN 16
+#define PROFILE_MAX_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
+/* user_stack_id / kernel_stack_id when the stack was not asked for (-U/-K);
+ * same value as BPROF_STACK_NONE in format/bprof.h. */
+#define PROFILE_STACK_NONE (-2147483647 - 1)
+
+/* Key of the in-kernel counts hash; the value is a __u64 sample count. */
+struct profile_key {
+	__u32 pid;             /* host tgid */
+	__u32 tid;             /* host tid with per-thread keys (-L), else 0 */
+	__u32 exec_id;         /* task->self_exec_id */
+	__s32 user_stack_id;   /* bpf_get_stackid() result or PROFILE_STACK_NONE */
+	__s32 kernel_stack_id;
+	__u32 pad;             /* keep explicit: the key is hashed bytewise */
+	__u64 kernel_ip;       /* interrupted kernel ip, 0 in user mode */
+	char comm[PROFILE_COMM_LEN];
+};
+
+/* Indexes of the per-CPU loss counters (the "losses" array map). */
+enum profile_loss {
+	PROFILE_LOSS_USER_ENOMEM,
+	PROFILE_LOSS_USER_EEXIST,
+	PROFILE_LOSS_KERNEL_ENOMEM,
+	PROFILE_LOSS_KERNEL_EEXIST,
+	PROFILE_LOSS_COUNTS_FULL,
+	PROFILE_LOSS_EVENTS,        /* ring buffer full: notification dropped */
+	PROFILE_LOSS_OTHER,
+	PROFILE_LOSS_MAX,
+};
+
+/* Notifications to user space through the ring buffer.  Never per sample:
+ * one per (tgid, exec_id) on its first sample, one per exec. */
+enum profile_event_type {
+	PROFILE_EV_FIRST_SAMPLE = 1,
+	PROFILE_EV_EXEC = 2,
+};
+
+struct profile_event {
+	__u32 type;            /* enum profile_event_type */
+	__u32 pid;             /* host tgid */
+	__u32 ns_pid;          /* tgid in the task's own pid namespace */
+	__u32 exec_id;         /* self_exec_id at the time of the event */
+	__u32 ppid;            /* host tgid of the real parent */
+	__u32 parent_exec_id;  /* parent's self_exec_id at fork: == exec_id
+				* means the process never exec'd since fork */
+	__u64 ktime_ns;        /* bpf_ktime_get_ns() */
+	char comm[PROFILE_COMM_LEN];
+};
+
+/* Key of the "seen" set: first sample of a process image. */
+struct profile_seen_key {
+	__u32 pid;
+	__u32 exec_id;
+};
+
+#endif /* BPROF_PROFILE_H */
