@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * internal.h - shared by the format module's sources; not installed.
+ * Byte layout constants mirror format/SPEC.md; keep the two in step.
+ */
+#ifndef BPROF_INTERNAL_H
+#define BPROF_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bprof.h"
+
+/* File header (SPEC.md "File header"). */
+#define BPROF_MAGIC_LEN 8
+extern const uint8_t bprof_magic[BPROF_MAGIC_LEN];
+#define BPROF_FILE_HEADER_LEN 24
+
+/* Section header: u32 type, u32 flags, u64 length. */
+#define BPROF_SECTION_HEADER_LEN 16
+
+enum bprof_section_type {
+	BPROF_SECT_META = 1,
+	BPROF_SECT_LOSSES = 2,
+	BPROF_SECT_STACKS = 3,
+	BPROF_SECT_COUNTS = 4,
+	BPROF_SECT_OBJECTS = 5,
+	BPROF_SECT_PROCESSES = 6,
+	BPROF_SECT_KERNEL = 7,
+	BPROF_SECT_KSYMS = 8,
+	BPROF_SECT_LAST_KNOWN = BPROF_SECT_KSYMS,
+};
+
+/* Fixed sizes of table entries (the part before variable data). */
+#define BPROF_COUNT_ENTRY_LEN 56
+#define BPROF_STACK_FIXED_LEN 8      /* u32 id, u32 nr_ips */
+#define BPROF_OBJECT_FIXED_LEN 48    /* flags .. fallback_hash, build_id_len */
+#define BPROF_OBJECT_MIN_LEN (BPROF_OBJECT_FIXED_LEN + 4)
+#define BPROF_PROCESS_FIXED_LEN 48
+#define BPROF_MAPPING_LEN 32
+#define BPROF_MODULE_MIN_LEN (8 + 8 + 4 + 4) /* base, size, bid len, name len */
+#define BPROF_KSYM_MIN_LEN 3         /* 1-byte delta, 1-byte module, NUL */
+#define BPROF_LOSSES_LEN 64
+
+/* Reader limits beyond the byte budget (SPEC.md "Limits"). */
+#define BPROF_DEFAULT_MAX_DECOMPRESSED (UINT64_C(1) << 30)
+#define BPROF_DEFAULT_WINDOW_LOG 27
+#define BPROF_MAX_STACK_DEPTH 65535u
+#define BPROF_MAX_MODULES 65536u
+#define BPROF_MAX_KSYMS (1u << 24)
+
+#define BPROF_META_ALL_FLAGS \
+	(BPROF_META_USER_STACKS | BPROF_META_KERNEL_STACKS | BPROF_META_INCLUDE_IDLE | \
+	 BPROF_META_PER_THREAD)
+#define BPROF_OBJ_ALL_FLAGS \
+	(BPROF_OBJ_HAS_BUILD_ID | BPROF_OBJ_FALLBACK_ID | BPROF_OBJ_DELETED | BPROF_OBJ_VDSO | \
+	 BPROF_OBJ_UNREADABLE)
+#define BPROF_MAP_ALL_FLAGS (BPROF_MAP_ANON | BPROF_MAP_VDSO | BPROF_MAP_READ | BPROF_MAP_WRITE)
+#define BPROF_KERNEL_ALL_FLAGS (BPROF_KERNEL_KALLSYMS_HIDDEN)
+
+/* ---- little-endian helpers: never cast a struct over a buffer ---------- */
+
+static inline uint16_t bprof_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+
+static inline uint32_t bprof_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t bprof_le64(const uint8_t *p)
+{
+	return (uint64_t)bprof_le32(p) | (uint64_t)bprof_le32(p + 4) << 32;
+}
+
+static inline void bprof_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void bprof_put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void bprof_put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Fill err (if any) and return code.  Formats like printf. */
+int bprof_set_error(struct bprof_error *err, int code, int sys_errno, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Validation shared by bprof_recording_validate() (code BPROF_E_INVAL, may
+ * sort) and the reader's final pass (code BPROF_E_CORRUPT, strict_flags
+ * false for files of a newer minor version). */
+int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, int code,
+			bool sort, bool strict_flags);
+
+/* Length of a possibly NULL string; NULL reads as "". */
+static inline size_t bprof_strlen0(const char *s)
+{
+	return s ? strlen(s) : 0;
+}
+
+#endif /* BPROF_INTERNAL_H */

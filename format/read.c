@@ -1,0 +1,885 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read.c - parse and validate a .bprof file (SPEC.md).
+ *
+ * Every byte is hostile.  Fields are read with little-endian load helpers
+ * from a cursor that knows how many bytes remain in the current section;
+ * every count is checked against those bytes (count * smallest entry)
+ * before anything is allocated, so memory stays proportional to the
+ * decompressed size, which is itself capped.  Errors name the section and
+ * the offset in the decompressed content where parsing stopped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "internal.h"
+
+#define ZSTD_FRAME_MAGIC 0xFD2FB528u
+#define ZSTD_FHD_CHECKSUM (1u << 2)
+
+struct cur {
+	const uint8_t *b;   /* section payload */
+	uint64_t len, pos;
+	uint64_t base;      /* content offset of b[0] */
+	const char *sect;   /* section name for messages */
+	bool strict;        /* file minor <= ours: undefined bits/bytes are errors */
+	struct bprof_error *err;
+};
+
+__attribute__((format(printf, 3, 4))) static int cerr(struct cur *c, int code, const char *fmt,
+						       ...)
+{
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return bprof_set_error(c->err, code, 0, "%s section at offset %llu: %s", c->sect,
+			       (unsigned long long)(c->base + c->pos), msg);
+}
+
+static uint64_t rem(const struct cur *c)
+{
+	return c->len - c->pos;
+}
+
+static int need(struct cur *c, uint64_t n, const char *what)
+{
+	if (rem(c) < n)
+		return cerr(c, BPROF_E_TRUNCATED, "%s needs %llu bytes but %llu remain", what,
+			    (unsigned long long)n, (unsigned long long)rem(c));
+	return 0;
+}
+
+static uint32_t g32(struct cur *c)
+{
+	uint32_t v = bprof_le32(c->b + c->pos);
+
+	c->pos += 4;
+	return v;
+}
+
+static uint64_t g64(struct cur *c)
+{
+	uint64_t v = bprof_le64(c->b + c->pos);
+
+	c->pos += 8;
+	return v;
+}
+
+/* A table's entry count: refused unless count * min_entry bytes remain. */
+static int get_count(struct cur *c, uint64_t *out, uint64_t min_entry, const char *what)
+{
+	uint64_t n;
+	int rc = need(c, 8, "entry count");
+
+	if (rc)
+		return rc;
+	n = g64(c);
+	if (n > rem(c) / min_entry)
+		return cerr(c, BPROF_E_TRUNCATED,
+			    "claims %llu %s of at least %llu bytes but %llu bytes remain",
+			    (unsigned long long)n, what, (unsigned long long)min_entry,
+			    (unsigned long long)rem(c));
+	*out = n;
+	return 0;
+}
+
+/* Length-prefixed string, NUL-free; returned NUL-terminated and malloc'ed. */
+static int get_str(struct cur *c, char **out, const char *what)
+{
+	uint32_t n;
+	int rc = need(c, 4, what);
+
+	if (rc)
+		return rc;
+	n = g32(c);
+	if (n > rem(c))
+		return cerr(c, BPROF_E_TRUNCATED, "%s claims %u bytes but %llu remain", what, n,
+			    (unsigned long long)rem(c));
+	if (memchr(c->b + c->pos, '\0', n))
+		return cerr(c, BPROF_E_CORRUPT, "%s contains a NUL byte", what);
+	*out = malloc((size_t)n + 1);
+	if (!*out)
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "%s", what);
+	memcpy(*out, c->b + c->pos, n);
+	(*out)[n] = '\0';
+	c->pos += n;
+	return 0;
+}
+
+static int get_build_id(struct cur *c, uint32_t len, uint8_t *dst, const char *what)
+{
+	int rc;
+
+	if (len > BPROF_BUILD_ID_MAX)
+		return cerr(c, BPROF_E_CORRUPT, "%s build-id length %u exceeds %d", what, len,
+			    BPROF_BUILD_ID_MAX);
+	rc = need(c, len, "build-id");
+	if (rc)
+		return rc;
+	memcpy(dst, c->b + c->pos, len);
+	c->pos += len;
+	return 0;
+}
+
+/* comm: 16 bytes holding a NUL; in strict mode the bytes after it are zero. */
+static int get_comm(struct cur *c, char *dst, const char *what)
+{
+	const uint8_t *p = c->b + c->pos;
+	const uint8_t *nul = memchr(p, '\0', BPROF_COMM_LEN);
+
+	if (!nul)
+		return cerr(c, BPROF_E_CORRUPT, "%s comm is not NUL-terminated", what);
+	if (c->strict)
+		for (const uint8_t *q = nul; q < p + BPROF_COMM_LEN; q++)
+			if (*q)
+				return cerr(c, BPROF_E_CORRUPT, "%s comm padding is not zero", what);
+	memcpy(dst, p, BPROF_COMM_LEN);
+	c->pos += BPROF_COMM_LEN;
+	return 0;
+}
+
+static int get_uleb(struct cur *c, uint64_t *out, const char *what)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; shift < 70; shift += 7) {
+		uint8_t byte;
+
+		if (rem(c) < 1)
+			return cerr(c, BPROF_E_TRUNCATED, "%s: varint runs past the section", what);
+		byte = c->b[c->pos];
+		if (shift == 63 && (byte & 0x7e))
+			return cerr(c, BPROF_E_CORRUPT, "%s: varint overflows 64 bits", what);
+		c->pos++;
+		v |= (uint64_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return cerr(c, BPROF_E_CORRUPT, "%s: varint longer than 10 bytes", what);
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static int parse_meta(struct cur *c, struct bprof_recording *r)
+{
+	struct bprof_meta *m = &r->meta;
+	int rc = need(c, 40, "fixed fields");
+
+	if (rc)
+		return rc;
+	m->start_time_ns = g64(c);
+	m->duration_ns = g64(c);
+	m->sample_freq = g64(c);
+	m->sample_period = g64(c);
+	m->ncpus = g32(c);
+	m->flags = g32(c);
+	if (c->strict && (m->flags & ~BPROF_META_ALL_FLAGS)) {
+		c->pos -= 4;
+		return cerr(c, BPROF_E_CORRUPT, "flags 0x%x has undefined bits", m->flags);
+	}
+	if ((rc = get_str(c, &m->hostname, "hostname")) ||
+	    (rc = get_str(c, &m->kernel_release, "kernel_release")) ||
+	    (rc = get_str(c, &m->arch, "arch")) ||
+	    (rc = get_str(c, &m->recorder_version, "recorder_version")) ||
+	    (rc = get_str(c, &m->event, "event")) || (rc = get_str(c, &m->options, "options")))
+		return rc;
+	return 0;
+}
+
+static int parse_losses(struct cur *c, struct bprof_recording *r)
+{
+	struct bprof_losses *l = &r->losses;
+	int rc = need(c, BPROF_LOSSES_LEN, "loss counters");
+
+	if (rc)
+		return rc;
+	l->user_stack_enomem = g64(c);
+	l->user_stack_eexist = g64(c);
+	l->kernel_stack_enomem = g64(c);
+	l->kernel_stack_eexist = g64(c);
+	l->counts_full = g64(c);
+	l->manifest_lost = g64(c);
+	l->events_lost = g64(c);
+	l->other = g64(c);
+	return 0;
+}
+
+static int parse_stacks(struct cur *c, struct bprof_recording *r)
+{
+	uint64_t n;
+	int rc = get_count(c, &n, BPROF_STACK_FIXED_LEN, "stacks");
+
+	if (rc)
+		return rc;
+	if (n && !(r->stacks = calloc(n, sizeof(*r->stacks))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "stacks table");
+	r->nr_stacks = n;
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_stack *s = &r->stacks[i];
+
+		if ((rc = need(c, BPROF_STACK_FIXED_LEN, "stack header")))
+			return rc;
+		s->id = g32(c);
+		s->nr_ips = g32(c);
+		if (s->id > INT32_MAX)
+			return cerr(c, BPROF_E_CORRUPT, "stack %llu: id %u exceeds INT32_MAX",
+				    (unsigned long long)i, s->id);
+		if (i > 0 && s->id <= r->stacks[i - 1].id)
+			return cerr(c, BPROF_E_CORRUPT,
+				    "stack %llu: id %u is duplicated or out of order (previous %u)",
+				    (unsigned long long)i, s->id, r->stacks[i - 1].id);
+		if (s->nr_ips > BPROF_MAX_STACK_DEPTH)
+			return cerr(c, BPROF_E_LIMIT, "stack %u has %u ips (limit %u)", s->id,
+				    s->nr_ips, BPROF_MAX_STACK_DEPTH);
+		if ((uint64_t)s->nr_ips * 8 > rem(c)) {
+			uint32_t nr = s->nr_ips;
+
+			s->nr_ips = 0;
+			return cerr(c, BPROF_E_TRUNCATED, "stack %u claims %u ips but %llu bytes remain",
+				    s->id, nr, (unsigned long long)rem(c));
+		}
+		if (s->nr_ips) {
+			s->ips = malloc((size_t)s->nr_ips * 8);
+			if (!s->ips)
+				return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "stack ips");
+			for (uint32_t j = 0; j < s->nr_ips; j++)
+				s->ips[j] = g64(c);
+		}
+	}
+	return 0;
+}
+
+static int parse_counts(struct cur *c, struct bprof_recording *r)
+{
+	uint64_t n;
+	int rc = get_count(c, &n, BPROF_COUNT_ENTRY_LEN, "counts");
+
+	if (rc)
+		return rc;
+	if (n && !(r->counts = calloc(n, sizeof(*r->counts))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "counts table");
+	r->nr_counts = n;
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_count *e = &r->counts[i];
+		uint64_t at = c->pos;
+		uint32_t reserved;
+
+		e->pid = g32(c);
+		e->tid = g32(c);
+		e->exec_id = g32(c);
+		e->user_stack_id = (int32_t)g32(c);
+		e->kernel_stack_id = (int32_t)g32(c);
+		reserved = g32(c);
+		e->kernel_ip = g64(c);
+		e->count = g64(c);
+		if ((rc = get_comm(c, e->comm, "count")))
+			return rc;
+		if (c->strict && reserved) {
+			c->pos = at + 20;
+			return cerr(c, BPROF_E_CORRUPT, "count %llu: reserved field is 0x%x",
+				    (unsigned long long)i, reserved);
+		}
+		if (e->user_stack_id >= 0 && !bprof_recording_stack(r, e->user_stack_id)) {
+			c->pos = at + 12;
+			return cerr(c, BPROF_E_CORRUPT, "count %llu: user stack id %d does not exist",
+				    (unsigned long long)i, e->user_stack_id);
+		}
+		if (e->kernel_stack_id >= 0 && !bprof_recording_stack(r, e->kernel_stack_id)) {
+			c->pos = at + 16;
+			return cerr(c, BPROF_E_CORRUPT,
+				    "count %llu: kernel stack id %d does not exist",
+				    (unsigned long long)i, e->kernel_stack_id);
+		}
+	}
+	return 0;
+}
+
+static int parse_objects(struct cur *c, struct bprof_recording *r)
+{
+	uint64_t n;
+	int rc = get_count(c, &n, BPROF_OBJECT_MIN_LEN, "objects");
+
+	if (rc)
+		return rc;
+	if (n >= BPROF_NO_OBJECT)
+		return cerr(c, BPROF_E_LIMIT, "%llu objects", (unsigned long long)n);
+	if (n && !(r->objects = calloc(n, sizeof(*r->objects))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "objects table");
+	r->nr_objects = n;
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_object *o = &r->objects[i];
+
+		if ((rc = need(c, BPROF_OBJECT_FIXED_LEN, "object")))
+			return rc;
+		o->flags = g32(c);
+		o->build_id_len = g32(c);
+		o->size = g64(c);
+		o->mtime_ns = g64(c);
+		o->dev = g64(c);
+		o->inode = g64(c);
+		o->fallback_hash = g64(c);
+		if (c->strict && (o->flags & ~BPROF_OBJ_ALL_FLAGS))
+			return cerr(c, BPROF_E_CORRUPT, "object %llu: flags 0x%x has undefined bits",
+				    (unsigned long long)i, o->flags);
+		if ((rc = get_build_id(c, o->build_id_len, o->build_id, "object")))
+			return rc;
+		if ((o->build_id_len > 0) != !!(o->flags & BPROF_OBJ_HAS_BUILD_ID))
+			return cerr(c, BPROF_E_CORRUPT,
+				    "object %llu: build-id length %u contradicts flags 0x%x",
+				    (unsigned long long)i, o->build_id_len, o->flags);
+		if ((rc = get_str(c, &o->path, "object path")))
+			return rc;
+	}
+	return 0;
+}
+
+static int parse_mappings(struct cur *c, struct bprof_recording *r, struct bprof_process *p)
+{
+	int rc;
+
+	if ((uint64_t)p->nr_mappings * BPROF_MAPPING_LEN > rem(c)) {
+		uint32_t nr = p->nr_mappings;
+
+		p->nr_mappings = 0;
+		return cerr(c, BPROF_E_TRUNCATED, "process %u claims %u mappings but %llu bytes remain",
+			    p->pid, nr, (unsigned long long)rem(c));
+	}
+	if (!p->nr_mappings)
+		return 0;
+	p->mappings = calloc(p->nr_mappings, sizeof(*p->mappings));
+	if (!p->mappings)
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "mappings");
+	for (uint32_t j = 0; j < p->nr_mappings; j++) {
+		struct bprof_mapping *m = &p->mappings[j];
+
+		if ((rc = need(c, BPROF_MAPPING_LEN, "mapping")))
+			return rc;
+		m->start = g64(c);
+		m->end = g64(c);
+		m->file_offset = g64(c);
+		m->object_index = g32(c);
+		m->flags = g32(c);
+		c->pos -= BPROF_MAPPING_LEN; /* report errors at the entry */
+		if (m->start >= m->end)
+			return cerr(c, BPROF_E_CORRUPT,
+				    "process %u mapping %u: start 0x%llx >= end 0x%llx", p->pid, j,
+				    (unsigned long long)m->start, (unsigned long long)m->end);
+		if (j > 0 && m->start < p->mappings[j - 1].end)
+			return cerr(c, BPROF_E_CORRUPT,
+				    "process %u mapping %u: start 0x%llx overlaps or precedes the previous mapping (end 0x%llx)",
+				    p->pid, j, (unsigned long long)m->start,
+				    (unsigned long long)p->mappings[j - 1].end);
+		if (m->object_index != BPROF_NO_OBJECT && m->object_index >= r->nr_objects)
+			return cerr(c, BPROF_E_CORRUPT,
+				    "process %u mapping %u: object index %u but %llu objects",
+				    p->pid, j, m->object_index, (unsigned long long)r->nr_objects);
+		if (c->strict && (m->flags & ~BPROF_MAP_ALL_FLAGS))
+			return cerr(c, BPROF_E_CORRUPT,
+				    "process %u mapping %u: flags 0x%x has undefined bits", p->pid, j,
+				    m->flags);
+		c->pos += BPROF_MAPPING_LEN;
+	}
+	return 0;
+}
+
+static int parse_processes(struct cur *c, struct bprof_recording *r)
+{
+	uint64_t n;
+	int rc = get_count(c, &n, BPROF_PROCESS_FIXED_LEN, "processes");
+
+	if (rc)
+		return rc;
+	if (n && !(r->processes = calloc(n, sizeof(*r->processes))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "processes table");
+	r->nr_processes = n;
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_process *p = &r->processes[i];
+		uint64_t pm_len;
+
+		if ((rc = need(c, BPROF_PROCESS_FIXED_LEN, "process")))
+			return rc;
+		p->pid = g32(c);
+		p->ns_pid = g32(c);
+		p->exec_id = g32(c);
+		p->nr_mappings = g32(c);
+		p->snapshot_ns = g64(c);
+		if ((rc = get_comm(c, p->comm, "process")))
+			return rc;
+		pm_len = g64(c);
+		if (i > 0 && (p->pid < p[-1].pid || (p->pid == p[-1].pid && p->exec_id <= p[-1].exec_id)))
+			return cerr(c, BPROF_E_CORRUPT,
+				    "process %llu: (pid %u, exec_id %u) duplicated or out of order",
+				    (unsigned long long)i, p->pid, p->exec_id);
+		if ((rc = parse_mappings(c, r, p)))
+			return rc;
+		if (pm_len > rem(c))
+			return cerr(c, BPROF_E_TRUNCATED,
+				    "process %u perf map claims %llu bytes but %llu remain", p->pid,
+				    (unsigned long long)pm_len, (unsigned long long)rem(c));
+		if (pm_len) {
+			p->perf_map = malloc((size_t)pm_len + 1);
+			if (!p->perf_map)
+				return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "perf map");
+			memcpy(p->perf_map, c->b + c->pos, (size_t)pm_len);
+			p->perf_map[pm_len] = '\0';
+			p->perf_map_len = pm_len;
+			c->pos += pm_len;
+		}
+	}
+	return 0;
+}
+
+static int parse_kernel(struct cur *c, struct bprof_recording *r)
+{
+	struct bprof_kernel *k = &r->kernel;
+	uint64_t n;
+	int rc = need(c, 16, "fixed fields");
+
+	if (rc)
+		return rc;
+	k->flags = g32(c);
+	k->build_id_len = g32(c);
+	k->stext = g64(c);
+	if (c->strict && (k->flags & ~BPROF_KERNEL_ALL_FLAGS))
+		return cerr(c, BPROF_E_CORRUPT, "flags 0x%x has undefined bits", k->flags);
+	if ((rc = get_build_id(c, k->build_id_len, k->build_id, "kernel")))
+		return rc;
+	if ((rc = get_str(c, &k->release, "release")))
+		return rc;
+	if ((rc = get_count(c, &n, BPROF_MODULE_MIN_LEN, "modules")))
+		return rc;
+	if (n > BPROF_MAX_MODULES)
+		return cerr(c, BPROF_E_LIMIT, "%llu modules (limit %u)", (unsigned long long)n,
+			    BPROF_MAX_MODULES);
+	if (n && !(k->modules = calloc(n, sizeof(*k->modules))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "modules table");
+	k->nr_modules = (uint32_t)n;
+	for (uint32_t i = 0; i < k->nr_modules; i++) {
+		struct bprof_module *m = &k->modules[i];
+
+		if ((rc = need(c, 20, "module")))
+			return rc;
+		m->base = g64(c);
+		m->size = g64(c);
+		m->build_id_len = g32(c);
+		if (m->base + m->size < m->base)
+			return cerr(c, BPROF_E_CORRUPT, "module %u: base + size overflows", i);
+		if ((rc = get_build_id(c, m->build_id_len, m->build_id, "module")))
+			return rc;
+		if ((rc = get_str(c, &m->name, "module name")))
+			return rc;
+	}
+	return 0;
+}
+
+static int parse_ksyms(struct cur *c, struct bprof_recording *r)
+{
+	struct bprof_kernel *k = &r->kernel;
+	uint64_t n, addr = 0, v;
+	int rc = get_count(c, &n, BPROF_KSYM_MIN_LEN, "ksyms");
+
+	if (rc)
+		return rc;
+	if (n > BPROF_MAX_KSYMS)
+		return cerr(c, BPROF_E_LIMIT, "%llu ksyms (limit %u)", (unsigned long long)n,
+			    BPROF_MAX_KSYMS);
+	if (n && !(k->ksyms = calloc(n, sizeof(*k->ksyms))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "ksyms table");
+	k->nr_ksyms = (uint32_t)n;
+	for (uint32_t i = 0; i < k->nr_ksyms; i++) {
+		if ((rc = get_uleb(c, &v, "ksym address delta")))
+			return rc;
+		if (addr + v < addr)
+			return cerr(c, BPROF_E_CORRUPT, "ksym %u: address overflows", i);
+		addr += v;
+		k->ksyms[i].addr = addr;
+	}
+	for (uint32_t i = 0; i < k->nr_ksyms; i++) {
+		if ((rc = get_uleb(c, &v, "ksym module")))
+			return rc;
+		if (v > k->nr_modules)
+			return cerr(c, BPROF_E_CORRUPT, "ksym %u: module %llu but %u modules", i,
+				    (unsigned long long)v, k->nr_modules);
+		k->ksyms[i].module_index = v ? (uint32_t)(v - 1) : BPROF_NO_OBJECT;
+	}
+	for (uint32_t i = 0; i < k->nr_ksyms; i++) {
+		const uint8_t *p = c->b + c->pos;
+		const uint8_t *nul = memchr(p, '\0', (size_t)rem(c));
+		size_t len;
+
+		if (!nul)
+			return cerr(c, BPROF_E_TRUNCATED, "ksym %u: name not terminated", i);
+		len = (size_t)(nul - p);
+		k->ksyms[i].name = malloc(len + 1);
+		if (!k->ksyms[i].name)
+			return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "ksym name");
+		memcpy(k->ksyms[i].name, p, len + 1);
+		c->pos += len + 1;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*parse)(struct cur *, struct bprof_recording *);
+} sections[] = {
+	[BPROF_SECT_META] = { "meta", parse_meta },
+	[BPROF_SECT_LOSSES] = { "losses", parse_losses },
+	[BPROF_SECT_STACKS] = { "stacks", parse_stacks },
+	[BPROF_SECT_COUNTS] = { "counts", parse_counts },
+	[BPROF_SECT_OBJECTS] = { "objects", parse_objects },
+	[BPROF_SECT_PROCESSES] = { "processes", parse_processes },
+	[BPROF_SECT_KERNEL] = { "kernel", parse_kernel },
+	[BPROF_SECT_KSYMS] = { "ksyms", parse_ksyms },
+};
+
+static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t len, bool strict,
+			 struct bprof_error *err)
+{
+	uint64_t pos = 0;
+	uint32_t last = 0;
+	int rc;
+
+	while (pos < len) {
+		uint32_t type, flags;
+		uint64_t slen;
+
+		if (len - pos < BPROF_SECTION_HEADER_LEN)
+			return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
+					       "section header at offset %llu: 16 bytes needed, %llu remain",
+					       (unsigned long long)pos,
+					       (unsigned long long)(len - pos));
+		type = bprof_le32(b + pos);
+		flags = bprof_le32(b + pos + 4);
+		slen = bprof_le64(b + pos + 8);
+		if (type == 0)
+			return bprof_set_error(err, BPROF_E_CORRUPT, 0,
+					       "section at offset %llu: type 0 is reserved",
+					       (unsigned long long)pos);
+		if (strict && flags)
+			return bprof_set_error(err, BPROF_E_CORRUPT, 0,
+					       "section type %u at offset %llu: flags 0x%x must be zero",
+					       type, (unsigned long long)pos, flags);
+		if (slen > len - pos - BPROF_SECTION_HEADER_LEN)
+			return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
+					       "section type %u at offset %llu: length %llu but %llu bytes remain",
+					       type, (unsigned long long)pos, (unsigned long long)slen,
+					       (unsigned long long)(len - pos - BPROF_SECTION_HEADER_LEN));
+		if (type <= BPROF_SECT_LAST_KNOWN) {
+			struct cur c = {
+				.b = b + pos + BPROF_SECTION_HEADER_LEN,
+				.len = slen,
+				.base = pos + BPROF_SECTION_HEADER_LEN,
+				.sect = sections[type].name,
+				.strict = strict,
+				.err = err,
+			};
+
+			if (type <= last)
+				return bprof_set_error(err, BPROF_E_CORRUPT, 0,
+						       "%s section at offset %llu: duplicated or out of order",
+						       c.sect, (unsigned long long)pos);
+			if (type != last + 1)
+				return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
+						       "%s section missing before offset %llu",
+						       sections[last + 1].name, (unsigned long long)pos);
+			last = type;
+			if ((rc = sections[type].parse(&c, r)))
+				return rc;
+			if (strict && c.pos != c.len)
+				return cerr(&c, BPROF_E_CORRUPT, "%llu unexpected bytes after the data",
+					    (unsigned long long)(c.len - c.pos));
+		}
+		/* Unknown types are skipped by their length: newer minor versions. */
+		pos += BPROF_SECTION_HEADER_LEN + slen;
+	}
+	if (last != BPROF_SECT_LAST_KNOWN)
+		return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
+				       "content ends at offset %llu without a %s section",
+				       (unsigned long long)len, sections[last + 1].name);
+	return 0;
+}
+
+/* ---- frame -------------------------------------------------------------- */
+
+static int zstd_error(size_t ret, uint64_t in_pos, struct bprof_error *err)
+{
+	ZSTD_ErrorCode ec = ZSTD_getErrorCode(ret);
+
+	if (ec == ZSTD_error_frameParameter_windowTooLarge)
+		return bprof_set_error(err, BPROF_E_LIMIT, 0,
+				       "zstd frame at file offset %d: window larger than the reader allows",
+				       BPROF_FILE_HEADER_LEN);
+	if (ec == ZSTD_error_memory_allocation)
+		return bprof_set_error(err, BPROF_E_NOMEM, 0, "zstd: %s", ZSTD_getErrorName(ret));
+	return bprof_set_error(err, BPROF_E_ZSTD, 0, "zstd frame, near file offset %llu: %s",
+			       (unsigned long long)in_pos + BPROF_FILE_HEADER_LEN,
+			       ZSTD_getErrorName(ret));
+}
+
+/* Decompress exactly one frame of exactly content_size bytes.  The output
+ * grows with what the frame really produces, never with what it claims. */
+static int decompress(const uint8_t *src, size_t len, uint64_t content_size,
+		      unsigned window_log, uint8_t **out, struct bprof_error *err)
+{
+	ZSTD_DCtx *d = NULL;
+	ZSTD_inBuffer in = { src, len, 0 };
+	uint8_t *buf = NULL;
+	size_t cap, produced = 0, ret;
+	int rc = 0;
+
+	*out = NULL;
+	if (len < 5)
+		return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
+				       "zstd frame at file offset %d: %zu bytes, frame header needs more",
+				       BPROF_FILE_HEADER_LEN, len);
+	if (bprof_le32(src) != ZSTD_FRAME_MAGIC)
+		return bprof_set_error(err, BPROF_E_ZSTD, 0,
+				       "file offset %d: not a zstd frame (magic 0x%08x)",
+				       BPROF_FILE_HEADER_LEN, bprof_le32(src));
+	if (!(src[4] & ZSTD_FHD_CHECKSUM))
+		return bprof_set_error(err, BPROF_E_ZSTD, 0,
+				       "zstd frame at file offset %d has no content checksum",
+				       BPROF_FILE_HEADER_LEN);
+	if (content_size > SIZE_MAX - 1)
+		return bprof_set_error(err, BPROF_E_LIMIT, 0, "content too large for memory");
+
+	d = ZSTD_createDCtx();
+	if (!d)
+		return bprof_set_error(err, BPROF_E_NOMEM, 0, "zstd context");
+	ret = ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, (int)window_log);
+	if (ZSTD_isError(ret)) {
+		rc = bprof_set_error(err, BPROF_E_INVAL, 0, "window log %u: %s", window_log,
+				     ZSTD_getErrorName(ret));
+		goto out;
+	}
+	/* One byte of slack detects a frame longer than announced. */
+	cap = content_size + 1 < 1u << 20 ? (size_t)content_size + 1 : 1u << 20;
+	buf = malloc(cap);
+	if (!buf) {
+		rc = bprof_set_error(err, BPROF_E_NOMEM, 0, "content buffer");
+		goto out;
+	}
+	for (;;) {
+		ZSTD_outBuffer o = { buf, cap, produced };
+
+		ret = ZSTD_decompressStream(d, &o, &in);
+		produced = o.pos;
+		if (ZSTD_isError(ret)) {
+			rc = zstd_error(ret, in.pos, err);
+			goto out;
+		}
+		if (produced > content_size) {
+			rc = bprof_set_error(err, BPROF_E_CORRUPT, 0,
+					     "zstd frame holds more than the %llu bytes the header announces",
+					     (unsigned long long)content_size);
+			goto out;
+		}
+		if (ret == 0)
+			break;
+		if (produced == cap) {
+			size_t ncap = cap * 2 > content_size + 1 ? (size_t)content_size + 1 : cap * 2;
+			uint8_t *nb = realloc(buf, ncap);
+
+			if (!nb) {
+				rc = bprof_set_error(err, BPROF_E_NOMEM, 0, "content buffer");
+				goto out;
+			}
+			buf = nb;
+			cap = ncap;
+		} else if (in.pos == in.size) {
+			rc = bprof_set_error(err, BPROF_E_TRUNCATED, 0,
+					     "zstd frame ends early at file offset %zu (content %zu of %llu bytes)",
+					     len + BPROF_FILE_HEADER_LEN, produced,
+					     (unsigned long long)content_size);
+			goto out;
+		}
+	}
+	if (in.pos != in.size) {
+		rc = bprof_set_error(err, BPROF_E_CORRUPT, 0,
+				     "%zu bytes of trailing data after the zstd frame at file offset %zu",
+				     in.size - in.pos, in.pos + BPROF_FILE_HEADER_LEN);
+		goto out;
+	}
+	if (produced != content_size) {
+		rc = bprof_set_error(err, BPROF_E_CORRUPT, 0,
+				     "content is %zu bytes but the header announces %llu", produced,
+				     (unsigned long long)content_size);
+		goto out;
+	}
+out:
+	ZSTD_freeDCtx(d);
+	if (rc)
+		free(buf);
+	else
+		*out = buf;
+	return rc;
+}
+
+static void read_limits(const struct bprof_read_opts *opts, uint64_t *max_dec, unsigned *wlog)
+{
+	*max_dec = BPROF_DEFAULT_MAX_DECOMPRESSED;
+	*wlog = BPROF_DEFAULT_WINDOW_LOG;
+	if (opts && opts->sz >= offsetof(struct bprof_read_opts, max_decompressed) + 8 &&
+	    opts->max_decompressed)
+		*max_dec = opts->max_decompressed;
+	if (opts && opts->sz >= offsetof(struct bprof_read_opts, max_window_log) + sizeof(unsigned) &&
+	    opts->max_window_log)
+		*wlog = opts->max_window_log;
+}
+
+int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,
+		      const struct bprof_read_opts *opts, struct bprof_error *err)
+{
+	const uint8_t *b = buf;
+	struct bprof_recording *r = NULL;
+	uint64_t max_dec, content_size;
+	unsigned wlog, major, minor;
+	uint32_t flags;
+	uint8_t *content = NULL;
+	bool strict;
+	int rc;
+
+	if (!out)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "out is NULL");
+	*out = NULL;
+	if (!buf && len)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "buffer is NULL");
+	read_limits(opts, &max_dec, &wlog);
+	if (wlog < 10 || wlog > 31)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "max_window_log %u out of range", wlog);
+
+	if (len == 0)
+		return bprof_set_error(err, BPROF_E_NOT_BPROF, 0, "empty file");
+	if (memcmp(b, bprof_magic, len < BPROF_MAGIC_LEN ? len : BPROF_MAGIC_LEN))
+		return bprof_set_error(err, BPROF_E_NOT_BPROF, 0,
+				       "file offset 0: bad magic number, not a .bprof file");
+	if (len < BPROF_FILE_HEADER_LEN)
+		return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
+				       "file header: %d bytes needed, %zu present",
+				       BPROF_FILE_HEADER_LEN, len);
+	major = bprof_le16(b + 8);
+	minor = bprof_le16(b + 10);
+	flags = bprof_le32(b + 12);
+	content_size = bprof_le64(b + 16);
+	if (major != BPROF_FORMAT_MAJOR)
+		return bprof_set_error(err, BPROF_E_VERSION, 0,
+				       "file format version %u.%u is not supported by this reader (format %d.%d)",
+				       major, minor, BPROF_FORMAT_MAJOR, BPROF_FORMAT_MINOR);
+	strict = minor <= BPROF_FORMAT_MINOR;
+	if (strict && flags)
+		return bprof_set_error(err, BPROF_E_CORRUPT, 0,
+				       "file header at offset 12: flags 0x%x must be zero", flags);
+	if (content_size > max_dec)
+		return bprof_set_error(err, BPROF_E_LIMIT, 0,
+				       "file header at offset 16: content size %llu exceeds the limit %llu",
+				       (unsigned long long)content_size, (unsigned long long)max_dec);
+
+	rc = decompress(b + BPROF_FILE_HEADER_LEN, len - BPROF_FILE_HEADER_LEN, content_size, wlog,
+			&content, err);
+	if (rc)
+		return rc;
+	rc = bprof_recording_create(&r);
+	if (rc) {
+		free(content);
+		return bprof_set_error(err, rc, 0, "recording");
+	}
+	rc = parse_content(r, content, content_size, strict, err);
+	free(content);
+	if (!rc)
+		rc = bprof_validate_impl(r, err, BPROF_E_CORRUPT, false, strict);
+	if (rc) {
+		bprof_recording_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+static const char *file_kind(mode_t m)
+{
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+int bprof_read_file(struct bprof_recording **out, const char *path,
+		    const struct bprof_read_opts *opts, struct bprof_error *err)
+{
+	uint64_t max_dec;
+	unsigned wlog;
+	struct stat st;
+	uint8_t *buf = NULL;
+	size_t size, done = 0;
+	int fd, rc;
+
+	if (!out)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "out is NULL");
+	*out = NULL;
+	if (!path)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "path is NULL");
+	read_limits(opts, &max_dec, &wlog);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return bprof_set_error(err, BPROF_E_IO, errno, "open: %s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		rc = bprof_set_error(err, BPROF_E_IO, errno, "fstat: %s", strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = bprof_set_error(err, BPROF_E_INVAL, 0, "is %s, not a regular file",
+				     file_kind(st.st_mode));
+		goto out;
+	}
+	/* zstd expands incompressible data by a few bytes per 128 KiB block. */
+	if ((uint64_t)st.st_size > max_dec + max_dec / 64 + 4096 || (uint64_t)st.st_size >= SIZE_MAX) {
+		rc = bprof_set_error(err, BPROF_E_LIMIT, 0,
+				     "file is %lld bytes, more than a %llu-byte content can need",
+				     (long long)st.st_size, (unsigned long long)max_dec);
+		goto out;
+	}
+	size = (size_t)st.st_size;
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		rc = bprof_set_error(err, BPROF_E_NOMEM, 0, "file buffer of %zu bytes", size);
+		goto out;
+	}
+	while (done < size) {
+		ssize_t n = read(fd, buf + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = bprof_set_error(err, BPROF_E_IO, errno, "read: %s", strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break; /* shrank while reading: parse what is there */
+		done += (size_t)n;
+	}
+	rc = bprof_read_buffer(out, buf, done, opts, err);
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}

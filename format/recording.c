@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * recording.c - the in-memory model: lifetime, appenders, invariants,
+ * lookups, error strings and the fallback hash.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+const uint8_t bprof_magic[BPROF_MAGIC_LEN] = { 0x89, 'B', 'P', 'R', 'O', 'F', '\r', '\n' };
+
+static const struct {
+	int code;
+	const char *msg;
+} errtab[] = {
+	{ BPROF_OK, "success" },
+	{ BPROF_E_IO, "input/output error" },
+	{ BPROF_E_NOMEM, "out of memory" },
+	{ BPROF_E_NOT_BPROF, "not a .bprof file" },
+	{ BPROF_E_VERSION, "unsupported format version" },
+	{ BPROF_E_ZSTD, "decompression failed" },
+	{ BPROF_E_TRUNCATED, "truncated data" },
+	{ BPROF_E_CORRUPT, "corrupt data" },
+	{ BPROF_E_LIMIT, "reader limit exceeded" },
+	{ BPROF_E_EXISTS, "file exists" },
+	{ BPROF_E_INVAL, "invalid argument" },
+};
+
+const char *bprof_strerror(int code)
+{
+	for (size_t i = 0; i < sizeof(errtab) / sizeof(errtab[0]); i++)
+		if (errtab[i].code == code)
+			return errtab[i].msg;
+	return "unknown error";
+}
+
+int bprof_set_error(struct bprof_error *err, int code, int sys_errno, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+
+		err->code = code;
+		err->sys_errno = sys_errno;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* ---- lifetime --------------------------------------------------------- */
+
+int bprof_recording_create(struct bprof_recording **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : BPROF_E_NOMEM;
+}
+
+void bprof_recording_free(struct bprof_recording *rec)
+{
+	if (!rec)
+		return;
+	free(rec->meta.hostname);
+	free(rec->meta.kernel_release);
+	free(rec->meta.arch);
+	free(rec->meta.recorder_version);
+	free(rec->meta.options);
+	free(rec->meta.event);
+	free(rec->counts);
+	if (rec->stacks)
+		for (uint64_t i = 0; i < rec->nr_stacks; i++)
+			free(rec->stacks[i].ips);
+	free(rec->stacks);
+	if (rec->objects)
+		for (uint64_t i = 0; i < rec->nr_objects; i++)
+			free(rec->objects[i].path);
+	free(rec->objects);
+	if (rec->processes)
+		for (uint64_t i = 0; i < rec->nr_processes; i++) {
+			free(rec->processes[i].mappings);
+			free(rec->processes[i].perf_map);
+		}
+	free(rec->processes);
+	free(rec->kernel.release);
+	if (rec->kernel.modules)
+		for (uint32_t i = 0; i < rec->kernel.nr_modules; i++)
+			free(rec->kernel.modules[i].name);
+	free(rec->kernel.modules);
+	if (rec->kernel.ksyms)
+		for (uint32_t i = 0; i < rec->kernel.nr_ksyms; i++)
+			free(rec->kernel.ksyms[i].name);
+	free(rec->kernel.ksyms);
+	free(rec);
+}
+
+/* ---- appenders -------------------------------------------------------- */
+
+/*
+ * The recording has no capacity fields and callers may have hung arrays of
+ * any size on it, so capacity cannot be inferred.  Instead every append
+ * asks realloc() for the next power of two: glibc answers in place while
+ * the chunk is big enough, so copies happen only at the doublings.
+ */
+static int grow(void **arr, uint64_t nr, size_t elem)
+{
+	uint64_t cap = 16;
+	void *p;
+
+	while (cap < nr + 1)
+		cap *= 2;
+	if (cap > SIZE_MAX / elem)
+		return BPROF_E_NOMEM;
+	p = realloc(*arr, (size_t)cap * elem);
+	if (!p)
+		return BPROF_E_NOMEM;
+	*arr = p;
+	return 0;
+}
+
+int bprof_recording_add_count(struct bprof_recording *rec, const struct bprof_count *c)
+{
+	if (!rec || !c)
+		return BPROF_E_INVAL;
+	if (grow((void **)&rec->counts, rec->nr_counts, sizeof(*c)))
+		return BPROF_E_NOMEM;
+	rec->counts[rec->nr_counts++] = *c;
+	return 0;
+}
+
+int bprof_recording_add_stack(struct bprof_recording *rec, const struct bprof_stack *s)
+{
+	if (!rec || !s)
+		return BPROF_E_INVAL;
+	if (grow((void **)&rec->stacks, rec->nr_stacks, sizeof(*s)))
+		return BPROF_E_NOMEM;
+	rec->stacks[rec->nr_stacks++] = *s;
+	return 0;
+}
+
+int bprof_recording_add_object(struct bprof_recording *rec, const struct bprof_object *o,
+			       uint32_t *index_out)
+{
+	if (!rec || !o)
+		return BPROF_E_INVAL;
+	if (rec->nr_objects >= BPROF_NO_OBJECT)
+		return BPROF_E_LIMIT;
+	if (grow((void **)&rec->objects, rec->nr_objects, sizeof(*o)))
+		return BPROF_E_NOMEM;
+	if (index_out)
+		*index_out = (uint32_t)rec->nr_objects;
+	rec->objects[rec->nr_objects++] = *o;
+	return 0;
+}
+
+int bprof_recording_add_process(struct bprof_recording *rec, const struct bprof_process *p)
+{
+	if (!rec || !p)
+		return BPROF_E_INVAL;
+	if (grow((void **)&rec->processes, rec->nr_processes, sizeof(*p)))
+		return BPROF_E_NOMEM;
+	rec->processes[rec->nr_processes++] = *p;
+	return 0;
+}
+
+/* ---- invariants ------------------------------------------------------- */
+
+static int cmp_stack(const void *a, const void *b)
+{
+	uint32_t x = ((const struct bprof_stack *)a)->id, y = ((const struct bprof_stack *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_process(const void *a, const void *b)
+{
+	const struct bprof_process *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x->exec_id > y->exec_id) - (x->exec_id < y->exec_id);
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	uint64_t x = ((const struct bprof_mapping *)a)->start;
+	uint64_t y = ((const struct bprof_mapping *)b)->start;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct bprof_ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return (x->addr > y->addr) - (x->addr < y->addr);
+	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+static bool comm_ok(const char *comm)
+{
+	return memchr(comm, '\0', BPROF_COMM_LEN) != NULL;
+}
+
+static bool build_id_ok(uint32_t len, bool has_flag)
+{
+	return len <= BPROF_BUILD_ID_MAX && (len > 0) == has_flag;
+}
+
+int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, int code,
+			bool sort, bool strict_flags)
+{
+	const char *what = code == BPROF_E_INVAL ? "recording" : "file";
+
+	if (!rec)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "recording is NULL");
+	if ((rec->nr_counts && !rec->counts) || (rec->nr_stacks && !rec->stacks) ||
+	    (rec->nr_objects && !rec->objects) || (rec->nr_processes && !rec->processes) ||
+	    (rec->kernel.nr_modules && !rec->kernel.modules) ||
+	    (rec->kernel.nr_ksyms && !rec->kernel.ksyms))
+		return bprof_set_error(err, code, 0, "%s: a table has entries but no array", what);
+	if (strict_flags && (rec->meta.flags & ~BPROF_META_ALL_FLAGS))
+		return bprof_set_error(err, code, 0, "%s: meta flags 0x%x has undefined bits", what,
+				       rec->meta.flags);
+
+	/* stacks: sorted by id, unique */
+	if (sort && rec->nr_stacks > 1)
+		qsort(rec->stacks, rec->nr_stacks, sizeof(*rec->stacks), cmp_stack);
+	for (uint64_t i = 0; i < rec->nr_stacks; i++) {
+		const struct bprof_stack *s = &rec->stacks[i];
+
+		if (s->id > INT32_MAX)
+			return bprof_set_error(err, code, 0, "%s: stack id %u exceeds INT32_MAX", what,
+					       s->id);
+		if (i > 0 && s->id <= rec->stacks[i - 1].id)
+			return bprof_set_error(err, code, 0,
+					       "%s: stack id %u is duplicated or out of order", what,
+					       s->id);
+		if (s->nr_ips > BPROF_MAX_STACK_DEPTH)
+			return bprof_set_error(err, code, 0, "%s: stack %u has %u ips (max %u)", what,
+					       s->id, s->nr_ips, BPROF_MAX_STACK_DEPTH);
+		if (s->nr_ips && !s->ips)
+			return bprof_set_error(err, code, 0, "%s: stack %u has no ips array", what,
+					       s->id);
+	}
+
+	/* counts: stack ids >= 0 must exist */
+	for (uint64_t i = 0; i < rec->nr_counts; i++) {
+		const struct bprof_count *c = &rec->counts[i];
+
+		if (!comm_ok(c->comm))
+			return bprof_set_error(err, code, 0, "%s: count %llu: comm not NUL-terminated",
+					       what, (unsigned long long)i);
+		if (c->user_stack_id >= 0 && !bprof_recording_stack(rec, c->user_stack_id))
+			return bprof_set_error(err, code, 0,
+					       "%s: count %llu: user stack id %d does not exist", what,
+					       (unsigned long long)i, c->user_stack_id);
+		if (c->kernel_stack_id >= 0 && !bprof_recording_stack(rec, c->kernel_stack_id))
+			return bprof_set_error(err, code, 0,
+					       "%s: count %llu: kernel stack id %d does not exist",
+					       what, (unsigned long long)i, c->kernel_stack_id);
+	}
+
+	/* objects */
+	if (rec->nr_objects >= BPROF_NO_OBJECT)
+		return bprof_set_error(err, BPROF_E_LIMIT, 0, "%s: too many objects", what);
+	for (uint64_t i = 0; i < rec->nr_objects; i++) {
+		const struct bprof_object *o = &rec->objects[i];
+
+		if (!build_id_ok(o->build_id_len, o->flags & BPROF_OBJ_HAS_BUILD_ID))
+			return bprof_set_error(
+				err, code, 0,
+				"%s: object %llu: build-id length %u does not match flags 0x%x (max %d)",
+				what, (unsigned long long)i, o->build_id_len, o->flags,
+				BPROF_BUILD_ID_MAX);
+		if (strict_flags && (o->flags & ~BPROF_OBJ_ALL_FLAGS))
+			return bprof_set_error(err, code, 0,
+					       "%s: object %llu: flags 0x%x has undefined bits", what,
+					       (unsigned long long)i, o->flags);
+	}
+
+	/* processes: sorted by (pid, exec_id), unique; mappings sorted, disjoint */
+	if (sort && rec->nr_processes > 1)
+		qsort(rec->processes, rec->nr_processes, sizeof(*rec->processes), cmp_process);
+	for (uint64_t i = 0; i < rec->nr_processes; i++) {
+		struct bprof_process *p = &rec->processes[i];
+
+		if (i > 0 && cmp_process(&rec->processes[i - 1], p) >= 0)
+			return bprof_set_error(
+				err, code, 0, "%s: process pid %u exec_id %u duplicated or out of order",
+				what, p->pid, p->exec_id);
+		if (!comm_ok(p->comm))
+			return bprof_set_error(err, code, 0, "%s: process %u: comm not NUL-terminated",
+					       what, p->pid);
+		if (p->nr_mappings && !p->mappings)
+			return bprof_set_error(err, code, 0, "%s: process %u: no mappings array", what,
+					       p->pid);
+		if (p->perf_map_len && !p->perf_map)
+			return bprof_set_error(err, code, 0, "%s: process %u: no perf map buffer", what,
+					       p->pid);
+		if (sort && p->nr_mappings > 1)
+			qsort(p->mappings, p->nr_mappings, sizeof(*p->mappings), cmp_mapping);
+		for (uint32_t j = 0; j < p->nr_mappings; j++) {
+			const struct bprof_mapping *m = &p->mappings[j];
+
+			if (m->start >= m->end)
+				return bprof_set_error(
+					err, code, 0,
+					"%s: process %u mapping %u: start 0x%llx >= end 0x%llx", what,
+					p->pid, j, (unsigned long long)m->start,
+					(unsigned long long)m->end);
+			if (j > 0 && m->start < p->mappings[j - 1].end)
+				return bprof_set_error(
+					err, code, 0,
+					"%s: process %u mapping %u at 0x%llx overlaps or precedes the previous one",
+					what, p->pid, j, (unsigned long long)m->start);
+			if (m->object_index != BPROF_NO_OBJECT && m->object_index >= rec->nr_objects)
+				return bprof_set_error(
+					err, code, 0,
+					"%s: process %u mapping %u: object index %u out of range (%llu objects)",
+					what, p->pid, j, m->object_index,
+					(unsigned long long)rec->nr_objects);
+			if (strict_flags && (m->flags & ~BPROF_MAP_ALL_FLAGS))
+				return bprof_set_error(
+					err, code, 0, "%s: process %u mapping %u: flags 0x%x undefined",
+					what, p->pid, j, m->flags);
+		}
+	}
+
+	/* kernel */
+	{
+		struct bprof_kernel *k = &rec->kernel;
+
+		if (k->build_id_len > BPROF_BUILD_ID_MAX)
+			return bprof_set_error(err, code, 0, "%s: kernel build-id length %u > %d",
+					       what, k->build_id_len, BPROF_BUILD_ID_MAX);
+		if (strict_flags && (k->flags & ~BPROF_KERNEL_ALL_FLAGS))
+			return bprof_set_error(err, code, 0,
+					       "%s: kernel flags 0x%x has undefined bits", what,
+					       k->flags);
+		if (k->nr_modules > BPROF_MAX_MODULES || k->nr_ksyms > BPROF_MAX_KSYMS)
+			return bprof_set_error(err, BPROF_E_LIMIT, 0,
+					       "%s: %u modules / %u ksyms exceed the limits %u / %u",
+					       what, k->nr_modules, k->nr_ksyms, BPROF_MAX_MODULES,
+					       BPROF_MAX_KSYMS);
+		for (uint32_t i = 0; i < k->nr_modules; i++) {
+			const struct bprof_module *m = &k->modules[i];
+
+			if (m->build_id_len > BPROF_BUILD_ID_MAX)
+				return bprof_set_error(err, code, 0,
+						       "%s: module %u build-id length %u > %d", what,
+						       i, m->build_id_len, BPROF_BUILD_ID_MAX);
+			if (m->base + m->size < m->base)
+				return bprof_set_error(err, code, 0,
+						       "%s: module %u: base + size overflows", what, i);
+		}
+		for (uint32_t i = 0; i < k->nr_ksyms; i++) {
+			if (i > 0 && k->ksyms[i].addr < k->ksyms[i - 1].addr) {
+				if (!sort)
+					return bprof_set_error(err, code, 0,
+							       "%s: ksym %u out of address order",
+							       what, i);
+				qsort(k->ksyms, k->nr_ksyms, sizeof(*k->ksyms), cmp_ksym);
+				break;
+			}
+		}
+		for (uint32_t i = 0; i < k->nr_ksyms; i++) {
+			uint32_t mi = k->ksyms[i].module_index;
+
+			if (mi != BPROF_NO_OBJECT && mi >= k->nr_modules)
+				return bprof_set_error(
+					err, code, 0, "%s: ksym %u: module index %u out of range (%u)",
+					what, i, mi, k->nr_modules);
+		}
+	}
+	return 0;
+}
+
+int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *err)
+{
+	return bprof_validate_impl(rec, err, BPROF_E_INVAL, true, true);
+}
+
+/* ---- lookups ---------------------------------------------------------- */
+
+const struct bprof_stack *bprof_recording_stack(const struct bprof_recording *rec, int32_t id)
+{
+	uint64_t lo = 0, hi;
+
+	if (!rec || id < 0)
+		return NULL;
+	hi = rec->nr_stacks;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		uint32_t mid_id = rec->stacks[mid].id;
+
+		if (mid_id == (uint32_t)id)
+			return &rec->stacks[mid];
+		if (mid_id < (uint32_t)id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const struct bprof_process *bprof_recording_process(const struct bprof_recording *rec,
+						     uint32_t pid, uint32_t exec_id)
+{
+	const struct bprof_process *best = NULL;
+	uint64_t lo = 0, hi;
+
+	if (!rec)
+		return NULL;
+	/* first snapshot with this pid */
+	hi = rec->nr_processes;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (rec->processes[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint64_t i = lo; i < rec->nr_processes && rec->processes[i].pid == pid; i++) {
+		const struct bprof_process *p = &rec->processes[i];
+
+		if (p->exec_id == exec_id)
+			return p;
+		if (!best || p->snapshot_ns >= best->snapshot_ns)
+			best = p;
+	}
+	return best;
+}
+
+/* ---- fallback hash ---------------------------------------------------- */
+
+#define FNV64_OFFSET UINT64_C(0xcbf29ce484222325)
+#define FNV64_PRIME UINT64_C(0x100000001b3)
+#define FALLBACK_CHUNK 4096
+
+static uint64_t fnv1a(uint64_t h, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= FNV64_PRIME;
+	}
+	return h;
+}
+
+static int pread_full(int fd, uint8_t *buf, size_t n, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pread(fd, buf + done, n - done, (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return BPROF_E_IO;
+		if (r == 0) { /* the file shrank under us */
+			errno = EIO;
+			return BPROF_E_IO;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+int bprof_fallback_hash(int fd, uint64_t *out)
+{
+	uint8_t buf[FALLBACK_CHUNK], le[8];
+	struct stat st;
+	uint64_t size, n, h = FNV64_OFFSET;
+
+	if (fstat(fd, &st) < 0)
+		return BPROF_E_IO;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return BPROF_E_IO;
+	}
+	size = (uint64_t)st.st_size;
+	n = size < FALLBACK_CHUNK ? size : FALLBACK_CHUNK;
+	bprof_put64(le, size);
+	h = fnv1a(h, le, sizeof(le));
+	if (pread_full(fd, buf, (size_t)n, 0))
+		return BPROF_E_IO;
+	h = fnv1a(h, buf, (size_t)n);
+	if (pread_full(fd, buf, (size_t)n, size - n))
+		return BPROF_E_IO;
+	h = fnv1a(h, buf, (size_t)n);
+	*out = h;
+	return 0;
+}

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "fixtures.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *fx_strdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz);
+
+	if (!p)
+		abort();
+	return p;
+}
+
+struct bprof_recording *fx_empty(void)
+{
+	struct bprof_recording *r;
+
+	return bprof_recording_create(&r) ? NULL : r;
+}
+
+static void set_meta(struct bprof_recording *r, const char *host)
+{
+	r->meta.hostname = fx_strdup(host);
+	r->meta.kernel_release = fx_strdup("6.1.0-18-amd64");
+	r->meta.arch = fx_strdup("x86_64");
+	r->meta.recorder_version = fx_strdup("prof-record 0.1.0");
+	r->meta.options = fx_strdup("prof-record -F 99 -o out.bprof -- sleep 1");
+	r->meta.event = fx_strdup("cpu-clock");
+	r->meta.start_time_ns = UINT64_C(1763750000123456789);
+	r->meta.duration_ns = UINT64_C(1000000000);
+	r->meta.sample_freq = 99;
+	r->meta.sample_period = 0;
+	r->meta.ncpus = 2;
+	r->meta.flags = BPROF_META_USER_STACKS | BPROF_META_KERNEL_STACKS;
+}
+
+static void add_stack(struct bprof_recording *r, uint32_t id, uint32_t n, uint64_t base)
+{
+	struct bprof_stack s = { .id = id, .nr_ips = n, .ips = n ? xcalloc(n, 8) : NULL };
+
+	for (uint32_t i = 0; i < n; i++)
+		s.ips[i] = base + 0x10 * i;
+	if (bprof_recording_add_stack(r, &s))
+		abort();
+}
+
+static void add_count(struct bprof_recording *r, uint32_t pid, int32_t us, int32_t ks,
+		      uint64_t kip, uint64_t count, const char *comm)
+{
+	struct bprof_count c = {
+		.pid = pid, .tid = pid, .exec_id = 1, .user_stack_id = us, .kernel_stack_id = ks,
+		.kernel_ip = kip, .count = count,
+	};
+
+	snprintf(c.comm, sizeof(c.comm), "%s", comm);
+	if (bprof_recording_add_count(r, &c))
+		abort();
+}
+
+struct bprof_recording *fx_typical(void)
+{
+	struct bprof_recording *r = fx_empty();
+	struct bprof_object o = { 0 };
+	struct bprof_process p = { 0 };
+	uint32_t idx;
+
+	if (!r)
+		return NULL;
+	set_meta(r, "prod-host-1");
+	r->losses = (struct bprof_losses){ 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	add_stack(r, 0, 3, 0x401000);
+	add_stack(r, 7, 5, 0xffffffff81000000ull);
+	add_stack(r, 2, 1, 0x7f0000001000ull);
+	add_count(r, 100, 0, 7, 0xffffffff81000123ull, 42, "worker");
+	add_count(r, 100, 2, -14, 0, 17, "worker");
+	add_count(r, 0, -14, 7, 0xffffffff81000456ull, 5, "swapper/0");
+	add_count(r, 101, BPROF_STACK_NONE, -12, 0, 1, "sleepy-thread-n");
+
+	o.path = fx_strdup("/usr/bin/worker");
+	o.build_id_len = 20;
+	for (int i = 0; i < 20; i++)
+		o.build_id[i] = (uint8_t)(0xa0 + i);
+	o.flags = BPROF_OBJ_HAS_BUILD_ID;
+	o.size = 123456;
+	o.mtime_ns = UINT64_C(1700000000000000000);
+	o.dev = 0x803;
+	o.inode = 4242;
+	if (bprof_recording_add_object(r, &o, &idx))
+		abort();
+	memset(&o, 0, sizeof(o));
+	o.path = fx_strdup("/opt/app/libnobuildid.so (deleted)");
+	o.flags = BPROF_OBJ_FALLBACK_ID | BPROF_OBJ_DELETED;
+	o.size = 8192;
+	o.fallback_hash = UINT64_C(0x1234567890abcdef);
+	if (bprof_recording_add_object(r, &o, &idx))
+		abort();
+
+	/* added out of order on purpose: validate sorts */
+	p.pid = 101;
+	p.ns_pid = 1;
+	p.exec_id = 3;
+	p.snapshot_ns = 500;
+	snprintf(p.comm, sizeof(p.comm), "sleepy");
+	p.nr_mappings = 0;
+	if (bprof_recording_add_process(r, &p))
+		abort();
+
+	memset(&p, 0, sizeof(p));
+	p.pid = 100;
+	p.ns_pid = 100;
+	p.exec_id = 1;
+	p.snapshot_ns = 1000;
+	snprintf(p.comm, sizeof(p.comm), "worker");
+	p.nr_mappings = 3;
+	p.mappings = xcalloc(3, sizeof(*p.mappings));
+	p.mappings[0] = (struct bprof_mapping){ 0x400000, 0x420000, 0, 0, BPROF_MAP_READ };
+	p.mappings[1] = (struct bprof_mapping){ 0x7f0000000000ull, 0x7f0000010000ull, 0x1000, 1,
+						BPROF_MAP_READ };
+	p.mappings[2] = (struct bprof_mapping){ 0x7f1000000000ull, 0x7f1000100000ull, 0,
+						BPROF_NO_OBJECT, BPROF_MAP_ANON | BPROF_MAP_WRITE };
+	p.perf_map = fx_strdup("7f1000000000 100 jitted_fn\n7f1000000100 80 other fn\n");
+	p.perf_map_len = strlen(p.perf_map);
+	if (bprof_recording_add_process(r, &p))
+		abort();
+
+	r->kernel.release = fx_strdup("6.1.0-18-amd64");
+	r->kernel.build_id_len = 20;
+	for (int i = 0; i < 20; i++)
+		r->kernel.build_id[i] = (uint8_t)i;
+	r->kernel.stext = 0xffffffff81000000ull;
+	r->kernel.nr_modules = 2;
+	r->kernel.modules = xcalloc(2, sizeof(*r->kernel.modules));
+	r->kernel.modules[0] = (struct bprof_module){ .name = fx_strdup("ext4"),
+						      .base = 0xffffffffc0000000ull,
+						      .size = 0x100000,
+						      .build_id_len = 20 };
+	memset(r->kernel.modules[0].build_id, 0x5a, 20);
+	r->kernel.modules[1] = (struct bprof_module){ .name = fx_strdup("nf_tables"),
+						      .base = 0xffffffffc0200000ull,
+						      .size = 0x40000 };
+	r->kernel.nr_ksyms = 5;
+	r->kernel.ksyms = xcalloc(5, sizeof(*r->kernel.ksyms));
+	r->kernel.ksyms[0] = (struct bprof_ksym){ 0xffffffff81000000ull, fx_strdup("_stext"),
+						  BPROF_NO_OBJECT };
+	r->kernel.ksyms[1] = (struct bprof_ksym){ 0xffffffff81000100ull, fx_strdup("do_syscall_64"),
+						  BPROF_NO_OBJECT };
+	r->kernel.ksyms[2] = (struct bprof_ksym){ 0xffffffff81000100ull, fx_strdup("alias_sym"),
+						  BPROF_NO_OBJECT };
+	r->kernel.ksyms[3] = (struct bprof_ksym){ 0xffffffffc0000010ull, fx_strdup("ext4_read"), 0 };
+	r->kernel.ksyms[4] = (struct bprof_ksym){ 0xffffffffc0200000ull, fx_strdup("nft_do_chain"),
+						  1 };
+	return r;
+}
+
+struct bprof_recording *fx_odd_strings(void)
+{
+	struct bprof_recording *r = fx_typical();
+
+	if (!r)
+		return NULL;
+	free(r->meta.hostname);
+	r->meta.hostname = fx_strdup("h\xc3\xa9te \x01\x7f\xff\\ \"q\" \t\n end");
+	free(r->meta.options);
+	r->meta.options = fx_strdup("-o 'a b' --comm=\xe2\x98\x83 \r\n--");
+	free(r->meta.event);
+	r->meta.event = fx_strdup("");
+	free(r->meta.arch);
+	r->meta.arch = NULL; /* reads back as "" */
+	free(r->objects[0].path);
+	r->objects[0].path = fx_strdup("/tmp/dir with spaces/\xff\xfe\n.so");
+	snprintf(r->counts[0].comm, BPROF_COMM_LEN, "a\x01\xff\t b");
+	free(r->kernel.ksyms[1].name);
+	r->kernel.ksyms[1].name = fx_strdup("sym.with.dots$and\x80high");
+	return r;
+}
+
+/* xorshift64*: deterministic content for a given seed */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * UINT64_C(2685821657736338717);
+}
+
+struct bprof_recording *fx_large(unsigned nr_counts, unsigned nr_stacks, unsigned nr_ksyms,
+				 unsigned seed)
+{
+	struct bprof_recording *r = fx_empty();
+	uint64_t s = seed * UINT64_C(0x9e3779b97f4a7c15) + 1, addr = 0xffffffff81000000ull;
+
+	if (!r)
+		return NULL;
+	set_meta(r, "big-host");
+	for (unsigned i = 0; i < nr_stacks; i++)
+		add_stack(r, i * 3 + 1, 1 + (unsigned)(rnd(&s) % 127), rnd(&s) & 0x7fffffffffffull);
+	for (unsigned i = 0; i < nr_counts; i++) {
+		int32_t us = nr_stacks ? (int32_t)(1 + 3 * (rnd(&s) % nr_stacks)) : -14;
+		int32_t ks = (i % 3 == 0) ? -14 : us;
+		char comm[16];
+
+		snprintf(comm, sizeof(comm), "task-%u", i % 5000);
+		add_count(r, 1000 + i % 777, us, ks, i % 3 ? addr + i : 0, 1 + rnd(&s) % 1000, comm);
+	}
+	r->kernel.release = fx_strdup("6.1.0-big");
+	r->kernel.nr_modules = 3;
+	r->kernel.modules = xcalloc(3, sizeof(*r->kernel.modules));
+	for (unsigned i = 0; i < 3; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "mod%u", i);
+		r->kernel.modules[i].name = fx_strdup(name);
+		r->kernel.modules[i].base = 0xffffffffc0000000ull + i * 0x100000;
+		r->kernel.modules[i].size = 0x100000;
+	}
+	r->kernel.nr_ksyms = nr_ksyms;
+	r->kernel.ksyms = nr_ksyms ? xcalloc(nr_ksyms, sizeof(*r->kernel.ksyms)) : NULL;
+	for (unsigned i = 0; i < nr_ksyms; i++) {
+		char name[64];
+
+		addr += rnd(&s) % 4096;
+		snprintf(name, sizeof(name), "kernel_function_%u_%llx", i,
+			 (unsigned long long)(rnd(&s) & 0xffff));
+		r->kernel.ksyms[i].addr = addr;
+		r->kernel.ksyms[i].name = fx_strdup(name);
+		r->kernel.ksyms[i].module_index = i % 10 == 0 ? (uint32_t)(i / 10 % 3) : BPROF_NO_OBJECT;
+	}
+	return r;
+}
+
+/* ---- comparison ------------------------------------------------------- */
+
+#define DIFF(...)                                       \
+	do {                                            \
+		snprintf(why, why_len, __VA_ARGS__);    \
+		return false;                           \
+	} while (0)
+
+static bool streq0(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, char *why,
+	      size_t why_len)
+{
+	const struct bprof_meta *ma = &a->meta, *mb = &b->meta;
+
+	if (!streq0(ma->hostname, mb->hostname) || !streq0(ma->kernel_release, mb->kernel_release) ||
+	    !streq0(ma->arch, mb->arch) || !streq0(ma->recorder_version, mb->recorder_version) ||
+	    !streq0(ma->options, mb->options) || !streq0(ma->event, mb->event))
+		DIFF("meta strings differ");
+	if (ma->start_time_ns != mb->start_time_ns || ma->duration_ns != mb->duration_ns ||
+	    ma->sample_freq != mb->sample_freq || ma->sample_period != mb->sample_period ||
+	    ma->ncpus != mb->ncpus || ma->flags != mb->flags)
+		DIFF("meta numbers differ");
+	if (memcmp(&a->losses, &b->losses, sizeof(a->losses)))
+		DIFF("losses differ");
+	if (a->nr_counts != b->nr_counts || a->nr_stacks != b->nr_stacks ||
+	    a->nr_objects != b->nr_objects || a->nr_processes != b->nr_processes)
+		DIFF("table sizes differ: %llu/%llu %llu/%llu %llu/%llu %llu/%llu",
+		     (unsigned long long)a->nr_counts, (unsigned long long)b->nr_counts,
+		     (unsigned long long)a->nr_stacks, (unsigned long long)b->nr_stacks,
+		     (unsigned long long)a->nr_objects, (unsigned long long)b->nr_objects,
+		     (unsigned long long)a->nr_processes, (unsigned long long)b->nr_processes);
+	for (uint64_t i = 0; i < a->nr_counts; i++) {
+		const struct bprof_count *x = &a->counts[i], *y = &b->counts[i];
+
+		if (x->pid != y->pid || x->tid != y->tid || x->exec_id != y->exec_id ||
+		    x->user_stack_id != y->user_stack_id || x->kernel_stack_id != y->kernel_stack_id ||
+		    x->kernel_ip != y->kernel_ip || x->count != y->count ||
+		    strncmp(x->comm, y->comm, BPROF_COMM_LEN))
+			DIFF("count %llu differs", (unsigned long long)i);
+	}
+	for (uint64_t i = 0; i < a->nr_stacks; i++) {
+		const struct bprof_stack *x = &a->stacks[i], *y = &b->stacks[i];
+
+		if (x->id != y->id || x->nr_ips != y->nr_ips ||
+		    (x->nr_ips && memcmp(x->ips, y->ips, x->nr_ips * 8)))
+			DIFF("stack %llu differs", (unsigned long long)i);
+	}
+	for (uint64_t i = 0; i < a->nr_objects; i++) {
+		const struct bprof_object *x = &a->objects[i], *y = &b->objects[i];
+
+		if (!streq0(x->path, y->path) || x->build_id_len != y->build_id_len ||
+		    memcmp(x->build_id, y->build_id, x->build_id_len) || x->flags != y->flags ||
+		    x->size != y->size || x->mtime_ns != y->mtime_ns || x->dev != y->dev ||
+		    x->inode != y->inode || x->fallback_hash != y->fallback_hash)
+			DIFF("object %llu differs", (unsigned long long)i);
+	}
+	for (uint64_t i = 0; i < a->nr_processes; i++) {
+		const struct bprof_process *x = &a->processes[i], *y = &b->processes[i];
+
+		if (x->pid != y->pid || x->ns_pid != y->ns_pid || x->exec_id != y->exec_id ||
+		    x->nr_mappings != y->nr_mappings || x->snapshot_ns != y->snapshot_ns ||
+		    strncmp(x->comm, y->comm, BPROF_COMM_LEN) || x->perf_map_len != y->perf_map_len ||
+		    (x->perf_map_len && memcmp(x->perf_map, y->perf_map, x->perf_map_len)))
+			DIFF("process %llu differs", (unsigned long long)i);
+		for (uint32_t j = 0; j < x->nr_mappings; j++)
+			if (memcmp(&x->mappings[j], &y->mappings[j], sizeof(x->mappings[j])))
+				DIFF("process %llu mapping %u differs", (unsigned long long)i, j);
+	}
+	{
+		const struct bprof_kernel *x = &a->kernel, *y = &b->kernel;
+
+		if (!streq0(x->release, y->release) || x->build_id_len != y->build_id_len ||
+		    memcmp(x->build_id, y->build_id, x->build_id_len) || x->flags != y->flags ||
+		    x->stext != y->stext || x->nr_modules != y->nr_modules ||
+		    x->nr_ksyms != y->nr_ksyms)
+			DIFF("kernel differs");
+		for (uint32_t i = 0; i < x->nr_modules; i++) {
+			const struct bprof_module *m = &x->modules[i], *n = &y->modules[i];
+
+			if (!streq0(m->name, n->name) || m->base != n->base || m->size != n->size ||
+			    m->build_id_len != n->build_id_len ||
+			    memcmp(m->build_id, n->build_id, m->build_id_len))
+				DIFF("module %u differs", i);
+		}
+		for (uint32_t i = 0; i < x->nr_ksyms; i++)
+			if (x->ksyms[i].addr != y->ksyms[i].addr ||
+			    x->ksyms[i].module_index != y->ksyms[i].module_index ||
+			    !streq0(x->ksyms[i].name, y->ksyms[i].name))
+				DIFF("ksym %u differs", i);
+	}
+	return true;
+}

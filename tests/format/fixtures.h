@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fixtures.h - recordings built in memory, shared by the format tests and
+ * the golden-file generator. */
+#ifndef BPROF_TEST_FIXTURES_H
+#define BPROF_TEST_FIXTURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bprof.h"
+
+/* Each returns a new recording (NULL on allocation failure). */
+struct bprof_recording *fx_empty(void);
+/* A few of everything, deterministic. */
+struct bprof_recording *fx_typical(void);
+/* Strings with odd bytes: UTF-8, control characters, high bytes, spaces. */
+struct bprof_recording *fx_odd_strings(void);
+/* nr_counts counts over nr_stacks stacks and nr_ksyms ksyms; seeded. */
+struct bprof_recording *fx_large(unsigned nr_counts, unsigned nr_stacks, unsigned nr_ksyms,
+				 unsigned seed);
+
+/* Deep comparison; on a difference writes a description to why. */
+bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, char *why,
+	      size_t why_len);
+
+/* Helpers for building golden and invalid files. */
+char *fx_strdup(const char *s);
+
+#endif
