@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bsym.c - the context, object registry, result cache and normalization. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bsym_internal.h"
+
+static const char *const reason_str[] = {
+	[BSYM_OK] = "ok",
+	[BSYM_R_UNMAPPED] = "address not mapped",
+	[BSYM_R_NO_DEBUGINFO] = "no ELF file or debuginfo found",
+	[BSYM_R_NO_SYMBOL] = "no symbol covers the address",
+	[BSYM_R_BUILD_ID_MISMATCH] = "build-id mismatch",
+	[BSYM_R_NO_BUILD_ID] = "object has no build-id",
+	[BSYM_R_JIT] = "JIT code without perf map entry",
+	[BSYM_R_KERNEL_NO_SYMBOLS] = "no kernel symbols",
+	[BSYM_R_INVALID] = "invalid object or offset",
+};
+
+const char *bsym_reason_str(enum bsym_reason r)
+{
+	if ((unsigned)r < sizeof(reason_str) / sizeof(reason_str[0]) && reason_str[r])
+		return reason_str[r];
+	return "unknown reason";
+}
+
+/* Frame-less results are the same for everyone: immutable statics. */
+static const struct bsym_result reason_results[] = {
+	{ BSYM_OK, 0, NULL },
+	{ BSYM_R_UNMAPPED, 0, NULL },
+	{ BSYM_R_NO_DEBUGINFO, 0, NULL },
+	{ BSYM_R_NO_SYMBOL, 0, NULL },
+	{ BSYM_R_BUILD_ID_MISMATCH, 0, NULL },
+	{ BSYM_R_NO_BUILD_ID, 0, NULL },
+	{ BSYM_R_JIT, 0, NULL },
+	{ BSYM_R_KERNEL_NO_SYMBOLS, 0, NULL },
+	{ BSYM_R_INVALID, 0, NULL },
+};
+
+const struct bsym_result *bsym_result_reason(enum bsym_reason r)
+{
+	if ((unsigned)r >= sizeof(reason_results) / sizeof(reason_results[0]) || r == BSYM_OK)
+		r = BSYM_R_INVALID;
+	return &reason_results[r];
+}
+
+struct bsym_result *bsym_result_new(struct bsym_ctx *ctx, unsigned nr_frames)
+{
+	struct bsym_result *r = bsym_arena_alloc(&ctx->arena, sizeof(*r));
+	struct bsym_frame *f = bsym_arena_alloc(&ctx->arena, nr_frames * sizeof(*f));
+	if (!r || !f)
+		return NULL;
+	memset(f, 0, nr_frames * sizeof(*f));
+	r->reason = BSYM_OK;
+	r->nr_frames = nr_frames;
+	r->frames = f;
+	return r;
+}
+
+/* ---- demangling ------------------------------------------------------------- */
+
+struct dem_entry {
+	struct dem_entry *next;
+	const char *dem;
+	char raw[];
+};
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* Rust legacy mangling is Itanium-shaped: _ZN...17h<16 hex>E.  Drop the
+ * hash and decode the $..$ escapes, as rustc-demangle does. */
+static char *rust_legacy_fixup(const char *raw, char *dem)
+{
+	size_t n = strlen(raw);
+	if (n < 21 || raw[n - 1] != 'E' || memcmp(raw + n - 21, "17h", 3) != 0)
+		return dem;
+	for (size_t i = n - 18; i < n - 1; i++)
+		if (!is_hex(raw[i]))
+			return dem;
+	size_t dn = strlen(dem);
+	if (dn > 19 && !memcmp(dem + dn - 19, "::h", 3))
+		dem[dn - 19] = '\0';
+	static const struct {
+		const char *esc, *rep;
+	} tab[] = { { "$SP$", "@" },   { "$BP$", "*" },   { "$RF$", "&" },   { "$LT$", "<" },
+		    { "$GT$", ">" },   { "$LP$", "(" },   { "$RP$", ")" },   { "$C$", "," },
+		    { "$u7e$", "~" },  { "$u20$", " " },  { "$u27$", "'" },  { "$u5b$", "[" },
+		    { "$u5d$", "]" },  { "$u7b$", "{" },  { "$u7d$", "}" },  { "$u3b$", ";" },
+		    { "$u2b$", "+" },  { "$u22$", "\"" } };
+	char *w = dem;
+	for (const char *r = dem; *r;) {
+		bool done = false;
+		if (*r == '$') {
+			for (size_t t = 0; t < sizeof(tab) / sizeof(tab[0]); t++) {
+				size_t l = strlen(tab[t].esc);
+				if (!strncmp(r, tab[t].esc, l)) {
+					*w++ = tab[t].rep[0];
+					r += l;
+					done = true;
+					break;
+				}
+			}
+		} else if (r[0] == '.' && r[1] == '.') {
+			*w++ = ':';
+			*w++ = ':';
+			r += 2;
+			done = true;
+		}
+		if (!done)
+			*w++ = *r++;
+	}
+	*w = '\0';
+	return dem;
+}
+
+const char *bsym_display_name(struct bsym_ctx *ctx, const char *raw)
+{
+	if (!raw)
+		return "??";
+	if ((ctx->flags & BSYM_NO_DEMANGLE) || raw[0] != '_' || raw[1] != 'Z')
+		return raw;
+	size_t n = strlen(raw);
+	uint64_t h = bsym_hash_bytes(raw, n, 0);
+	struct dem_entry *head = bsym_map_get(&ctx->demangled, h);
+	for (struct dem_entry *e = head; e; e = e->next)
+		if (!strcmp(e->raw, raw))
+			return e->dem;
+	struct dem_entry *e = bsym_arena_alloc(&ctx->arena, sizeof(*e) + n + 1);
+	if (!e)
+		return raw;
+	memcpy(e->raw, raw, n + 1);
+	e->dem = e->raw;
+	char *d = bsym_cxx_demangle(raw);
+	if (d) {
+		rust_legacy_fixup(raw, d);
+		char *c = bsym_arena_strdup(&ctx->arena, d);
+		free(d);
+		if (c)
+			e->dem = c;
+	}
+	e->next = head;
+	if (bsym_map_put(&ctx->demangled, h, e))
+		return e->dem; /* not cached, still correct */
+	return e->dem;
+}
+
+/* ---- frames from DWARF + symbol table ------------------------------------------ */
+
+static const char *dw_display(struct bsym_ctx *ctx, const struct bsym_dwframe *f)
+{
+	if (!f->raw)
+		return NULL;
+	if (*f->demangled)
+		return *f->demangled;
+	const char *d = bsym_display_name(ctx, f->raw);
+	*f->demangled = d;
+	return d;
+}
+
+int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, Dwfl_Module *mod,
+			   uint64_t dwaddr, uint64_t modaddr, enum bsym_frame_kind kind,
+			   const struct bsym_result **out)
+{
+	struct bsym_dwlookup lk;
+	lk.nr = 0;
+	lk.file = NULL;
+	lk.line = lk.column = 0;
+	if (idx && bsym_dwidx_lookup(idx, dwaddr, &lk))
+		return -ENOMEM;
+
+	const char *sname = NULL;
+	GElf_Off soff = 0;
+	if (mod && (lk.nr == 0 || !lk.chain[0].raw)) {
+		GElf_Sym sym;
+		sname = dwfl_module_addrinfo(mod, modaddr, &soff, &sym, NULL, NULL, NULL);
+	}
+	if (lk.nr == 0) {
+		if (!sname) {
+			*out = bsym_result_reason(BSYM_R_NO_SYMBOL);
+			return 0;
+		}
+		struct bsym_result *r = bsym_result_new(ctx, 1);
+		if (!r)
+			return -ENOMEM;
+		struct bsym_frame *f = (struct bsym_frame *)r->frames;
+		f->raw_name = sname;
+		f->name = bsym_display_name(ctx, sname);
+		f->file = lk.file;
+		f->line = lk.line;
+		f->column = lk.column;
+		f->offset = soff;
+		f->kind = kind;
+		*out = r;
+		return 0;
+	}
+	unsigned nf = (ctx->flags & BSYM_NO_INLINE) ? 1 : lk.nr;
+	struct bsym_result *r = bsym_result_new(ctx, nf);
+	if (!r)
+		return -ENOMEM;
+	struct bsym_frame *fr = (struct bsym_frame *)r->frames;
+	for (unsigned k = 0; k < nf; k++) {
+		/* frames[k] is chain[nr-1-k]; the outermost is chain[0] */
+		unsigned c = (nf == 1) ? 0 : lk.nr - 1 - k;
+		const struct bsym_dwframe *d = &lk.chain[c];
+		struct bsym_frame *f = &fr[k];
+		const char *disp = dw_display(ctx, d);
+		if (c == 0 && !d->raw && sname) {
+			f->raw_name = sname;
+			f->name = bsym_display_name(ctx, sname);
+		} else {
+			f->raw_name = d->raw ? d->raw : "??";
+			f->name = disp ? disp : "??";
+		}
+		if (k == 0) {
+			f->file = lk.file;
+			f->line = lk.line;
+			f->column = lk.column;
+		} else {
+			const struct bsym_dwframe *callee = &lk.chain[c + 1];
+			f->file = callee->call_file;
+			f->line = callee->call_line;
+			f->column = callee->call_column;
+		}
+		f->inlined = c != 0;
+		f->kind = kind;
+		if (c == 0)
+			f->offset = dwaddr >= d->entry ? dwaddr - d->entry : soff;
+	}
+	*out = r;
+	return 0;
+}
+
+/* ---- context ---------------------------------------------------------------- */
+
+static char *xstrdup_opt(const char *s, int *err)
+{
+	if (!s)
+		return NULL;
+	char *d = strdup(s);
+	if (!d)
+		*err = -ENOMEM;
+	return d;
+}
+
+int bsym_create(struct bsym_ctx **out, const struct bsym_opts *opts)
+{
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	struct bsym_opts o = { 0 };
+	if (opts) {
+		/* Callers built against an older, shorter struct pass their sz:
+		 * read no further than that. */
+		size_t n = opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o);
+		memcpy(&o, opts, n);
+		if (o.nr_debug_dirs && !o.debug_dirs)
+			return -EINVAL;
+	}
+	struct bsym_ctx *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	int err = 0;
+	ctx->flags = o.flags;
+	ctx->log = o.log;
+	ctx->log_arg = o.log_arg;
+	ctx->debug_dirs = calloc(o.nr_debug_dirs + 1, sizeof(char *));
+	if (!ctx->debug_dirs)
+		goto oom;
+	size_t pathlen = 1;
+	for (size_t i = 0; i < o.nr_debug_dirs; i++) {
+		if (!o.debug_dirs[i] || !*o.debug_dirs[i])
+			continue;
+		char *d = strdup(o.debug_dirs[i]);
+		if (!d)
+			goto oom;
+		size_t l = strlen(d);
+		while (l > 1 && d[l - 1] == '/')
+			d[--l] = '\0';
+		ctx->debug_dirs[ctx->nr_debug_dirs++] = d;
+		pathlen += l + 1;
+	}
+	ctx->nr_user_dirs = ctx->nr_debug_dirs;
+	if (!(o.flags & BSYM_NO_SYSTEM_DEBUG)) {
+		if (!(ctx->debug_dirs[ctx->nr_debug_dirs] = strdup("/usr/lib/debug")))
+			goto oom;
+		pathlen += strlen("/usr/lib/debug") + 1;
+		ctx->nr_debug_dirs++;
+	}
+	/* libdwfl's build-id helpers only search absolute entries; a lone
+	 * "-" means "no CRC check, no paths" when we have no dirs at all. */
+	ctx->debuginfo_path = calloc(1, pathlen + 2);
+	if (!ctx->debuginfo_path)
+		goto oom;
+	for (size_t i = 0; i < ctx->nr_debug_dirs; i++) {
+		if (ctx->debug_dirs[i][0] != '/')
+			continue;
+		if (ctx->debuginfo_path[0])
+			strcat(ctx->debuginfo_path, ":");
+		strcat(ctx->debuginfo_path, ctx->debug_dirs[i]);
+	}
+	if (!ctx->debuginfo_path[0])
+		strcpy(ctx->debuginfo_path, "/nonexistent");
+	if (o.sysroot && *o.sysroot && strcmp(o.sysroot, "/") != 0) {
+		ctx->sysroot = xstrdup_opt(o.sysroot, &err);
+		if (ctx->sysroot) {
+			size_t l = strlen(ctx->sysroot);
+			while (l > 1 && ctx->sysroot[l - 1] == '/')
+				ctx->sysroot[--l] = '\0';
+		}
+	}
+	ctx->vmlinux = xstrdup_opt(o.vmlinux, &err);
+	if (err)
+		goto oom;
+	elf_version(EV_CURRENT);
+	*out = ctx;
+	return 0;
+oom:
+	bsym_destroy(ctx);
+	return -ENOMEM;
+}
+
+void bsym_destroy(struct bsym_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	for (size_t i = 0; i < ctx->nr_objs; i++)
+		bsym_obj_release(ctx->objs[i]);
+	free(ctx->objs);
+	for (size_t i = 0; i < ctx->nr_kernels; i++)
+		bsym_kernel_free(ctx->kernels[i]);
+	free(ctx->kernels);
+	for (size_t i = 0; i < ctx->nr_perfmaps; i++)
+		bsym_perfmap_free(ctx->perfmaps[i]);
+	free(ctx->perfmaps);
+	bsym_dirscans_free(ctx);
+	if (ctx->dinfod_client)
+		((void (*)(void *))ctx->dinfod_end)(ctx->dinfod_client);
+	/* The library stays loaded: libdebuginfod registers atexit-like
+	 * state (curl) that must not be unmapped under it. */
+	for (size_t i = 0; ctx->debug_dirs && i < ctx->nr_debug_dirs; i++)
+		free(ctx->debug_dirs[i]);
+	free(ctx->debug_dirs);
+	free(ctx->debuginfo_path);
+	free(ctx->sysroot);
+	free(ctx->vmlinux);
+	bsym_map_free(&ctx->demangled);
+	bsym_arena_free(&ctx->arena);
+	free(ctx);
+}
+
+/* ---- objects ---------------------------------------------------------------- */
+
+int bsym_object_register(struct bsym_ctx *ctx, const struct bsym_object_desc *desc,
+			 uint32_t *id_out)
+{
+	if (!ctx || !desc || !id_out)
+		return -EINVAL;
+	*id_out = BSYM_NO_OBJECT;
+	if (desc->sz && desc->sz < offsetof(struct bsym_object_desc, verify_arg) + sizeof(void *))
+		return -EINVAL;
+	size_t len = desc->build_id ? desc->build_id_len : 0;
+	if (len > BSYM_MAX_BUILD_ID)
+		return -EINVAL;
+	uint64_t h = bsym_hash_bytes(desc->build_id, len, len);
+	for (size_t i = 0; i < ctx->nr_objs; i++) {
+		struct bsym_obj *o = ctx->objs[i];
+		if (len) {
+			if (o->bid_hash == h && o->build_id_len == len &&
+			    !memcmp(o->build_id, desc->build_id, len)) {
+				*id_out = (uint32_t)i;
+				return 0;
+			}
+		} else if (!o->build_id_len && o->verify == desc->verify &&
+			   o->verify_arg == desc->verify_arg && o->path && desc->path &&
+			   !strcmp(o->path, desc->path)) {
+			*id_out = (uint32_t)i;
+			return 0;
+		}
+	}
+	if (ctx->nr_objs >= BSYM_NO_OBJECT - 1)
+		return -ENOMEM;
+	if (ctx->nr_objs == ctx->cap_objs) {
+		size_t nc = ctx->cap_objs ? ctx->cap_objs * 2 : 16;
+		struct bsym_obj **n = realloc(ctx->objs, nc * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		ctx->objs = n;
+		ctx->cap_objs = nc;
+	}
+	struct bsym_obj *o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->ctx = ctx;
+	o->pending_debug_fd = -1;
+	if (len)
+		memcpy(o->build_id, desc->build_id, len);
+	o->build_id_len = len;
+	o->bid_hash = h;
+	if (desc->path && !(o->path = strdup(desc->path))) {
+		free(o);
+		return -ENOMEM;
+	}
+	o->verify = desc->verify;
+	o->verify_arg = desc->verify_arg;
+	*id_out = (uint32_t)ctx->nr_objs;
+	ctx->objs[ctx->nr_objs++] = o;
+	return 0;
+}
+
+static bool off_to_vaddr(const struct bsym_obj *o, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < o->nr_segs; i++) {
+		const struct bsym_seg *s = &o->segs[i];
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*vaddr = s->vaddr + (off - s->offset);
+			return true;
+		}
+	}
+	return false;
+}
+
+int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
+			  const struct bsym_result **out)
+{
+	if (!ctx || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (object >= ctx->nr_objs)
+		return -EINVAL;
+	struct bsym_obj *o = ctx->objs[object];
+	const struct bsym_result *r = bsym_map_get(&o->cache, file_offset);
+	if (r) {
+		*out = r;
+		return 0;
+	}
+	if (!o->loaded)
+		bsym_obj_load(ctx, o);
+	uint64_t vaddr;
+	if (o->status != BSYM_OK) {
+		r = bsym_result_reason(o->status);
+	} else if (!off_to_vaddr(o, file_offset, &vaddr)) {
+		r = bsym_result_reason(BSYM_R_INVALID);
+	} else {
+		int err = bsym_frames_from_dwarf(ctx, o->idx, o->mod, vaddr - o->dwbias, vaddr,
+						 BSYM_FRAME_USER, &r);
+		if (err)
+			return err;
+	}
+	if (bsym_map_put(&o->cache, file_offset, (void *)r))
+		return -ENOMEM;
+	*out = r;
+	return 0;
+}
+
+int bsym_object_info(struct bsym_ctx *ctx, uint32_t object, struct bsym_object_info *out)
+{
+	if (!ctx || !out || object >= ctx->nr_objs)
+		return -EINVAL;
+	struct bsym_obj *o = ctx->objs[object];
+	if (!o->loaded)
+		bsym_obj_load(ctx, o);
+	memset(out, 0, sizeof(*out));
+	out->status = o->status;
+	out->elf_path = o->elf_path;
+	out->debug_path = o->debug_path;
+	out->has_dwarf = o->has_dwarf;
+	out->has_symtab = o->has_symtab;
+	return 0;
+}
+
+/* ---- normalization -------------------------------------------------------------- */
+
+int bsym_normalize(const struct bsym_mapping *maps, size_t nr_maps, uint64_t addr,
+		   uint32_t *object, uint64_t *file_offset, uint32_t *map_flags)
+{
+	if ((!maps && nr_maps) || !object || !file_offset)
+		return -EINVAL;
+	size_t lo = 0, hi = nr_maps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= maps[lo - 1].end)
+		return -ENOENT;
+	const struct bsym_mapping *m = &maps[lo - 1];
+	*object = (m->flags & BSYM_MAP_ANON) ? BSYM_NO_OBJECT : m->object;
+	*file_offset = m->file_offset + (addr - m->start);
+	if (map_flags)
+		*map_flags = m->flags;
+	return 0;
+}

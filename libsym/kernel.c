@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kernel.c - kernel addresses: a vmlinux with the recorded build-id
+ * (through libdwfl and the DWARF index, at bias = runtime _stext -
+ * link-time _stext) when one is found, else the recorded kallsyms.
+ * Module addresses are named from kallsyms.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bsym_internal.h"
+
+/* kallsyms carries no sizes: a symbol covers up to the next one, within its
+ * module, and never more than this (no kernel function is anywhere near). */
+#define KSYM_MAX_SPAN (1u << 20)
+
+struct kmod {
+	uint64_t base, size;
+	const char *name;
+};
+
+struct ksym {
+	uint64_t addr;
+	const char *name;
+	uint32_t mod; /* index into mods or BSYM_NO_OBJECT */
+	uint32_t seq;
+};
+
+struct bsym_kernel {
+	uint8_t build_id[BSYM_MAX_BUILD_ID];
+	size_t build_id_len;
+	char *release;
+	uint64_t stext;
+	struct kmod *mods;
+	size_t nmods;
+	struct ksym *syms;
+	size_t nsyms;
+
+	bool loaded;
+	char *vmlinux_path;
+	Dwfl_Callbacks cb;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct bsym_dwidx *idx;
+	Dwarf_Addr dwbias;
+	uint64_t bias; /* runtime - link time */
+
+	struct bsym_map cache;
+};
+
+void bsym_kernel_free(struct bsym_kernel *k)
+{
+	if (!k)
+		return;
+	bsym_dwidx_free(k->idx);
+	if (k->dwfl)
+		dwfl_end(k->dwfl);
+	free(k->vmlinux_path);
+	free(k->release);
+	free(k->mods);
+	free(k->syms);
+	bsym_map_free(&k->cache);
+	free(k);
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *desc,
+			 uint32_t *id_out)
+{
+	if (!ctx || !desc || !id_out)
+		return -EINVAL;
+	*id_out = BSYM_NO_OBJECT;
+	size_t blen = desc->build_id ? desc->build_id_len : 0;
+	if (blen > BSYM_MAX_BUILD_ID || (desc->nr_modules && !desc->modules) ||
+	    (desc->nr_ksyms && !desc->ksyms))
+		return -EINVAL;
+	if (blen) {
+		for (size_t i = 0; i < ctx->nr_kernels; i++) {
+			struct bsym_kernel *k = ctx->kernels[i];
+			if (k->build_id_len == blen && !memcmp(k->build_id, desc->build_id, blen) &&
+			    k->stext == desc->stext) {
+				*id_out = (uint32_t)i;
+				return 0;
+			}
+		}
+	}
+	if (ctx->nr_kernels >= BSYM_NO_OBJECT - 1)
+		return -ENOMEM;
+	struct bsym_kernel *k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	memcpy(k->build_id, desc->build_id, blen);
+	k->build_id_len = blen;
+	k->stext = desc->stext;
+	if (desc->release && !(k->release = strdup(desc->release)))
+		goto oom;
+	if (desc->nr_modules) {
+		k->mods = calloc(desc->nr_modules, sizeof(*k->mods));
+		if (!k->mods)
+			goto oom;
+		for (size_t i = 0; i < desc->nr_modules; i++) {
+			const struct bsym_kmodule *m = &desc->modules[i];
+			k->mods[i].base = m->base;
+			k->mods[i].size = m->size;
+			k->mods[i].name = bsym_arena_strdup(&ctx->arena, m->name ? m->name : "?");
+			if (!k->mods[i].name)
+				goto oom;
+		}
+		k->nmods = desc->nr_modules;
+	}
+	if (desc->nr_ksyms) {
+		k->syms = calloc(desc->nr_ksyms, sizeof(*k->syms));
+		if (!k->syms)
+			goto oom;
+		for (size_t i = 0; i < desc->nr_ksyms; i++) {
+			const struct bsym_ksym *s = &desc->ksyms[i];
+			if (!s->name)
+				continue;
+			struct ksym *d = &k->syms[k->nsyms];
+			d->addr = s->addr;
+			d->name = bsym_arena_strdup(&ctx->arena, s->name);
+			if (!d->name)
+				goto oom;
+			d->mod = s->module_index < k->nmods ? s->module_index : BSYM_NO_OBJECT;
+			d->seq = (uint32_t)k->nsyms;
+			k->nsyms++;
+		}
+		/* "sorted by addr" is a promise from a file: make sure. */
+		qsort(k->syms, k->nsyms, sizeof(*k->syms), cmp_ksym);
+	}
+	if (ctx->nr_kernels == ctx->cap_kernels) {
+		size_t nc = ctx->cap_kernels ? ctx->cap_kernels * 2 : 4;
+		struct bsym_kernel **n = realloc(ctx->kernels, nc * sizeof(*n));
+		if (!n)
+			goto oom;
+		ctx->kernels = n;
+		ctx->cap_kernels = nc;
+	}
+	*id_out = (uint32_t)ctx->nr_kernels;
+	ctx->kernels[ctx->nr_kernels++] = k;
+	return 0;
+oom:
+	bsym_kernel_free(k);
+	return -ENOMEM;
+}
+
+static int kcb_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+			Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	return -1;
+}
+
+static int kcb_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			      Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			      GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	return -1; /* a vmlinux is only used when it carries its DWARF or symbols */
+}
+
+static bool find_link_stext(Dwfl_Module *mod, uint64_t *out)
+{
+	int n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (name && !strcmp(name, "_stext")) {
+			*out = addr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void kernel_load(struct bsym_ctx *ctx, struct bsym_kernel *k)
+{
+	k->loaded = true;
+	if (!k->build_id_len)
+		return; /* an unverifiable vmlinux could name the wrong kernel */
+	char *cands[8] = { 0 };
+	size_t nc = 0;
+	if (ctx->vmlinux)
+		cands[nc++] = strdup(ctx->vmlinux);
+	bool rel_ok = k->release && *k->release && !strchr(k->release, '/') &&
+		      strcmp(k->release, "..") != 0;
+	for (size_t d = 0; d < ctx->nr_debug_dirs && nc < 6; d++) {
+		if (k->build_id_len < 2)
+			break;
+		char *p = NULL;
+		char hex[2 * BSYM_MAX_BUILD_ID + 1];
+		for (size_t i = 1; i < k->build_id_len; i++)
+			sprintf(hex + 2 * (i - 1), "%02x", k->build_id[i]);
+		if (asprintf(&p, "%s/.build-id/%02x/%s.debug", ctx->debug_dirs[d], k->build_id[0],
+			     hex) >= 0)
+			cands[nc++] = p;
+	}
+	if (rel_ok && !(ctx->flags & BSYM_NO_SYSTEM_DEBUG)) {
+		char *p;
+		if (nc < 8 && asprintf(&p, "/usr/lib/debug/boot/vmlinux-%s", k->release) >= 0)
+			cands[nc++] = p;
+		if (nc < 8 && asprintf(&p, "/boot/vmlinux-%s", k->release) >= 0)
+			cands[nc++] = p;
+	}
+	for (size_t i = 0; i < nc && !k->mod; i++) {
+		if (!cands[i])
+			continue;
+		Elf *elf;
+		bool mm = false;
+		int fd = bsym_open_elf_checked(cands[i], k->build_id, k->build_id_len, &elf, &mm);
+		if (fd < 0) {
+			if (mm)
+				bsym_log(ctx, BSYM_LOG_INFO, "%s: build-id differs, refused", cands[i]);
+			continue;
+		}
+		elf_end(elf);
+		k->cb.find_elf = kcb_find_elf;
+		k->cb.find_debuginfo = kcb_find_debuginfo;
+		k->cb.section_address = dwfl_offline_section_address;
+		k->cb.debuginfo_path = &ctx->debuginfo_path;
+		k->dwfl = dwfl_begin(&k->cb);
+		if (!k->dwfl) {
+			close(fd);
+			break;
+		}
+		dwfl_report_begin(k->dwfl);
+		k->mod = dwfl_report_elf(k->dwfl, "kernel", cands[i], fd, 0, false);
+		if (!k->mod)
+			close(fd);
+		dwfl_report_end(k->dwfl, NULL, NULL);
+		if (!k->mod) {
+			dwfl_end(k->dwfl);
+			k->dwfl = NULL;
+			continue;
+		}
+		k->vmlinux_path = strdup(cands[i]);
+	}
+	for (size_t i = 0; i < nc; i++)
+		free(cands[i]);
+	if (!k->mod)
+		return;
+	uint64_t link_stext;
+	if (k->stext && find_link_stext(k->mod, &link_stext))
+		k->bias = k->stext - link_stext;
+	Dwarf_Addr b = 0;
+	Dwarf *dw = dwfl_module_getdwarf(k->mod, &b);
+	if (dw) {
+		k->dwbias = b;
+		k->idx = bsym_dwidx_new(dw);
+	}
+}
+
+static const struct bsym_result *kallsyms_lookup(struct bsym_ctx *ctx, struct bsym_kernel *k,
+						 uint64_t addr, int *err)
+{
+	size_t lo = 0, hi = k->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return bsym_result_reason(BSYM_R_NO_SYMBOL);
+	/* Several names at one address: take the first registered. */
+	size_t i = lo - 1;
+	while (i > 0 && k->syms[i - 1].addr == k->syms[i].addr)
+		i--;
+	const struct ksym *s = &k->syms[i];
+	if (addr - s->addr >= KSYM_MAX_SPAN)
+		return bsym_result_reason(BSYM_R_NO_SYMBOL);
+	/* A symbol does not run past the end of its module, nor into one. */
+	int in_mod = -1;
+	for (size_t m = 0; m < k->nmods; m++) {
+		if (addr >= k->mods[m].base && addr - k->mods[m].base < k->mods[m].size) {
+			in_mod = (int)m;
+			break;
+		}
+	}
+	if (s->mod != BSYM_NO_OBJECT ? in_mod != (int)s->mod : in_mod >= 0)
+		return bsym_result_reason(BSYM_R_NO_SYMBOL);
+	struct bsym_result *r = bsym_result_new(ctx, 1);
+	if (!r) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	struct bsym_frame *f = (struct bsym_frame *)r->frames;
+	f->raw_name = s->name;
+	f->name = s->name;
+	f->offset = addr - s->addr;
+	f->kind = BSYM_FRAME_KERNEL;
+	return r;
+}
+
+int bsym_symbolize_kernel(struct bsym_ctx *ctx, uint32_t kernel, uint64_t addr,
+			  const struct bsym_result **out)
+{
+	if (!ctx || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (kernel >= ctx->nr_kernels)
+		return -EINVAL;
+	struct bsym_kernel *k = ctx->kernels[kernel];
+	const struct bsym_result *r = bsym_map_get(&k->cache, addr);
+	if (r) {
+		*out = r;
+		return 0;
+	}
+	if (!k->loaded)
+		kernel_load(ctx, k);
+	int err = 0;
+	r = NULL;
+	bool in_module = false;
+	for (size_t m = 0; m < k->nmods; m++)
+		if (addr >= k->mods[m].base && addr - k->mods[m].base < k->mods[m].size)
+			in_module = true;
+	if (k->mod && !in_module) {
+		uint64_t a = addr - k->bias;
+		err = bsym_frames_from_dwarf(ctx, k->idx, k->mod, a - k->dwbias, a,
+					     BSYM_FRAME_KERNEL, &r);
+		if (err)
+			return err;
+		if (r->reason != BSYM_OK && k->nsyms)
+			r = NULL; /* try kallsyms */
+	}
+	if (!r) {
+		if (k->nsyms)
+			r = kallsyms_lookup(ctx, k, addr, &err);
+		else
+			r = bsym_result_reason(k->mod ? BSYM_R_NO_SYMBOL : BSYM_R_KERNEL_NO_SYMBOLS);
+		if (err)
+			return err;
+	}
+	if (bsym_map_put(&k->cache, addr, (void *)r))
+		return -ENOMEM;
+	*out = r;
+	return 0;
+}
