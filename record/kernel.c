@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * kernel.c - what prof-report needs to symbolize kernel addresses on
+ * another machine: the kernel's build-id and release, where _stext landed
+ * (KASLR), the modules' bases and build-ids and a kallsyms snapshot.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <elf.h>
+#include "kernel.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+uint32_t notes_build_id(const void *buf, size_t len, uint8_t out[BPROF_BUILD_ID_MAX])
+{
+	const unsigned char *p = buf;
+	size_t off = 0;
+
+	while (len - off >= 12) {
+		uint32_t namesz, descsz, type;
+		size_t name_off, desc_off, next;
+
+		memcpy(&namesz, p + off, 4);
+		memcpy(&descsz, p + off + 4, 4);
+		memcpy(&type, p + off + 8, 4);
+		name_off = off + 12;
+		desc_off = name_off + ((namesz + 3) & ~3u);
+		next = desc_off + ((descsz + 3) & ~3u);
+		if (desc_off > len || next > len || desc_off < name_off)
+			return 0;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_off, "GNU", 4) &&
+		    descsz > 0 && descsz <= BPROF_BUILD_ID_MAX) {
+			memcpy(out, p + desc_off, descsz);
+			return descsz;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+static ssize_t read_small_file(const char *path, void *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (got < cap && (n = read(fd, (char *)buf + got, cap - got)) > 0)
+		got += n;
+	close(fd);
+	return got;
+}
+
+static int collect_modules(struct bprof_kernel *k)
+{
+	FILE *f = fopen("/proc/modules", "re");
+	char *line = NULL;
+	size_t cap = 0, alloc = 0;
+
+	if (!f)
+		return 0; /* no module support */
+	while (getline(&line, &cap, f) > 0) {
+		char name[256], path[512];
+		unsigned long long size, base;
+		unsigned char notes[1024];
+		struct bprof_module *m;
+		ssize_t n;
+
+		if (sscanf(line, "%255s %llu %*s %*s %*s %llx", name, &size, &base) != 3)
+			continue;
+		if (k->nr_modules == alloc) {
+			size_t na = alloc ? alloc * 2 : 32;
+			void *nm = realloc(k->modules, na * sizeof(*k->modules));
+
+			if (!nm)
+				goto nomem;
+			k->modules = nm;
+			alloc = na;
+		}
+		m = &k->modules[k->nr_modules];
+		memset(m, 0, sizeof(*m));
+		m->name = strdup(name);
+		if (!m->name)
+			goto nomem;
+		m->base = base;
+		m->size = size;
+		snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id", name);
+		n = read_small_file(path, notes, sizeof(notes));
+		if (n > 0)
+			m->build_id_len = notes_build_id(notes, n, m->build_id);
+		k->nr_modules++;
+	}
+	free(line);
+	fclose(f);
+	return 0;
+nomem:
+	free(line);
+	fclose(f);
+	return -ENOMEM;
+}
+
+static int module_index(const struct bprof_kernel *k, const char *name)
+{
+	for (uint32_t i = 0; i < k->nr_modules; i++)
+		if (!strcmp(k->modules[i].name, name))
+			return i;
+	return -1;
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct bprof_ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* One pass over /proc/kallsyms: _stext always, text symbols if asked. */
+static int collect_kallsyms(struct bprof_kernel *k, bool with_kallsyms, bool *hidden)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char *line = NULL;
+	size_t cap = 0, alloc = 0;
+	bool any_nonzero = false, any = false;
+
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long addr;
+		char type, name[512], mod[256];
+		int n, mi = -1;
+		struct bprof_ksym *s;
+
+		mod[0] = 0;
+		n = sscanf(line, "%llx %c %511s [%255[^]]]", &addr, &type, name, mod);
+		if (n < 3)
+			continue;
+		any = true;
+		if (addr)
+			any_nonzero = true;
+		if (!k->stext && !strcmp(name, "_stext"))
+			k->stext = addr;
+		if (!with_kallsyms || !(type == 't' || type == 'T' || type == 'w' || type == 'W'))
+			continue;
+		if (n == 4 && mod[0]) {
+			mi = module_index(k, mod);
+			/* bpf programs and ftrace trampolines live in pseudo modules
+			 * ([bpf], [__builtin__ftrace]) that /proc/modules lacks */
+		}
+		if (k->nr_ksyms == alloc) {
+			size_t na = alloc ? alloc * 2 : 65536;
+			void *nk = realloc(k->ksyms, na * sizeof(*k->ksyms));
+
+			if (!nk)
+				goto nomem;
+			k->ksyms = nk;
+			alloc = na;
+		}
+		s = &k->ksyms[k->nr_ksyms];
+		s->addr = addr;
+		s->module_index = mi < 0 ? BPROF_NO_OBJECT : (uint32_t)mi;
+		s->name = strdup(name);
+		if (!s->name)
+			goto nomem;
+		k->nr_ksyms++;
+	}
+	free(line);
+	fclose(f);
+	if (any && !any_nonzero) {
+		*hidden = true;
+		k->flags |= BPROF_KERNEL_KALLSYMS_HIDDEN;
+		for (uint32_t i = 0; i < k->nr_ksyms; i++)
+			free(k->ksyms[i].name);
+		free(k->ksyms);
+		k->ksyms = NULL;
+		k->nr_ksyms = 0;
+		k->stext = 0;
+	}
+	if (k->nr_ksyms)
+		qsort(k->ksyms, k->nr_ksyms, sizeof(*k->ksyms), cmp_ksym);
+	return 0;
+nomem:
+	free(line);
+	fclose(f);
+	return -ENOMEM;
+}
+
+int kernel_collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden)
+{
+	unsigned char notes[4096];
+	struct utsname u;
+	ssize_t n;
+	int err;
+
+	*hidden = false;
+	if (uname(&u) == 0) {
+		k->release = strdup(u.release);
+		if (!k->release)
+			return -ENOMEM;
+	}
+	n = read_small_file("/sys/kernel/notes", notes, sizeof(notes));
+	if (n > 0)
+		k->build_id_len = notes_build_id(notes, n, k->build_id);
+	err = collect_modules(k);
+	if (err)
+		return err;
+	return collect_kallsyms(k, with_kallsyms, hidden);
+}

@@ -1,0 +1,887 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * manifest.c - snapshots of /proc/PID/maps for sampled process images and
+ * the identity of each executable object they map.
+ *
+ * Objects are identified by (st_dev, st_ino, mtime) of the file behind
+ * /proc/PID/map_files/START-END, which reaches the mapped inode even when it
+ * was deleted or lives in another mount namespace (containers).  Each object
+ * is opened once per recording to read its build-id; rescans of a process
+ * skip mappings they already know, so a rescan costs one read of
+ * /proc/PID/maps.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "manifest.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+#define MAX_PERF_MAP (64u << 20)
+
+struct mmap_ent {
+	uint64_t start, end, off, dev, ino;
+	uint32_t obj;   /* index into manifest.objs or BPROF_NO_OBJECT */
+	uint32_t flags; /* BPROF_MAP_* */
+};
+
+struct proc_ent {
+	uint32_t pid, exec_id, ns_pid, ppid, parent_exec_id;
+	char comm[BPROF_COMM_LEN];
+	bool has_parent, snapped, dead, want, need;
+	uint64_t snapshot_ns;
+	struct mmap_ent *maps;
+	uint32_t nr_maps;
+	char *perf_map;
+	size_t perf_map_len;
+};
+
+struct obj_ent {
+	struct bprof_object o;
+	uint32_t out_index; /* index in the recording, UINT32_MAX until used */
+};
+
+/* Open addressing table of indexes keyed by a 64-bit hash; the caller
+ * checks the full key on a hit. */
+struct idx_table {
+	uint64_t *keys;
+	uint32_t *vals; /* UINT32_MAX: empty */
+	size_t cap, used;
+};
+
+struct manifest {
+	int exec_gen_fd;
+	uint64_t start_ns;
+	struct proc_ent *procs;
+	size_t nr_procs, cap_procs;
+	struct idx_table proc_idx;
+	struct obj_ent *objs;
+	size_t nr_objs, cap_objs;
+	struct idx_table obj_idx;
+	struct manifest_stats st;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static int tab_grow(struct idx_table *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 1024;
+	uint64_t *nk = calloc(ncap, sizeof(*nk));
+	uint32_t *nv = malloc(ncap * sizeof(*nv));
+
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return -ENOMEM;
+	}
+	memset(nv, 0xff, ncap * sizeof(*nv));
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (t->vals[i] == UINT32_MAX)
+			continue;
+		for (j = t->keys[i] & (ncap - 1); nv[j] != UINT32_MAX; j = (j + 1) & (ncap - 1))
+			;
+		nk[j] = t->keys[i];
+		nv[j] = t->vals[i];
+	}
+	free(t->keys);
+	free(t->vals);
+	t->keys = nk;
+	t->vals = nv;
+	t->cap = ncap;
+	return 0;
+}
+
+static int tab_insert(struct idx_table *t, uint64_t key, uint32_t val)
+{
+	size_t j;
+
+	if ((t->used + 1) * 2 > t->cap && tab_grow(t))
+		return -ENOMEM;
+	for (j = key & (t->cap - 1); t->vals[j] != UINT32_MAX; j = (j + 1) & (t->cap - 1))
+		;
+	t->keys[j] = key;
+	t->vals[j] = val;
+	t->used++;
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int manifest_new(struct manifest **out, int exec_gen_fd, uint64_t start_ns)
+{
+	struct manifest *m = calloc(1, sizeof(*m));
+
+	*out = NULL;
+	if (!m)
+		return -ENOMEM;
+	elf_version(EV_CURRENT);
+	m->exec_gen_fd = exec_gen_fd;
+	m->start_ns = start_ns;
+	*out = m;
+	return 0;
+}
+
+void manifest_free(struct manifest *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		free(m->procs[i].maps);
+		free(m->procs[i].perf_map);
+	}
+	for (size_t i = 0; i < m->nr_objs; i++)
+		free(m->objs[i].o.path);
+	free(m->procs);
+	free(m->objs);
+	free(m->proc_idx.keys);
+	free(m->proc_idx.vals);
+	free(m->obj_idx.keys);
+	free(m->obj_idx.vals);
+	free(m);
+}
+
+void manifest_stats(const struct manifest *m, struct manifest_stats *st)
+{
+	*st = m->st;
+}
+
+static struct proc_ent *proc_find(struct manifest *m, uint32_t pid, uint32_t exec_id)
+{
+	uint64_t key = (uint64_t)pid << 32 | exec_id, h = mix64(key);
+	struct idx_table *t = &m->proc_idx;
+
+	if (!t->cap)
+		return NULL;
+	for (size_t j = h & (t->cap - 1); t->vals[j] != UINT32_MAX; j = (j + 1) & (t->cap - 1)) {
+		struct proc_ent *p = &m->procs[t->vals[j]];
+
+		if (t->keys[j] == h && p->pid == pid && p->exec_id == exec_id)
+			return p;
+	}
+	return NULL;
+}
+
+/* Pointers into m->procs are valid until the next proc_get(). */
+static struct proc_ent *proc_get(struct manifest *m, uint32_t pid, uint32_t exec_id)
+{
+	struct proc_ent *p = proc_find(m, pid, exec_id);
+
+	if (p)
+		return p;
+	if (m->nr_procs == m->cap_procs) {
+		size_t nc = m->cap_procs ? m->cap_procs * 2 : 256;
+		void *np = realloc(m->procs, nc * sizeof(*m->procs));
+
+		if (!np)
+			return NULL;
+		m->procs = np;
+		m->cap_procs = nc;
+	}
+	if (tab_insert(&m->proc_idx, mix64((uint64_t)pid << 32 | exec_id), m->nr_procs))
+		return NULL;
+	p = &m->procs[m->nr_procs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->exec_id = exec_id;
+	return p;
+}
+
+/* The current exec generation of pid as the BPF side saw it. */
+static bool exec_gen(struct manifest *m, uint32_t pid, uint32_t *gen)
+{
+	if (m->exec_gen_fd < 0)
+		return false;
+	return bpf_map_lookup_elem(m->exec_gen_fd, &pid, gen) == 0;
+}
+
+/* ---- objects -------------------------------------------------------- */
+
+static bool scan_notes(Elf_Data *d, struct bprof_object *o)
+{
+	size_t off = 0, name_off, desc_off, next;
+	GElf_Nhdr nh;
+
+	if (!d)
+		return false;
+	while ((next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp((char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz > 0 &&
+		    nh.n_descsz <= BPROF_BUILD_ID_MAX) {
+			memcpy(o->build_id, (char *)d->d_buf + desc_off, nh.n_descsz);
+			o->build_id_len = nh.n_descsz;
+			return true;
+		}
+		off = next;
+	}
+	return false;
+}
+
+/* NT_GNU_BUILD_ID from the PT_NOTE segments, else from SHT_NOTE sections. */
+static bool elf_build_id(Elf *elf, struct bprof_object *o)
+{
+	Elf_Scn *scn = NULL;
+	size_t phnum;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		return false;
+	if (elf_getphdrnum(elf, &phnum) == 0) {
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE)
+				continue;
+			if (scan_notes(elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
+							    ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR),
+				       o))
+				return true;
+		}
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		if (scan_notes(elf_getdata(scn, NULL), o))
+			return true;
+	}
+	return false;
+}
+
+static int obj_add(struct manifest *m, const struct bprof_object *o, uint64_t h, uint32_t *idx)
+{
+	if (m->nr_objs == m->cap_objs) {
+		size_t nc = m->cap_objs ? m->cap_objs * 2 : 128;
+		void *no = realloc(m->objs, nc * sizeof(*m->objs));
+
+		if (!no)
+			return -ENOMEM;
+		m->objs = no;
+		m->cap_objs = nc;
+	}
+	if (tab_insert(&m->obj_idx, h, m->nr_objs))
+		return -ENOMEM;
+	m->objs[m->nr_objs].o = *o;
+	m->objs[m->nr_objs].out_index = UINT32_MAX;
+	*idx = m->nr_objs++;
+	return 0;
+}
+
+static uint64_t obj_hash(uint64_t dev, uint64_t ino, uint64_t mtime, uint32_t flags)
+{
+	return mix64(dev ^ mix64(ino ^ mix64(mtime ^ flags)));
+}
+
+static struct obj_ent *obj_find(struct manifest *m, uint64_t h, uint64_t dev, uint64_t ino,
+				uint64_t mtime, uint32_t flags, uint32_t *idx)
+{
+	struct idx_table *t = &m->obj_idx;
+
+	if (!t->cap)
+		return NULL;
+	for (size_t j = h & (t->cap - 1); t->vals[j] != UINT32_MAX; j = (j + 1) & (t->cap - 1)) {
+		struct obj_ent *e = &m->objs[t->vals[j]];
+
+		if (t->keys[j] == h && e->o.dev == dev && e->o.inode == ino &&
+		    e->o.mtime_ns == mtime && (e->o.flags & BPROF_OBJ_VDSO) == (flags & BPROF_OBJ_VDSO)) {
+			*idx = t->vals[j];
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* The object behind a file-backed executable mapping; BPROF_NO_OBJECT only
+ * on allocation failure. */
+static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_ent *me,
+			   const char *path, bool deleted)
+{
+	struct bprof_object o = {0};
+	char link[96];
+	struct stat st;
+	uint64_t h;
+	uint32_t idx;
+	int fd;
+
+	snprintf(link, sizeof(link), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)me->start, (unsigned long long)me->end);
+	if (stat(link, &st) == 0) {
+		o.dev = st.st_dev;
+		o.inode = st.st_ino;
+		o.size = st.st_size;
+		o.mtime_ns = st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec;
+	} else {
+		o.dev = me->dev;
+		o.inode = me->ino;
+		o.flags |= BPROF_OBJ_UNREADABLE;
+	}
+	h = obj_hash(o.dev, o.inode, o.mtime_ns, 0);
+	if (obj_find(m, h, o.dev, o.inode, o.mtime_ns, 0, &idx))
+		return idx;
+
+	if (deleted)
+		o.flags |= BPROF_OBJ_DELETED;
+	o.path = strdup(path);
+	if (!o.path)
+		return BPROF_NO_OBJECT;
+	fd = (o.flags & BPROF_OBJ_UNREADABLE) ? -1 : open(link, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		o.flags |= BPROF_OBJ_UNREADABLE;
+	} else {
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+		m->st.objects_opened++;
+		if (elf_build_id(elf, &o))
+			o.flags |= BPROF_OBJ_HAS_BUILD_ID;
+		else if (bprof_fallback_hash(fd, &o.fallback_hash) == 0)
+			o.flags |= BPROF_OBJ_FALLBACK_ID;
+		if (elf)
+			elf_end(elf);
+		close(fd);
+	}
+	if (obj_add(m, &o, h, &idx)) {
+		free(o.path);
+		return BPROF_NO_OBJECT;
+	}
+	return idx;
+}
+
+/* [vdso]: read the image from the process memory for its build-id.  All
+ * processes of one ABI share it, so it is keyed by build-id. */
+static uint32_t vdso_object(struct manifest *m, uint32_t pid, const struct mmap_ent *me)
+{
+	struct bprof_object o = {0};
+	size_t len = me->end - me->start;
+	char path[64];
+	uint32_t idx;
+	void *buf;
+	int fd;
+
+	if (len > (1u << 20))
+		return BPROF_NO_OBJECT;
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return BPROF_NO_OBJECT;
+	buf = malloc(len);
+	if (buf && pread(fd, buf, len, me->start) == (ssize_t)len) {
+		Elf *elf = elf_memory(buf, len);
+
+		if (elf_build_id(elf, &o))
+			o.flags |= BPROF_OBJ_HAS_BUILD_ID;
+		if (elf)
+			elf_end(elf);
+	}
+	free(buf);
+	close(fd);
+	if (!(o.flags & BPROF_OBJ_HAS_BUILD_ID))
+		return BPROF_NO_OBJECT;
+	/* deduplicated by build-id below; no file, so no dev/inode */
+	uint64_t key = 0;
+
+	for (uint32_t i = 0; i < o.build_id_len; i++)
+		key = key * 131 + o.build_id[i];
+	o.size = len;
+	o.flags |= BPROF_OBJ_VDSO;
+	for (size_t i = 0; i < m->nr_objs; i++) {
+		struct bprof_object *x = &m->objs[i].o;
+
+		if ((x->flags & BPROF_OBJ_VDSO) && x->build_id_len == o.build_id_len &&
+		    !memcmp(x->build_id, o.build_id, o.build_id_len))
+			return i;
+	}
+	o.path = strdup("[vdso]");
+	if (!o.path || obj_add(m, &o, obj_hash(0, key, 0, BPROF_OBJ_VDSO), &idx)) {
+		free(o.path);
+		return BPROF_NO_OBJECT;
+	}
+	return idx;
+}
+
+/* ---- snapshots -------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t max, size_t *len, int *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 16384, got = 0;
+	char *buf;
+	ssize_t n;
+
+	*err = 0;
+	if (fd < 0) {
+		*err = errno;
+		return NULL;
+	}
+	buf = malloc(cap + 1);
+	while (buf) {
+		if (got == cap) {
+			char *nb;
+
+			if (cap >= max)
+				break;
+			cap *= 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + got, cap - got);
+		if (n < 0) {
+			*err = errno;
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		if (n == 0)
+			break;
+		got += n;
+	}
+	if (!buf && !*err)
+		*err = ENOMEM;
+	close(fd);
+	if (buf) {
+		buf[got] = 0;
+		*len = got;
+	}
+	return buf;
+}
+
+static int cmp_mmap(const void *a, const void *b)
+{
+	const struct mmap_ent *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static const struct mmap_ent *known_mapping(const struct proc_ent *p, const struct mmap_ent *me)
+{
+	size_t lo = 0, hi = p->nr_maps;
+
+	while (lo < hi) { /* p->maps is sorted by start */
+		size_t mid = (lo + hi) / 2;
+
+		if (p->maps[mid].start < me->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->nr_maps && p->maps[lo].start == me->start && p->maps[lo].end == me->end &&
+	    p->maps[lo].off == me->off && p->maps[lo].ino == me->ino && p->maps[lo].dev == me->dev &&
+	    p->maps[lo].flags == me->flags)
+		return &p->maps[lo];
+	return NULL;
+}
+
+/* New mappings win; old ones are kept where they overlap none of the new
+ * (a library dlclose'd since the last read stays symbolizable). */
+static int merge_maps(struct proc_ent *p, struct mmap_ent *nw, uint32_t nr)
+{
+	struct mmap_ent *out;
+	uint32_t n = 0, i, j;
+
+	if (nr == p->nr_maps && (!nr || !memcmp(nw, p->maps, nr * sizeof(*nw)))) {
+		free(nw);
+		return 0;
+	}
+	out = malloc((nr + p->nr_maps) * sizeof(*out) + 1);
+	if (!out) {
+		free(nw);
+		return -ENOMEM;
+	}
+	memcpy(out, nw, nr * sizeof(*nw));
+	n = nr;
+	for (i = 0, j = 0; i < p->nr_maps; i++) {
+		const struct mmap_ent *o = &p->maps[i];
+		bool overlap = false;
+
+		while (j < nr && nw[j].end <= o->start)
+			j++;
+		if (j < nr && nw[j].start < o->end)
+			overlap = true;
+		if (!overlap)
+			out[n++] = *o;
+	}
+	free(nw);
+	qsort(out, n, sizeof(*out), cmp_mmap);
+	free(p->maps);
+	p->maps = out;
+	p->nr_maps = n;
+	return 0;
+}
+
+static void read_ns_pid(struct proc_ent *p)
+{
+	char path[64], *buf, *s;
+	size_t len;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", p->pid);
+	buf = read_file(path, 65536, &len, &err);
+	if (!buf)
+		return;
+	s = strstr(buf, "\nNSpid:");
+	if (s) {
+		char *end = strchr(s + 1, '\n'), *last = NULL, *t;
+
+		if (end)
+			*end = 0;
+		for (t = strtok(s + 7, " \t"); t; t = strtok(NULL, " \t"))
+			last = t;
+		if (last)
+			p->ns_pid = strtoul(last, NULL, 10);
+	}
+	free(buf);
+}
+
+static void read_perf_map(struct proc_ent *p)
+{
+	char path[96], *buf;
+	size_t len;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", p->pid,
+		 p->ns_pid ? p->ns_pid : p->pid);
+	buf = read_file(path, MAX_PERF_MAP, &len, &err);
+	if (!buf)
+		return;
+	if (len >= p->perf_map_len) { /* JITs append: keep the longest */
+		free(p->perf_map);
+		p->perf_map = buf;
+		p->perf_map_len = len;
+	} else {
+		free(buf);
+	}
+}
+
+/*
+ * Read /proc/PID/maps into the snapshot of the image it belongs to.  The
+ * image is hint_exec unless the BPF side saw the process exec since.
+ * Returns 0, -ESRCH when the process is gone, -ENOMEM.
+ */
+static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
+{
+	struct mmap_ent *nw = NULL;
+	uint32_t gen0 = 0, gen1 = 0, nr = 0, exec_id;
+	bool have0, have1;
+	struct proc_ent *p;
+	char path[64], *buf = NULL, *line, *save = NULL;
+	size_t len, nlines = 0;
+	int err, tries = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	do {
+		free(buf);
+		have0 = exec_gen(m, pid, &gen0);
+		buf = read_file(path, 64u << 20, &len, &err);
+		have1 = exec_gen(m, pid, &gen1);
+	} while (buf && (have0 != have1 || gen0 != gen1) && ++tries < 3);
+	if (!buf) {
+		m->st.failed++;
+		if (err == ENOMEM)
+			return -ENOMEM;
+		return -ESRCH;
+	}
+	exec_id = have1 ? gen1 : hint_exec;
+	p = proc_get(m, pid, exec_id);
+	if (!p) {
+		free(buf);
+		return -ENOMEM;
+	}
+	for (char *c = buf; *c; c++)
+		nlines += *c == '\n';
+	if (!nlines) { /* zombie or kernel thread: nothing mapped */
+		free(buf);
+		m->st.failed++;
+		if (exec_id == hint_exec)
+			p->dead = true;
+		return -ESRCH;
+	}
+	nw = malloc(nlines * sizeof(*nw) + 1);
+	if (!nw) {
+		free(buf);
+		return -ENOMEM;
+	}
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		char perms[8], *name;
+		int pos = 0;
+		struct mmap_ent me = {0};
+		const struct mmap_ent *k;
+		size_t nl;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
+			   &min, &ino, &pos) < 7 || pos == 0)
+			continue;
+		if (strlen(perms) < 3 || perms[2] != 'x')
+			continue;
+		name = line + pos;
+		me.start = start;
+		me.end = end;
+		me.off = off;
+		me.dev = makedev(maj, min);
+		me.ino = ino;
+		me.obj = BPROF_NO_OBJECT;
+		if (perms[0] == 'r')
+			me.flags |= BPROF_MAP_READ;
+		if (perms[1] == 'w')
+			me.flags |= BPROF_MAP_WRITE;
+		if (!strcmp(name, "[vsyscall]"))
+			continue; /* fixed, not in any object we could name */
+		if (!strcmp(name, "[vdso]"))
+			me.flags |= BPROF_MAP_VDSO;
+		else if (!ino || name[0] != '/')
+			me.flags |= BPROF_MAP_ANON;
+		k = known_mapping(p, &me);
+		if (k) {
+			me.obj = k->obj;
+		} else if (me.flags & BPROF_MAP_VDSO) {
+			me.obj = vdso_object(m, pid, &me);
+		} else if (!(me.flags & BPROF_MAP_ANON)) {
+			bool deleted = false;
+
+			nl = strlen(name);
+			if (nl > 10 && !strcmp(name + nl - 10, " (deleted)")) {
+				name[nl - 10] = 0;
+				deleted = true;
+			}
+			me.obj = object_for(m, pid, &me, name, deleted);
+			if (me.obj == BPROF_NO_OBJECT) {
+				free(nw);
+				free(buf);
+				return -ENOMEM;
+			}
+		}
+		nw[nr++] = me;
+	}
+	free(buf);
+	qsort(nw, nr, sizeof(*nw), cmp_mmap);
+	if (merge_maps(p, nw, nr))
+		return -ENOMEM;
+	if (!p->snapped)
+		p->snapshot_ns = now_ns() - m->start_ns;
+	p->snapped = true;
+	m->st.snapshots++;
+	if (!p->ns_pid)
+		read_ns_pid(p);
+	if (!p->comm[0]) {
+		char cpath[64], *c;
+		size_t cl;
+
+		snprintf(cpath, sizeof(cpath), "/proc/%u/comm", pid);
+		c = read_file(cpath, 64, &cl, &err);
+		if (c) {
+			c[strcspn(c, "\n")] = 0;
+			strncpy(p->comm, c, BPROF_COMM_LEN - 1);
+			free(c);
+		}
+	}
+	read_perf_map(p);
+	return 0;
+}
+
+int manifest_event(struct manifest *m, uint32_t pid, uint32_t exec_id, uint32_t ns_pid,
+		   uint32_t ppid, uint32_t parent_exec_id, const char *comm, bool force)
+{
+	struct proc_ent *p = proc_get(m, pid, exec_id);
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->ns_pid = ns_pid;
+	p->ppid = ppid;
+	p->parent_exec_id = parent_exec_id;
+	p->has_parent = true;
+	memcpy(p->comm, comm, BPROF_COMM_LEN);
+	p->comm[BPROF_COMM_LEN - 1] = 0;
+	if (p->snapped && !force)
+		return 0;
+	err = snapshot(m, pid, exec_id);
+	return err == -ENOMEM ? err : 0;
+}
+
+int manifest_rescan(struct manifest *m)
+{
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		struct proc_ent *p = &m->procs[i];
+		uint32_t gen;
+		int err;
+
+		if (!p->snapped || p->dead)
+			continue;
+		/* only the newest image of a process is still mapped */
+		if (exec_gen(m, p->pid, &gen) && gen != p->exec_id) {
+			p->dead = true;
+			continue;
+		}
+		err = snapshot(m, p->pid, p->exec_id);
+		p = &m->procs[i]; /* snapshot() may grow m->procs */
+		if (err == -ESRCH)
+			p->dead = true;
+		else if (err)
+			return err;
+	}
+	return 0;
+}
+
+int manifest_want(struct manifest *m, uint32_t pid, uint32_t exec_id, const char *comm,
+		  bool need)
+{
+	struct proc_ent *p = proc_get(m, pid, exec_id);
+
+	if (!p)
+		return -ENOMEM;
+	p->want = true;
+	p->need |= need;
+	if (!p->comm[0]) {
+		memcpy(p->comm, comm, BPROF_COMM_LEN);
+		p->comm[BPROF_COMM_LEN - 1] = 0;
+	}
+	return 0;
+}
+
+/* A child that never exec'd maps what its parent mapped at fork: walk up
+ * while exec_id says so and borrow the first snapshot found. */
+static const struct proc_ent *ancestor_snapshot(struct manifest *m, const struct proc_ent *p)
+{
+	for (int depth = 0; depth < 32 && p->has_parent && p->parent_exec_id == p->exec_id &&
+			    p->ppid && p->ppid != p->pid;
+	     depth++) {
+		const struct proc_ent *pp = proc_find(m, p->ppid, p->exec_id);
+
+		if (!pp)
+			return NULL;
+		if (pp->snapped)
+			return pp;
+		p = pp;
+	}
+	return NULL;
+}
+
+static int emit_object(struct manifest *m, struct bprof_recording *rec, uint32_t idx,
+		       uint32_t *out)
+{
+	struct obj_ent *e = &m->objs[idx];
+	struct bprof_object o;
+	int err;
+
+	if (e->out_index != UINT32_MAX) {
+		*out = e->out_index;
+		return 0;
+	}
+	o = e->o;
+	o.path = strdup(e->o.path ? e->o.path : "");
+	if (!o.path)
+		return -ENOMEM;
+	err = bprof_recording_add_object(rec, &o, &e->out_index);
+	if (err) {
+		free(o.path);
+		return -ENOMEM;
+	}
+	*out = e->out_index;
+	return 0;
+}
+
+int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *lost)
+{
+	size_t n = m->nr_procs;
+
+	*lost = 0;
+	/* Last chance for images whose first-sample event was dropped or came
+	 * too late: those still alive are read now. */
+	for (size_t i = 0; i < n; i++) {
+		struct proc_ent *p = &m->procs[i];
+
+		if (p->want && !p->snapped && !p->dead && p->pid) {
+			int err = snapshot(m, p->pid, p->exec_id);
+
+			if (err == -ENOMEM)
+				return err;
+		}
+	}
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		struct proc_ent *p = &m->procs[i];
+		const struct proc_ent *src = p;
+		struct bprof_process bp = {0};
+
+		if (!p->want)
+			continue;
+		if (!p->snapped) {
+			src = ancestor_snapshot(m, p);
+			if (!src) {
+				if (p->need)
+					(*lost)++;
+				continue;
+			}
+			m->st.from_parent++;
+		}
+		bp.pid = p->pid;
+		bp.ns_pid = p->ns_pid ? p->ns_pid : src->ns_pid;
+		bp.exec_id = p->exec_id;
+		bp.snapshot_ns = src->snapshot_ns;
+		memcpy(bp.comm, p->comm[0] ? p->comm : src->comm, BPROF_COMM_LEN);
+		bp.nr_mappings = src->nr_maps;
+		bp.mappings = calloc(src->nr_maps + 1, sizeof(*bp.mappings));
+		if (!bp.mappings)
+			return -ENOMEM;
+		for (uint32_t j = 0; j < src->nr_maps; j++) {
+			const struct mmap_ent *me = &src->maps[j];
+			struct bprof_mapping *bm = &bp.mappings[j];
+
+			bm->start = me->start;
+			bm->end = me->end;
+			bm->file_offset = me->off;
+			bm->flags = me->flags;
+			bm->object_index = BPROF_NO_OBJECT;
+			if (me->obj != BPROF_NO_OBJECT &&
+			    emit_object(m, rec, me->obj, &bm->object_index)) {
+				free(bp.mappings);
+				return -ENOMEM;
+			}
+		}
+		if (src->perf_map) {
+			bp.perf_map = malloc(src->perf_map_len + 1);
+			if (!bp.perf_map) {
+				free(bp.mappings);
+				return -ENOMEM;
+			}
+			memcpy(bp.perf_map, src->perf_map, src->perf_map_len);
+			bp.perf_map_len = src->perf_map_len;
+		}
+		if (bprof_recording_add_process(rec, &bp)) {
+			free(bp.mappings);
+			free(bp.perf_map);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}

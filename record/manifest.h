@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * manifest.h - snapshots of sampled processes' executable mappings and the
+ * identity (build-id, dev/inode/mtime) of every object they map.  See
+ * DESIGN.md for when snapshots are taken.
+ */
+#ifndef BPROF_RECORD_MANIFEST_H
+#define BPROF_RECORD_MANIFEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "bprof.h"
+
+struct manifest;
+
+/* exec_gen_fd: the BPF map tgid -> self_exec_id after its latest exec
+ * (-1: none); start_ns: CLOCK_MONOTONIC at the start of the recording. */
+int manifest_new(struct manifest **out, int exec_gen_fd, uint64_t start_ns);
+void manifest_free(struct manifest *m);
+
+/* Remember what the kernel told about a process image (parent, ns pid,
+ * comm) and snapshot it now if it has none yet.  0 or -ENOMEM. */
+int manifest_event(struct manifest *m, uint32_t pid, uint32_t exec_id, uint32_t ns_pid,
+		   uint32_t ppid, uint32_t parent_exec_id, const char *comm, bool force);
+
+/* Re-read the maps of every live process snapshotted so far, merging new
+ * mappings (dlopen).  0 or -ENOMEM. */
+int manifest_rescan(struct manifest *m);
+
+/* A process image that appears in the counts.  need: it has user stacks to
+ * symbolize (a missing snapshot is then a loss). */
+int manifest_want(struct manifest *m, uint32_t pid, uint32_t exec_id, const char *comm,
+		  bool need);
+
+/* Move the wanted snapshots and the objects they use into rec.  Wanted
+ * images without a snapshot are read now if still alive, else taken from
+ * the parent when they never exec'd; *lost counts those still missing. */
+int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *lost);
+
+/* Statistics for the status line and DESIGN.md measurements. */
+struct manifest_stats {
+	uint64_t snapshots;      /* /proc/PID/maps reads that succeeded */
+	uint64_t failed;         /* reads that failed (process gone) */
+	uint64_t objects_opened; /* ELF files opened for a build-id */
+	uint64_t from_parent;    /* images taken from their parent's snapshot */
+};
+void manifest_stats(const struct manifest *m, struct manifest_stats *st);
+
+#endif

@@ -1,0 +1,1149 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * prof-record - sample on-CPU stacks with BPF, count them in the kernel and
+ * write the raw tables plus everything needed to symbolize them elsewhere
+ * (mappings, build-ids, kernel identity) into one .bprof file.  Never
+ * symbolizes on the target.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bprof.h"
+#include "kernel.h"
+#include "manifest.h"
+#include "profile.h"
+#include "profile.skel.h"
+
+#ifndef BPROF_VERSION
+#define BPROF_VERSION "unknown"
+#endif
+
+#define MAX_IDS 1024
+#define RESCAN_NS 1000000000ULL
+
+struct env {
+	pid_t pids[MAX_IDS];
+	int nr_pids;
+	pid_t tids[MAX_IDS];
+	int nr_tids;
+	bool user_only;
+	bool kernel_only;
+	bool include_idle;
+	bool no_kallsyms;
+	bool quiet;
+	bool verbose;
+	bool force;
+	long freq;
+	long period;
+	int cpu;
+	long stack_storage_size;
+	long hash_storage_size;
+	const char *cgroup;
+	const char *output;
+	long duration;     /* seconds; 0: until a signal */
+	char **command;    /* after "--", NULL-terminated, or NULL */
+};
+
+/* Signal state: the only mutable globals.  exiting counts SIGINT/SIGTERM;
+ * a second one aborts unless the (atomic) write has already begun. */
+static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t writing;
+
+static void sig_handler(int sig)
+{
+	exiting++;
+	if (exiting >= 2 && !writing) {
+		static const char msg[] = "prof-record: second signal: aborted, no file written\n";
+
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+			/* nothing to do */
+		}
+		_exit(128 + sig);
+	}
+}
+
+const char *argp_program_version = "prof-record " BPROF_VERSION;
+const char *argp_program_bug_address = "https://github.com/bprof/bprof/issues";
+static const char argp_program_doc[] =
+	"Record on-CPU stack samples for offline analysis with prof-report.\n"
+	"\n"
+	"Stacks are sampled on the cpu-clock software event on every CPU and\n"
+	"frequency-counted in the kernel, as bcc's profile does.  At the end the raw\n"
+	"counts, the stack tables, the executable mappings and build-ids of every\n"
+	"sampled process and the kernel's identity are written to one .bprof file.\n"
+	"Nothing is symbolized here.\n"
+	"\n"
+	"USAGE: prof-record [OPTIONS] [DURATION | -- COMMAND [ARG...]]\n"
+	"\n"
+	"Without DURATION, records until SIGINT (Ctrl-C) or SIGTERM; a second signal\n"
+	"aborts without writing.  With -- COMMAND, runs COMMAND, profiles it and\n"
+	"every process it forks until it exits, and exits with its status.\n"
+	"The output file is never overwritten unless --force is given; it is\n"
+	"written atomically with mode 0600.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    prof-record                  # all threads at 49 Hertz until Ctrl-C\n"
+	"    prof-record 10               # for 10 seconds\n"
+	"    prof-record -F 99 -o x.bprof 5   # 99 Hertz, 5 s, into x.bprof\n"
+	"    prof-record -c 1000000       # one sample every million cpu-clock ns\n"
+	"    prof-record -p 185           # only process 185\n"
+	"    prof-record -p 185,186 -U    # two processes, user stacks only\n"
+	"    prof-record -L 185           # only thread 185 (per-thread counts)\n"
+	"    prof-record -K -C 1 5        # kernel stacks on CPU 1 for 5 s\n"
+	"    prof-record --cgroup /sys/fs/cgroup/system.slice 10\n"
+	"    prof-record -- make -j2      # profile a command and its children\n";
+
+enum {
+	OPT_STACK_STORAGE = 0x100,
+	OPT_HASH_STORAGE,
+	OPT_CGROUP,
+	OPT_NO_KALLSYMS,
+	OPT_FORCE,
+};
+
+static const struct argp_option opts[] = {
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile these processes only (pids in the caller's pid namespace)", 0 },
+	{ "tid", 'L', "TID[,TID...]", 0, "Profile these threads only; counts are kept per thread", 0 },
+	{ "user-stacks-only", 'U', NULL, 0, "Record user stacks only (no kernel stacks)", 0 },
+	{ "kernel-stacks-only", 'K', NULL, 0, "Record kernel stacks only (no user stacks)", 0 },
+	{ "frequency", 'F', "HZ", 0, "Sample frequency in Hertz (default 49)", 0 },
+	{ "count", 'c', "COUNT", 0, "Sample period: one sample every COUNT events (ns of cpu-clock)", 0 },
+	{ "include-idle", 'I', NULL, 0, "Include CPU idle stacks (pid 0)", 0 },
+	{ "cpu", 'C', "CPU", 0, "Sample this CPU only", 0 },
+	{ "stack-storage-size", OPT_STACK_STORAGE, "N", 0, "Unique stack traces that can be stored (default 16384)", 0 },
+	{ "hash-storage-size", OPT_HASH_STORAGE, "N", 0, "Unique counted keys that can be stored (default 40960)", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Profile tasks under this cgroup v2 directory only", 0 },
+	{ "no-kallsyms", OPT_NO_KALLSYMS, NULL, 0, "Do not store a /proc/kallsyms snapshot", 0 },
+	{ "output", 'o', "FILE", 0, "Output file (default prof-HOST-YYYYmmdd-HHMMSS.bprof)", 0 },
+	{ "force", OPT_FORCE, NULL, 0, "Replace an existing output file", 0 },
+	{ "quiet", 'q', NULL, 0, "No start and status lines (warnings and errors still)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf messages", 0 },
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
+	{},
+};
+
+static int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_id_list(const char *arg, pid_t *ids, int *nr)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long v;
+
+		if (*nr >= MAX_IDS || parse_long(tok, 1, INT_MAX, &v)) {
+			err = -EINVAL;
+			break;
+		}
+		ids[(*nr)++] = v;
+	}
+	if (!*nr)
+		err = -EINVAL;
+	free(copy);
+	return err;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	struct env *env = state->input;
+	long v;
+
+	switch (key) {
+	case 'h':
+		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+		break;
+	case 'p':
+		if (env->nr_tids || parse_id_list(arg, env->pids, &env->nr_pids)) {
+			fprintf(stderr, "prof-record: invalid -p '%s' (comma separated pids; not with -L)\n", arg);
+			argp_usage(state);
+		}
+		break;
+	case 'L':
+		if (env->nr_pids || parse_id_list(arg, env->tids, &env->nr_tids)) {
+			fprintf(stderr, "prof-record: invalid -L '%s' (comma separated tids; not with -p)\n", arg);
+			argp_usage(state);
+		}
+		break;
+	case 'U':
+		if (env->kernel_only) {
+			fprintf(stderr, "prof-record: -U and -K are mutually exclusive\n");
+			argp_usage(state);
+		}
+		env->user_only = true;
+		break;
+	case 'K':
+		if (env->user_only) {
+			fprintf(stderr, "prof-record: -U and -K are mutually exclusive\n");
+			argp_usage(state);
+		}
+		env->kernel_only = true;
+		break;
+	case 'F':
+		if (env->period || parse_long(arg, 1, 100000, &v)) {
+			fprintf(stderr, "prof-record: invalid -F '%s' (1..100000 Hz; not with -c)\n", arg);
+			argp_usage(state);
+		}
+		env->freq = v;
+		break;
+	case 'c':
+		if (env->freq || parse_long(arg, 1, LONG_MAX, &v)) {
+			fprintf(stderr, "prof-record: invalid -c '%s' (positive count; not with -F)\n", arg);
+			argp_usage(state);
+		}
+		env->period = v;
+		break;
+	case 'I':
+		env->include_idle = true;
+		break;
+	case 'C':
+		if (parse_long(arg, 0, 65535, &v)) {
+			fprintf(stderr, "prof-record: invalid -C '%s'\n", arg);
+			argp_usage(state);
+		}
+		env->cpu = v;
+		break;
+	case OPT_STACK_STORAGE:
+		if (parse_long(arg, 1, 1L << 24, &v)) {
+			fprintf(stderr, "prof-record: invalid --stack-storage-size '%s' (1..%ld)\n", arg, 1L << 24);
+			argp_usage(state);
+		}
+		env->stack_storage_size = v;
+		break;
+	case OPT_HASH_STORAGE:
+		if (parse_long(arg, 1, 1L << 24, &v)) {
+			fprintf(stderr, "prof-record: invalid --hash-storage-size '%s' (1..%ld)\n", arg, 1L << 24);
+			argp_usage(state);
+		}
+		env->hash_storage_size = v;
+		break;
+	case OPT_CGROUP:
+		env->cgroup = arg;
+		break;
+	case OPT_NO_KALLSYMS:
+		env->no_kallsyms = true;
+		break;
+	case OPT_FORCE:
+		env->force = true;
+		break;
+	case 'o':
+		if (!*arg) {
+			fprintf(stderr, "prof-record: empty -o\n");
+			argp_usage(state);
+		}
+		env->output = arg;
+		break;
+	case 'q':
+		env->quiet = true;
+		break;
+	case 'v':
+		env->verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (state->arg_num > 0 || env->command ||
+		    parse_long(arg, 1, INT_MAX, &env->duration)) {
+			fprintf(stderr, "prof-record: invalid duration '%s' (seconds; not with -- COMMAND)\n", arg);
+			argp_usage(state);
+		}
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return vfprintf(stderr, fmt, args);
+}
+
+static int libbpf_print_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level != LIBBPF_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ---- checks before recording ------------------------------------------ */
+
+static bool has_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	/* CAP_PERFMON = 38, CAP_BPF = 39 (Linux 5.8) live in the second word */
+	return (data[1].effective & (1u << (38 - 32))) && (data[1].effective & (1u << (39 - 32)));
+}
+
+static int check_output(const char *path, bool force)
+{
+	char *dir = strdup(path), *slash, tmpl[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (!dir)
+		return -ENOMEM;
+	if (!force && lstat(path, &st) == 0) {
+		fprintf(stderr, "prof-record: %s already exists; choose another -o FILE or pass --force to replace it\n", path);
+		free(dir);
+		return -EEXIST;
+	}
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	snprintf(tmpl, sizeof(tmpl), "%s/.prof-record-check-XXXXXX", dir);
+	fd = mkstemp(tmpl);
+	if (fd < 0) {
+		fprintf(stderr, "prof-record: cannot write in directory %s: %s; pick a writable -o FILE\n",
+			dir, strerror(errno));
+		free(dir);
+		return -EACCES;
+	}
+	close(fd);
+	unlink(tmpl);
+	free(dir);
+	return 0;
+}
+
+static int check_ids(const pid_t *ids, int nr, const char *what)
+{
+	for (int i = 0; i < nr; i++) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "/proc/%d", ids[i]);
+		if (access(path, F_OK)) {
+			fprintf(stderr, "prof-record: no such %s %d; check it with ps (ids are those of prof-record's pid namespace)\n",
+				what, ids[i]);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+/* Parse /sys/devices/system/cpu/online ("0-3,5"). */
+static int online_cpus(bool **online, int *nr)
+{
+	char buf[4096], *s = buf, *end;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	bool *mask = NULL;
+	int n = 0;
+
+	*online = NULL;
+	*nr = 0;
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	while (*s && *s != '\n') {
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s || a < 0 || a > 65535)
+			goto bad;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a || b > 65535)
+				goto bad;
+			s = end;
+		}
+		if (b + 1 > n) {
+			bool *nm = realloc(mask, (b + 1) * sizeof(*mask));
+
+			if (!nm)
+				goto bad;
+			memset(nm + n, 0, (b + 1 - n) * sizeof(*nm));
+			mask = nm;
+			n = b + 1;
+		}
+		for (long i = a; i <= b; i++)
+			mask[i] = true;
+		if (*s == ',')
+			s++;
+	}
+	*online = mask;
+	*nr = n;
+	return 0;
+bad:
+	free(mask);
+	return -EINVAL;
+}
+
+/* ---- sampling ---------------------------------------------------------- */
+
+static int open_perf_events(struct profile_bpf *obj, const struct env *env, int *fds,
+			    struct bpf_link **links, int nr_cpus, int *opened)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_freq = env->period ? (uint64_t)env->period : (uint64_t)env->freq,
+		.freq = env->period ? 0 : 1,
+	};
+	bool *online = NULL;
+	int nr_online = 0;
+
+	if (online_cpus(&online, &nr_online)) {
+		fprintf(stderr, "prof-record: cannot read the online CPUs from /sys/devices/system/cpu/online\n");
+		return -EINVAL;
+	}
+	*opened = 0;
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		if (env->cpu >= 0 && cpu != env->cpu)
+			continue;
+		if (cpu >= nr_online || !online[cpu])
+			continue;
+		fds[cpu] = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fds[cpu] < 0) {
+			int e = errno;
+
+			if (e == ENODEV)
+				continue; /* went offline meanwhile */
+			fprintf(stderr, "prof-record: perf_event_open(cpu-clock, cpu %d): %s; %s\n", cpu,
+				strerror(e),
+				e == ENOENT || e == EOPNOTSUPP ?
+					"this kernel lacks the cpu-clock software event (CONFIG_PERF_EVENTS)" :
+				e == EACCES || e == EPERM ?
+					"run as root or grant CAP_PERFMON (and check kernel.perf_event_paranoid)" :
+				e == EMFILE ? "raise the open files limit (ulimit -n)" :
+					"cannot sample here");
+			free(online);
+			return -e;
+		}
+		links[cpu] = bpf_program__attach_perf_event(obj->progs.do_perf_event, fds[cpu]);
+		if (!links[cpu]) {
+			int e = errno;
+
+			fprintf(stderr, "prof-record: cannot attach the BPF program to cpu %d: %s\n", cpu,
+				strerror(e));
+			free(online);
+			return -e;
+		}
+		(*opened)++;
+	}
+	free(online);
+	if (!*opened) {
+		fprintf(stderr, "prof-record: no CPU to sample%s\n",
+			env->cpu >= 0 ? ": the -C CPU is not online" : "");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+struct poll_ctx {
+	struct manifest *man;
+	int err;
+	uint64_t events;
+};
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct poll_ctx *pc = ctx;
+	const struct profile_event *e = data;
+	int err;
+
+	if (size < sizeof(*e))
+		return 0;
+	pc->events++;
+	err = manifest_event(pc->man, e->pid, e->exec_id, e->ns_pid, e->ppid, e->parent_exec_id,
+			     e->comm, true);
+	if (err && !pc->err)
+		pc->err = err;
+	return 0;
+}
+
+/* Start COMMAND stopped on a pipe so its pid can go into the filter before
+ * it runs a single instruction of its own. */
+static pid_t spawn_command(char **argv, int *release_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(127); /* the recorder gave up */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "prof-record: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	*release_fd = p[1];
+	return pid;
+}
+
+/* ---- dumping the tables ------------------------------------------------- */
+
+static int cmp_s32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct dump_totals {
+	uint64_t samples;
+	uint64_t processes;
+};
+
+static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
+		       struct manifest *man, struct dump_totals *tot)
+{
+	int fd = bpf_map__fd(obj->maps.counts), sfd = bpf_map__fd(obj->maps.stacks);
+	struct profile_key key, next, *prev = NULL;
+	int32_t *ids = NULL;
+	size_t nr_ids = 0, cap_ids = 0;
+	uint32_t *pids = NULL;
+	size_t nr_pids = 0, cap_pids = 0;
+	uint64_t ips[PROFILE_MAX_STACK_DEPTH];
+	int err = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct bprof_count c = {0};
+		uint64_t val;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			continue;
+		c.pid = key.pid;
+		c.tid = key.tid;
+		c.exec_id = key.exec_id;
+		c.user_stack_id = key.user_stack_id;
+		c.kernel_stack_id = key.kernel_stack_id;
+		c.kernel_ip = key.kernel_ip;
+		c.count = val;
+		memcpy(c.comm, key.comm, BPROF_COMM_LEN);
+		c.comm[BPROF_COMM_LEN - 1] = 0;
+		if (bprof_recording_add_count(rec, &c))
+			goto nomem;
+		tot->samples += val;
+		if (nr_ids + 2 > cap_ids) {
+			size_t nc = cap_ids ? cap_ids * 2 : 4096;
+			void *n = realloc(ids, nc * sizeof(*ids));
+
+			if (!n)
+				goto nomem;
+			ids = n;
+			cap_ids = nc;
+		}
+		if (key.user_stack_id >= 0)
+			ids[nr_ids++] = key.user_stack_id;
+		if (key.kernel_stack_id >= 0)
+			ids[nr_ids++] = key.kernel_stack_id;
+		if (nr_pids == cap_pids) {
+			size_t nc = cap_pids ? cap_pids * 2 : 1024;
+			void *n = realloc(pids, nc * sizeof(*pids));
+
+			if (!n)
+				goto nomem;
+			pids = n;
+			cap_pids = nc;
+		}
+		pids[nr_pids++] = key.pid;
+		if (key.pid && manifest_want(man, key.pid, key.exec_id, key.comm,
+					     key.user_stack_id >= 0))
+			goto nomem;
+	}
+	qsort(pids, nr_pids, sizeof(*pids), cmp_s32);
+	for (size_t i = 0; i < nr_pids; i++)
+		if (pids[i] && (i == 0 || pids[i] != pids[i - 1]))
+			tot->processes++;
+	qsort(ids, nr_ids, sizeof(*ids), cmp_s32);
+	for (size_t i = 0; i < nr_ids; i++) {
+		struct bprof_stack s = {0};
+		uint32_t n = 0;
+
+		if (i && ids[i] == ids[i - 1])
+			continue;
+		memset(ips, 0, sizeof(ips));
+		if (bpf_map_lookup_elem(sfd, &ids[i], ips))
+			continue; /* cannot happen: ids are never deleted */
+		while (n < PROFILE_MAX_STACK_DEPTH && ips[n])
+			n++;
+		s.id = ids[i];
+		s.nr_ips = n;
+		s.ips = malloc(n * sizeof(*s.ips) + 1);
+		if (!s.ips)
+			goto nomem;
+		memcpy(s.ips, ips, n * sizeof(*s.ips));
+		if (bprof_recording_add_stack(rec, &s)) {
+			free(s.ips);
+			goto nomem;
+		}
+	}
+	goto out;
+nomem:
+	err = -ENOMEM;
+out:
+	free(ids);
+	free(pids);
+	return err;
+}
+
+static void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus)
+{
+	int fd = bpf_map__fd(obj->maps.losses);
+	uint64_t sum[PROFILE_LOSS_MAX] = {0};
+	uint64_t *vals = calloc(nr_cpus, sizeof(*vals));
+
+	if (!vals)
+		return;
+	for (uint32_t i = 0; i < PROFILE_LOSS_MAX; i++) {
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (int c = 0; c < nr_cpus; c++)
+			sum[i] += vals[c];
+	}
+	free(vals);
+	l->user_stack_enomem = sum[PROFILE_LOSS_USER_ENOMEM];
+	l->user_stack_eexist = sum[PROFILE_LOSS_USER_EEXIST];
+	l->kernel_stack_enomem = sum[PROFILE_LOSS_KERNEL_ENOMEM];
+	l->kernel_stack_eexist = sum[PROFILE_LOSS_KERNEL_EEXIST];
+	l->counts_full = sum[PROFILE_LOSS_COUNTS_FULL];
+	l->events_lost = sum[PROFILE_LOSS_EVENTS];
+	l->other = sum[PROFILE_LOSS_OTHER];
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static char *default_output(void)
+{
+	char host[256] = "localhost", buf[512];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = 0;
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	localtime_r(&now, &tm);
+	snprintf(buf, sizeof(buf), "prof-%s-%04d%02d%02d-%02d%02d%02d.bprof", host,
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	return strdup(buf);
+}
+
+static void print_header(const struct env *env)
+{
+	char who[128];
+	const char *stack = env->user_only ? "user" : env->kernel_only ? "kernel" : "user + kernel";
+
+	if (env->command)
+		snprintf(who, sizeof(who), "command %s and its children", env->command[0]);
+	else if (env->nr_pids == 1)
+		snprintf(who, sizeof(who), "PID %d", env->pids[0]);
+	else if (env->nr_pids > 1)
+		snprintf(who, sizeof(who), "%d PIDs", env->nr_pids);
+	else if (env->nr_tids == 1)
+		snprintf(who, sizeof(who), "TID %d", env->tids[0]);
+	else if (env->nr_tids > 1)
+		snprintf(who, sizeof(who), "%d TIDs", env->nr_tids);
+	else
+		snprintf(who, sizeof(who), "all threads");
+	if (env->period)
+		fprintf(stderr, "Sampling every %ld events of %s by %s stack", env->period, who, stack);
+	else
+		fprintf(stderr, "Sampling at %ld Hertz of %s by %s stack", env->freq, who, stack);
+	if (env->cpu >= 0)
+		fprintf(stderr, " on CPU#%d", env->cpu);
+	if (env->duration)
+		fprintf(stderr, " for %ld secs.\n", env->duration);
+	else if (env->command)
+		fprintf(stderr, " until it exits.\n");
+	else
+		fprintf(stderr, "... Hit Ctrl-C to end.\n");
+}
+
+static void human_size(uint64_t n, char *buf, size_t len)
+{
+	if (n >= 10 << 20)
+		snprintf(buf, len, "%.1f MiB", n / 1048576.0);
+	else if (n >= 10 << 10)
+		snprintf(buf, len, "%.1f KiB", n / 1024.0);
+	else
+		snprintf(buf, len, "%llu bytes", (unsigned long long)n);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.doc = argp_program_doc,
+	};
+	struct env env = {
+		.freq = 0,
+		.cpu = -1,
+		.stack_storage_size = 16384,
+		.hash_storage_size = 40960,
+	};
+	struct profile_bpf *obj = NULL;
+	struct ring_buffer *rb = NULL;
+	struct manifest *man = NULL;
+	struct bprof_recording *rec = NULL;
+	struct bpf_link **links = NULL;
+	struct poll_ctx pc = {0};
+	struct dump_totals tot = {0};
+	struct manifest_stats mst;
+	struct bprof_error berr = {0};
+	struct bprof_write_opts wopts = { .sz = sizeof(wopts) };
+	struct sigaction sa = { .sa_handler = sig_handler };
+	char *output = NULL, *options = NULL, sizebuf[32];
+	int *fds = NULL, nr_cpus = 0, nr_sampled = 0, release_fd = -1, err = 0, argp_argc = argc;
+	int cgroup_fd = -1, exit_code = 1, status = 0;
+	pid_t child = 0;
+	bool child_done = false, hidden = false;
+	uint64_t start_mono, start_real, stop_mono, last_rescan, stack_lost;
+	struct stat st;
+
+	/* "--" starts the command: argp must not see it or what follows. */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			argp_argc = i;
+			if (i + 1 >= argc) {
+				fprintf(stderr, "prof-record: -- needs a COMMAND\n");
+				return 2;
+			}
+			env.command = &argv[i + 1];
+			break;
+		}
+	}
+	err = argp_parse(&argp, argp_argc, argv, 0, NULL, &env);
+	if (err)
+		return 2;
+	if (env.command && env.duration) {
+		fprintf(stderr, "prof-record: give either DURATION or -- COMMAND, not both\n");
+		return 2;
+	}
+	if (env.command && (env.nr_pids || env.nr_tids)) {
+		fprintf(stderr, "prof-record: -- COMMAND selects the processes itself; drop -p/-L\n");
+		return 2;
+	}
+	if (!env.freq && !env.period)
+		env.freq = 49;
+	options = join_args(argc, argv);
+	output = env.output ? strdup(env.output) : default_output();
+	if (!options || !output) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		goto cleanup;
+	}
+
+	/* Everything that can be checked is checked before recording. */
+	if (!has_caps()) {
+		fprintf(stderr, "prof-record: needs root or CAP_BPF and CAP_PERFMON (and CAP_SYS_ADMIN to read mapped files); run it with sudo\n");
+		goto cleanup;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr, "prof-record: this kernel has no BTF (/sys/kernel/btf/vmlinux): needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (5.8 or later)\n");
+		goto cleanup;
+	}
+	if (check_output(output, env.force))
+		goto cleanup;
+	if (check_ids(env.pids, env.nr_pids, "process") || check_ids(env.tids, env.nr_tids, "thread"))
+		goto cleanup;
+	if (env.cgroup) {
+		cgroup_fd = open(env.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (cgroup_fd < 0) {
+			fprintf(stderr, "prof-record: cannot open cgroup %s: %s; give a cgroup v2 directory such as /sys/fs/cgroup/system.slice\n",
+				env.cgroup, strerror(errno));
+			goto cleanup;
+		}
+	}
+	nr_cpus = libbpf_num_possible_cpus();
+	if (nr_cpus <= 0) {
+		fprintf(stderr, "prof-record: cannot count the possible CPUs\n");
+		goto cleanup;
+	}
+	if (env.cpu >= nr_cpus) {
+		fprintf(stderr, "prof-record: no CPU %d (this machine has %d)\n", env.cpu, nr_cpus);
+		goto cleanup;
+	}
+	fds = malloc(nr_cpus * sizeof(*fds));
+	links = calloc(nr_cpus, sizeof(*links));
+	if (!fds || !links) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		goto cleanup;
+	}
+	for (int i = 0; i < nr_cpus; i++)
+		fds[i] = -1;
+
+	libbpf_set_print(env.verbose ? libbpf_print_verbose : libbpf_print_quiet);
+
+	obj = profile_bpf__open();
+	if (!obj) {
+		fprintf(stderr, "prof-record: cannot open the BPF object: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	obj->rodata->user_stacks = !env.kernel_only;
+	obj->rodata->kernel_stacks = !env.user_only;
+	obj->rodata->include_idle = env.include_idle;
+	obj->rodata->filter_pid = env.nr_pids > 0 || env.command;
+	obj->rodata->filter_tid = env.nr_tids > 0;
+	obj->rodata->filter_cgroup = env.cgroup != NULL;
+	obj->rodata->per_thread = env.nr_tids > 0;
+	obj->rodata->follow_children = env.command != NULL;
+
+	bpf_map__set_max_entries(obj->maps.counts, env.hash_storage_size);
+	bpf_map__set_max_entries(obj->maps.stacks, env.stack_storage_size);
+	bpf_map__set_max_entries(obj->maps.seen, env.hash_storage_size);
+	bpf_map__set_max_entries(obj->maps.tracked, env.hash_storage_size);
+	bpf_map__set_max_entries(obj->maps.exec_gen, env.hash_storage_size);
+	bpf_map__set_max_entries(obj->maps.pids, env.command ? 65536 : env.nr_pids ? env.nr_pids : 1);
+	bpf_map__set_max_entries(obj->maps.tids, env.nr_tids ? env.nr_tids : 1);
+
+	err = profile_bpf__load(obj);
+	if (err) {
+		fprintf(stderr, "prof-record: cannot load the BPF program: %s; needs Linux 5.8+ with BPF, BTF and CONFIG_BPF_EVENTS (run with -v for libbpf's log)\n",
+			strerror(-err));
+		goto cleanup;
+	}
+	for (int i = 0; i < env.nr_pids; i++) {
+		uint32_t k = env.pids[i];
+		uint8_t one = 1;
+
+		bpf_map_update_elem(bpf_map__fd(obj->maps.pids), &k, &one, BPF_ANY);
+	}
+	for (int i = 0; i < env.nr_tids; i++) {
+		uint32_t k = env.tids[i];
+		uint8_t one = 1;
+
+		bpf_map_update_elem(bpf_map__fd(obj->maps.tids), &k, &one, BPF_ANY);
+	}
+	if (cgroup_fd >= 0) {
+		uint32_t zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(obj->maps.cgroup_map), &zero, &cgroup_fd, BPF_ANY)) {
+			fprintf(stderr, "prof-record: cannot use cgroup %s: %s; it must be a cgroup v2 directory\n",
+				env.cgroup, strerror(errno));
+			goto cleanup;
+		}
+	}
+
+	start_mono = mono_ns();
+	err = manifest_new(&man, bpf_map__fd(obj->maps.exec_gen), start_mono);
+	if (!err)
+		err = bprof_recording_create(&rec);
+	if (err) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		goto cleanup;
+	}
+	pc.man = man;
+	rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event, &pc, NULL);
+	if (!rb) {
+		fprintf(stderr, "prof-record: cannot create the ring buffer: %s\n", strerror(errno));
+		goto cleanup;
+	}
+
+	/* not profile_bpf__attach(): the perf_event program is attached per CPU
+	 * below; the skeleton destroys these links */
+	obj->links.handle_fork = bpf_program__attach(obj->progs.handle_fork);
+	obj->links.handle_exec = obj->links.handle_fork ? bpf_program__attach(obj->progs.handle_exec) : NULL;
+	if (!obj->links.handle_exec) {
+		fprintf(stderr, "prof-record: cannot attach to sched_process_fork/exec: %s\n", strerror(errno));
+		goto cleanup;
+	}
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (env.command) {
+		uint8_t one = 1;
+		uint32_t k;
+
+		child = spawn_command(env.command, &release_fd);
+		if (child < 0) {
+			fprintf(stderr, "prof-record: cannot fork: %s\n", strerror(-child));
+			child = 0;
+			goto cleanup;
+		}
+		k = child;
+		bpf_map_update_elem(bpf_map__fd(obj->maps.pids), &k, &one, BPF_ANY);
+		bpf_map_update_elem(bpf_map__fd(obj->maps.tracked), &k, &one, BPF_ANY);
+	}
+
+	if (open_perf_events(obj, &env, fds, links, nr_cpus, &nr_sampled))
+		goto cleanup;
+
+	if (!env.quiet)
+		print_header(&env);
+	start_mono = mono_ns();
+	start_real = real_ns();
+	last_rescan = start_mono;
+	if (release_fd >= 0) {
+		if (write(release_fd, "g", 1) != 1) {
+			fprintf(stderr, "prof-record: cannot start %s\n", env.command[0]);
+			goto cleanup;
+		}
+		close(release_fd);
+		release_fd = -1;
+	}
+
+	/* The recording: events are rare (one per new process image). */
+	while (!exiting) {
+		uint64_t now;
+
+		err = ring_buffer__poll(rb, 100);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "prof-record: ring buffer: %s\n", strerror(-err));
+			goto cleanup;
+		}
+		if (pc.err) {
+			fprintf(stderr, "prof-record: out of memory\n");
+			goto cleanup;
+		}
+		now = mono_ns();
+		if (now - last_rescan >= RESCAN_NS) {
+			if (manifest_rescan(man)) {
+				fprintf(stderr, "prof-record: out of memory\n");
+				goto cleanup;
+			}
+			last_rescan = now;
+		}
+		if (env.duration && now - start_mono >= (uint64_t)env.duration * 1000000000ULL)
+			break;
+		if (child && waitpid(child, &status, WNOHANG) == child) {
+			child_done = true;
+			break;
+		}
+	}
+	if (child && exiting && !child_done)
+		kill(child, SIGTERM); /* a signal to us ends the command too */
+
+	/* Stop sampling, then drain what the kernel already queued. */
+	for (int i = 0; i < nr_cpus; i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+	stop_mono = mono_ns();
+	ring_buffer__consume(rb);
+	if (pc.err || manifest_rescan(man)) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		goto cleanup;
+	}
+
+	if (dump_counts(obj, rec, man, &tot)) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		goto cleanup;
+	}
+	dump_losses(obj, &rec->losses, nr_cpus);
+	if (manifest_emit(man, rec, &rec->losses.manifest_lost) ||
+	    kernel_collect(&rec->kernel, !env.no_kallsyms, &hidden)) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		goto cleanup;
+	}
+	if (hidden)
+		fprintf(stderr, "prof-record: kernel addresses are hidden (kernel.kptr_restrict); no kallsyms snapshot, kernel frames may stay unsymbolized\n");
+
+	{
+		struct utsname u;
+		char host[256] = "";
+
+		uname(&u);
+		gethostname(host, sizeof(host) - 1);
+		rec->meta.hostname = strdup(host);
+		rec->meta.kernel_release = strdup(u.release);
+		rec->meta.arch = strdup(u.machine);
+		rec->meta.recorder_version = strdup("prof-record " BPROF_VERSION);
+		rec->meta.options = options;
+		options = NULL;
+		rec->meta.event = strdup("cpu-clock");
+		rec->meta.start_time_ns = start_real;
+		rec->meta.duration_ns = stop_mono - start_mono;
+		rec->meta.sample_freq = env.period ? 0 : env.freq;
+		rec->meta.sample_period = env.period;
+		rec->meta.ncpus = nr_sampled;
+		rec->meta.flags = (env.kernel_only ? 0 : BPROF_META_USER_STACKS) |
+				  (env.user_only ? 0 : BPROF_META_KERNEL_STACKS) |
+				  (env.include_idle ? BPROF_META_INCLUDE_IDLE : 0) |
+				  (env.nr_tids ? BPROF_META_PER_THREAD : 0);
+		if (!rec->meta.hostname || !rec->meta.kernel_release || !rec->meta.arch ||
+		    !rec->meta.recorder_version || !rec->meta.event) {
+			fprintf(stderr, "prof-record: out of memory\n");
+			goto cleanup;
+		}
+	}
+
+	writing = 1;
+	if (exiting >= 2) {
+		fprintf(stderr, "prof-record: second signal: aborted, no file written\n");
+		goto cleanup;
+	}
+	wopts.flags = env.force ? 0 : BPROF_WRITE_NO_CLOBBER;
+	wopts.mode = 0600;
+	err = bprof_write_file(rec, output, &wopts, &berr);
+	if (err) {
+		if (err == BPROF_E_EXISTS)
+			fprintf(stderr, "prof-record: %s appeared meanwhile; not replaced (use --force); nothing written\n", output);
+		else if (err == BPROF_E_IO)
+			fprintf(stderr, "prof-record: cannot write %s: %s%s; nothing written\n", output,
+				strerror(berr.sys_errno),
+				berr.sys_errno == ENOSPC || berr.sys_errno == EDQUOT ? " (disk full: free space or write elsewhere with -o)" : "");
+		else
+			fprintf(stderr, "prof-record: cannot write %s: %s: %s\n", output,
+				bprof_strerror(err), berr.message);
+		goto cleanup;
+	}
+
+	stack_lost = rec->losses.user_stack_enomem + rec->losses.user_stack_eexist +
+		     rec->losses.kernel_stack_enomem + rec->losses.kernel_stack_eexist;
+	if (!env.quiet) {
+		uint64_t lost = stack_lost + rec->losses.counts_full + rec->losses.events_lost +
+				rec->losses.manifest_lost + rec->losses.other;
+
+		manifest_stats(man, &mst);
+		human_size(stat(output, &st) == 0 ? (uint64_t)st.st_size : 0, sizebuf, sizeof(sizebuf));
+		fprintf(stderr, "prof-record: %llu samples, %llu processes, %llu stacks, %llu lost; wrote %s (%s)\n",
+			(unsigned long long)tot.samples, (unsigned long long)tot.processes,
+			(unsigned long long)rec->nr_stacks, (unsigned long long)lost, output, sizebuf);
+		if (env.verbose)
+			fprintf(stderr, "prof-record: %llu events, %llu snapshots, %llu failed, %llu objects opened, %llu from parent\n",
+				(unsigned long long)pc.events, (unsigned long long)mst.snapshots,
+				(unsigned long long)mst.failed, (unsigned long long)mst.objects_opened,
+				(unsigned long long)mst.from_parent);
+	}
+	if (stack_lost)
+		fprintf(stderr, "WARNING: %llu stack traces could not be recorded; consider --stack-storage-size %ld\n",
+			(unsigned long long)stack_lost, env.stack_storage_size * 4 > (1L << 24) ? (1L << 24) : env.stack_storage_size * 4);
+	if (rec->losses.counts_full)
+		fprintf(stderr, "WARNING: %llu samples were dropped (counts table full); consider --hash-storage-size %ld\n",
+			(unsigned long long)rec->losses.counts_full, env.hash_storage_size * 4 > (1L << 24) ? (1L << 24) : env.hash_storage_size * 4);
+	if (rec->losses.manifest_lost || rec->losses.events_lost)
+		fprintf(stderr, "WARNING: mappings of %llu process images could not be read (%llu notifications dropped); their user frames may stay unsymbolized\n",
+			(unsigned long long)rec->losses.manifest_lost, (unsigned long long)rec->losses.events_lost);
+	exit_code = 0;
+	if (child) {
+		if (!child_done) {
+			/* give the command a moment to act on the signal */
+			for (int i = 0; i < 20 && !child_done; i++) {
+				if (waitpid(child, &status, WNOHANG) == child)
+					child_done = true;
+				else
+					usleep(50000);
+			}
+		}
+		if (child_done)
+			exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		else
+			exit_code = 130;
+		child = 0;
+	}
+
+cleanup:
+	if (release_fd >= 0)
+		close(release_fd); /* the command never starts */
+	if (child) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (links)
+		for (int i = 0; i < nr_cpus; i++)
+			bpf_link__destroy(links[i]);
+	if (fds)
+		for (int i = 0; i < nr_cpus; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	free(links);
+	free(fds);
+	ring_buffer__free(rb);
+	manifest_free(man);
+	bprof_recording_free(rec);
+	profile_bpf__destroy(obj);
+	if (cgroup_fd >= 0)
+		close(cgroup_fd);
+	free(output);
+	free(options);
+	return exit_code;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* common.h - helpers shared by the test workloads (header-only). */
+#ifndef BPROF_WORKLOAD_COMMON_H
+#define BPROF_WORKLOAD_COMMON_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* argv[i] as seconds (default def); exits on garbage. */
+static inline double arg_seconds(int argc, char **argv, int i, double def)
+{
+	char *end;
+	double v;
+
+	if (argc <= i)
+		return def;
+	errno = 0;
+	v = strtod(argv[i], &end);
+	if (errno || end == argv[i] || *end || v < 0 || v > 86400) {
+		fprintf(stderr, "%s: invalid duration '%s' (seconds)\n", argv[0], argv[i]);
+		exit(2);
+	}
+	return v;
+}
+
+/* Deterministic CPU work the compiler cannot drop. */
+static inline unsigned long spin_units(unsigned long units)
+{
+	volatile unsigned long acc = 0;
+
+	for (unsigned long i = 0; i < units * 1000; i++)
+		acc += i ^ (acc >> 3);
+	return acc;
+}
+
+#endif

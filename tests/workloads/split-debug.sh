@@ -1,0 +1,13 @@
+#!/bin/sh
+# split-debug.sh FULL STRIPPED DEBUGROOT: install FULL as STRIPPED without
+# symbols (the build-id note stays) and its debuginfo as
+# DEBUGROOT/.build-id/xx/yyyy.debug, the layout gdb and elfutils search.
+set -eu
+full=$1 stripped=$2 root=$3
+id=$(readelf -n "$full" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p' | head -n1)
+[ -n "$id" ] || { echo "split-debug.sh: $full has no build-id" >&2; exit 1; }
+dir=$root/.build-id/$(echo "$id" | cut -c1-2)
+mkdir -p "$dir"
+objcopy --only-keep-debug "$full" "$dir/$(echo "$id" | cut -c3-).debug"
+objcopy --strip-all "$full" "$stripped.tmp"
+mv -f "$stripped.tmp" "$stripped"
