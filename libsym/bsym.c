@@ -77,9 +77,9 @@ static bool is_hex(char c)
 static char *rust_legacy_fixup(const char *raw, char *dem)
 {
 	size_t n = strlen(raw);
-	if (n < 21 || raw[n - 1] != 'E' || memcmp(raw + n - 21, "17h", 3) != 0)
+	if (n < 21 || raw[n - 1] != 'E' || memcmp(raw + n - 20, "17h", 3) != 0)
 		return dem;
-	for (size_t i = n - 18; i < n - 1; i++)
+	for (size_t i = n - 17; i < n - 1; i++)
 		if (!is_hex(raw[i]))
 			return dem;
 	size_t dn = strlen(dem);

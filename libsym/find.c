@@ -576,7 +576,7 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 	int fd = o->dwfl ? dup(m->fd) : -1;
 	if (fd >= 0) {
 		dwfl_report_begin(o->dwfl);
-		o->mod = dwfl_report_elf(o->dwfl, "object", m->path, fd, 0, false);
+		o->mod = dwfl_report_elf(o->dwfl, "object", m->path, fd, 0, true);
 		if (!o->mod)
 			close(fd);
 		else {

@@ -234,7 +234,7 @@ static void kernel_load(struct bsym_ctx *ctx, struct bsym_kernel *k)
 			break;
 		}
 		dwfl_report_begin(k->dwfl);
-		k->mod = dwfl_report_elf(k->dwfl, "kernel", cands[i], fd, 0, false);
+		k->mod = dwfl_report_elf(k->dwfl, "kernel", cands[i], fd, 0, true);
 		if (!k->mod)
 			close(fd);
 		dwfl_report_end(k->dwfl, NULL, NULL);

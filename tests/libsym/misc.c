@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* misc.c - perf maps, kallsyms, normalization and hostile inputs. */
+#include "helpers.h"
+
+static struct bsym_ctx *mkctx(unsigned flags)
+{
+	struct bsym_opts o = { .sz = sizeof(o),
+			       .flags = flags | BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	return ctx;
+}
+
+/* ---- perf maps ---- */
+
+Test(perfmap, valid_lines)
+{
+	struct bsym_ctx *ctx = mkctx(0);
+	const char *text = "7f0000001000 100 LazyCompile:*foo bar.js:1\n"
+			   "0x7f0000002000 0x20 _ZN4core3fmt5write17h0123456789abcdefE\r\n"
+			   "7f0000003000 10 _ZN2ns3fooEv\n"
+			   "7f0000003000 8 newer_overlap";
+	uint32_t id;
+	cr_assert_eq(bsym_perfmap_register(ctx, text, strlen(text), &id), 0);
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x7f0000001080, &r), 0);
+	cr_assert_eq(r->reason, BSYM_OK);
+	cr_assert_eq(r->nr_frames, 1);
+	cr_assert_str_eq(r->frames[0].name, "LazyCompile:*foo bar.js:1");
+	cr_assert_eq(r->frames[0].offset, 0x80);
+	cr_assert_eq(r->frames[0].kind, BSYM_FRAME_JIT);
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x7f0000002004, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "core::fmt::write");
+	cr_assert_str_eq(r->frames[0].raw_name, "_ZN4core3fmt5write17h0123456789abcdefE");
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x7f0000003004, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "newer_overlap");
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x7f000000300c, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "ns::foo()");
+	/* end is exclusive; gaps and before-first are JIT misses */
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x7f0000001100, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT);
+	cr_assert_eq(r->nr_frames, 0);
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x10, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT);
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id + 1, 0x10, &r), -EINVAL);
+	bsym_destroy(ctx);
+}
+
+Test(perfmap, malformed_lines_are_skipped)
+{
+	struct bsym_ctx *ctx = mkctx(0);
+	static const char text[] = "\n"
+				   "garbage\n"
+				   "1000\n"
+				   "1000 20\n"
+				   "1000 20    \n"
+				   "zz00 20 bad_start\n"
+				   "1000 zz bad_size\n"
+				   "1000 0 zero_size\n"
+				   "11111111111111111111 20 overflow\n"
+				   "2000 20 good\0 embedded nul\n"
+				   "3000 20 good3\n"
+				   "ffffffffffffff00 1000 wraps\n"
+				   "4000 10 last_without_newline";
+	uint32_t id;
+	cr_assert_eq(bsym_perfmap_register(ctx, text, sizeof(text) - 1, &id), 0);
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x1005, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT);
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x2005, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT); /* the NUL line was dropped */
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x3005, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "good3");
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0xfffffffffffffffe, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "wraps");
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x400f, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "last_without_newline");
+	uint32_t empty;
+	cr_assert_eq(bsym_perfmap_register(ctx, NULL, 0, &empty), 0);
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, empty, 0x3005, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT);
+	bsym_destroy(ctx);
+}
+
+/* ---- kernel ---- */
+
+static const struct bsym_kmodule kmods[] = {
+	{ .name = "ext4", .base = 0xffffffffc0000000, .size = 0x10000 },
+	{ .name = "xfs", .base = 0xffffffffc0100000, .size = 0x8000 },
+};
+static const struct bsym_ksym ksyms[] = {
+	{ 0xffffffff81000000, "_stext", BSYM_NO_OBJECT },
+	{ 0xffffffff81000100, "do_syscall_64", BSYM_NO_OBJECT },
+	{ 0xffffffff81000400, "schedule", BSYM_NO_OBJECT },
+	{ 0xffffffffc0000000, "ext4_readpage", 0 },
+	{ 0xffffffffc0000800, "ext4_writepage", 0 },
+	{ 0xffffffffc0100000, "xfs_iread", 1 },
+	{ 0xffffffffc0100100, "bogus_module", 77 },
+};
+
+static struct bsym_kernel_desc kdesc(const struct bsym_ksym *s, size_t n)
+{
+	static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef };
+	struct bsym_kernel_desc d = { .sz = sizeof(d), .release = "6.1.0-test",
+				      .build_id = bid, .build_id_len = sizeof(bid),
+				      .stext = 0xffffffff81000000, .modules = kmods,
+				      .nr_modules = 2, .ksyms = s, .nr_ksyms = n };
+	return d;
+}
+
+static const char *kname(struct bsym_ctx *ctx, uint32_t k, uint64_t a)
+{
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_kernel(ctx, k, a, &r), 0);
+	if (r->reason != BSYM_OK) {
+		cr_assert_eq(r->nr_frames, 0);
+		return NULL;
+	}
+	cr_assert_eq(r->frames[0].kind, BSYM_FRAME_KERNEL);
+	return r->frames[0].name;
+}
+
+Test(kernel, kallsyms_lookup_gaps_and_modules)
+{
+	struct bsym_ctx *ctx = mkctx(0);
+	struct bsym_kernel_desc d = kdesc(ksyms, sizeof(ksyms) / sizeof(ksyms[0]));
+	uint32_t k, k2;
+	cr_assert_eq(bsym_kernel_register(ctx, &d, &k), 0);
+	cr_assert_eq(bsym_kernel_register(ctx, &d, &k2), 0);
+	cr_assert_eq(k, k2);
+	cr_assert_null(kname(ctx, k, 0xffffffff80000000)); /* before the first */
+	cr_assert_str_eq(kname(ctx, k, 0xffffffff81000000), "_stext");
+	cr_assert_str_eq(kname(ctx, k, 0xffffffff81000150), "do_syscall_64");
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_kernel(ctx, k, 0xffffffff81000150, &r), 0);
+	cr_assert_eq(r->frames[0].offset, 0x50);
+	cr_assert_str_eq(kname(ctx, k, 0xffffffff81000500), "schedule");
+	cr_assert_null(kname(ctx, k, 0xffffffff90000000));     /* far past the last */
+	cr_assert_str_eq(kname(ctx, k, 0xffffffffc0000900), "ext4_writepage");
+	cr_assert_null(kname(ctx, k, 0xffffffffc0010000));     /* past the end of ext4 */
+	cr_assert_null(kname(ctx, k, 0xffffffffc00f0000));     /* gap between modules */
+	cr_assert_str_eq(kname(ctx, k, 0xffffffffc0100010), "xfs_iread");
+	/* a symbol with an out-of-range module index counts as vmlinux: it
+	 * must not name addresses inside xfs */
+	cr_assert_null(kname(ctx, k, 0xffffffffc0100200));
+	bsym_destroy(ctx);
+}
+
+Test(kernel, unsorted_kallsyms_are_sorted)
+{
+	struct bsym_ksym s[] = {
+		{ 0x3000, "c", BSYM_NO_OBJECT },
+		{ 0x1000, "a", BSYM_NO_OBJECT },
+		{ 0x2000, "b", BSYM_NO_OBJECT },
+		{ 0x2800, NULL, BSYM_NO_OBJECT },
+	};
+	struct bsym_ctx *ctx = mkctx(0);
+	struct bsym_kernel_desc d = kdesc(s, 4);
+	d.nr_modules = 0;
+	uint32_t k;
+	cr_assert_eq(bsym_kernel_register(ctx, &d, &k), 0);
+	cr_assert_str_eq(kname(ctx, k, 0x1800), "a");
+	cr_assert_str_eq(kname(ctx, k, 0x2900), "b");
+	cr_assert_str_eq(kname(ctx, k, 0x3001), "c");
+	bsym_destroy(ctx);
+}
+
+Test(kernel, no_symbols_at_all)
+{
+	struct bsym_ctx *ctx = mkctx(0);
+	struct bsym_kernel_desc d = kdesc(NULL, 0);
+	uint32_t k;
+	cr_assert_eq(bsym_kernel_register(ctx, &d, &k), 0);
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_kernel(ctx, k, 0xffffffff81000100, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_KERNEL_NO_SYMBOLS);
+	cr_assert_eq(bsym_symbolize_kernel(ctx, k + 1, 0, &r), -EINVAL);
+	bsym_destroy(ctx);
+}
+
+Test(kernel, vmlinux_with_wrong_build_id_is_refused)
+{
+	/* any ELF with another build-id stands in for a wrong vmlinux */
+	struct bsym_opts o = { .sz = sizeof(o), .vmlinux = fx("prog-gcc"),
+			       .flags = BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	struct bsym_kernel_desc d = kdesc(NULL, 0);
+	uint32_t k;
+	cr_assert_eq(bsym_kernel_register(ctx, &d, &k), 0);
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_kernel(ctx, k, 0x1140, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_KERNEL_NO_SYMBOLS);
+	bsym_destroy(ctx);
+}
+
+Test(kernel, vmlinux_by_build_id_with_kaslr_bias)
+{
+	/* a user binary plays vmlinux: build-id checked, names from DWARF at
+	 * bias = runtime _stext - link-time _stext (here: "work") */
+	const char *bin = fx("prog-gcc");
+	struct fx_bid b = fx_build_id(bin);
+	struct bsym_opts o = { .sz = sizeof(o), .vmlinux = bin,
+			       .flags = BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	struct bsym_kernel_desc d = { .sz = sizeof(d), .build_id = b.b, .build_id_len = b.n };
+	uint32_t k;
+	cr_assert_eq(bsym_kernel_register(ctx, &d, &k), 0);
+	uint64_t a = fx_sym(bin, "helper_static", NULL);
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_kernel(ctx, k, a + 1, &r), 0);
+	cr_assert_eq(r->reason, BSYM_OK);
+	cr_assert_str_eq(r->frames[r->nr_frames - 1].name, "helper_static");
+	cr_assert_eq(r->frames[0].kind, BSYM_FRAME_KERNEL);
+	bsym_destroy(ctx);
+}
+
+/* ---- normalize ---- */
+
+Test(normalize, binary_search)
+{
+	struct bsym_mapping m[] = {
+		{ 0x400000, 0x401000, 0, 0, 0 },
+		{ 0x401000, 0x405000, 0x1000, 0, 0 },
+		{ 0x7f0000000000, 0x7f0000001000, 0, BSYM_NO_OBJECT, BSYM_MAP_ANON },
+		{ 0x7f0000010000, 0x7f0000020000, 0x3000, 2, 0 },
+	};
+	uint32_t obj, fl;
+	uint64_t off;
+	cr_assert_eq(bsym_normalize(m, 4, 0x3fffff, &obj, &off, &fl), -ENOENT);
+	cr_assert_eq(bsym_normalize(m, 4, 0x400010, &obj, &off, &fl), 0);
+	cr_assert_eq(obj, 0);
+	cr_assert_eq(off, 0x10);
+	cr_assert_eq(bsym_normalize(m, 4, 0x402345, &obj, &off, NULL), 0);
+	cr_assert_eq(off, 0x2345);
+	cr_assert_eq(bsym_normalize(m, 4, 0x405000, &obj, &off, &fl), -ENOENT);
+	cr_assert_eq(bsym_normalize(m, 4, 0x7f0000000010, &obj, &off, &fl), 0);
+	cr_assert_eq(obj, BSYM_NO_OBJECT);
+	cr_assert_eq(fl, BSYM_MAP_ANON);
+	cr_assert_eq(bsym_normalize(m, 4, 0x7f000001ffff, &obj, &off, &fl), 0);
+	cr_assert_eq(obj, 2);
+	cr_assert_eq(off, 0x3000 + 0xffff);
+	cr_assert_eq(bsym_normalize(m, 4, UINT64_MAX, &obj, &off, &fl), -ENOENT);
+	cr_assert_eq(bsym_normalize(NULL, 0, 0x1000, &obj, &off, &fl), -ENOENT);
+	cr_assert_eq(bsym_normalize(NULL, 3, 0x1000, &obj, &off, &fl), -EINVAL);
+}
+
+/* ---- hostile inputs ---- */
+
+Test(hostile, bad_ids_and_lengths)
+{
+	struct bsym_ctx *ctx = mkctx(0);
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_offset(ctx, 0, 0, &r), -EINVAL);
+	cr_assert_eq(bsym_symbolize_offset(ctx, BSYM_NO_OBJECT, 0, &r), -EINVAL);
+	struct bsym_object_info info;
+	cr_assert_eq(bsym_object_info(ctx, 3, &info), -EINVAL);
+	uint8_t big[65] = { 0 };
+	struct bsym_object_desc d = { .sz = sizeof(d), .path = "/x", .build_id = big,
+				      .build_id_len = 65 };
+	uint32_t id;
+	cr_assert_eq(bsym_object_register(ctx, &d, &id), -EINVAL);
+	cr_assert_eq(id, BSYM_NO_OBJECT);
+	/* every length 1..64, odd bytes in paths, absurd offsets */
+	for (size_t len = 1; len <= 64; len++) {
+		memset(big, (int)len, sizeof(big));
+		d.build_id_len = len;
+		d.path = len & 1 ? "/dev/zero" : "\x01\xff/../../\n%s%n";
+		cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+		static const uint64_t offs[] = { 0, 1, 0x1000, UINT64_MAX, UINT64_MAX - 1,
+						 0x8000000000000000ULL };
+		for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+			cr_assert_eq(bsym_symbolize_offset(ctx, id, offs[i], &r), 0);
+			cr_assert_neq(r->reason, BSYM_OK);
+			cr_assert_eq(r->nr_frames, 0);
+		}
+	}
+	bsym_destroy(ctx);
+}
+
+Test(hostile, absurd_offsets_in_a_real_object)
+{
+	struct fx_bid b = fx_build_id(fx("prog-gcc"));
+	struct bsym_ctx *ctx = mkctx(0);
+	struct bsym_object_desc d = { .sz = sizeof(d), .path = fx("prog-gcc"), .build_id = b.b,
+				      .build_id_len = b.n };
+	uint32_t id;
+	cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+	static const uint64_t offs[] = { UINT64_MAX, UINT64_MAX - 0x1000, 0x10000000, 0x7fffffffffff };
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		const struct bsym_result *r;
+		cr_assert_eq(bsym_symbolize_offset(ctx, id, offs[i], &r), 0);
+		cr_assert_eq(r->reason, BSYM_R_INVALID);
+	}
+	bsym_destroy(ctx);
+}
+
+static char tmpdir[64];
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	cr_assert(f);
+	fwrite(data, 1, n, f);
+	fclose(f);
+}
+
+Test(hostile, corrupt_debug_file_degrades)
+{
+	/* A copy of the clang debug file with its .debug_info scribbled over:
+	 * same build-id, so it is used, but libdw errors must only lose
+	 * names, never crash. */
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/bsym-test-XXXXXX");
+	cr_assert(mkdtemp(tmpdir));
+	const char *src = fx("plain/whatever-name.dbg");
+	FILE *f = fopen(src, "rb");
+	cr_assert(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	unsigned char *buf = malloc((size_t)n);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	/* find .debug_info / .debug_line / .debug_abbrev through libelf */
+	int fd = open(src, O_RDONLY);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t shstr;
+	elf_getshdrstrndx(e, &shstr);
+	Elf_Scn *scn = NULL;
+	unsigned seed = 12345;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		gelf_getshdr(scn, &sh);
+		const char *name = elf_strptr(e, shstr, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7) || sh.sh_type == SHT_NOBITS)
+			continue;
+		for (uint64_t k = 0; k < sh.sh_size; k += 7) {
+			seed = seed * 1103515245 + 12345;
+			if ((seed >> 16) % 3 == 0)
+				buf[sh.sh_offset + k] = (unsigned char)(seed >> 24);
+		}
+	}
+	elf_end(e);
+	close(fd);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/corrupt.debug", tmpdir);
+	write_file(path, buf, (size_t)n);
+	free(buf);
+
+	struct fx_bid b = fx_build_id(fx("prog-clang"));
+	const char *dirs[] = { tmpdir };
+	struct bsym_opts o = { .sz = sizeof(o), .debug_dirs = dirs, .nr_debug_dirs = 1,
+			       .flags = BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	struct bsym_object_desc d = { .sz = sizeof(d), .build_id = b.b, .build_id_len = b.n };
+	uint32_t id;
+	cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+	uint64_t sz, a = fx_sym(fx("prog-clang"), "work", &sz);
+	for (uint64_t k = 0; k < sz; k++) {
+		const struct bsym_result *r;
+		cr_assert_eq(bsym_symbolize_offset(ctx, id, fx_vaddr_to_off(fx("prog-clang"), a + k), &r), 0);
+		for (uint32_t i = 0; i < r->nr_frames; i++)
+			cr_assert_not_null(r->frames[i].name);
+	}
+	bsym_destroy(ctx);
+	unlink(path);
+	rmdir(tmpdir);
+}
+
+Test(hostile, garbage_files_in_debug_dir)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/bsym-test-XXXXXX");
+	cr_assert(mkdtemp(tmpdir));
+	char path[160];
+	snprintf(path, sizeof(path), "%s/not-elf", tmpdir);
+	write_file(path, "\x7f" "ELF garbage garbage", 20);
+	char fifo[160];
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0); /* must not block the scan */
+	const char *dirs[] = { tmpdir };
+	struct bsym_opts o = { .sz = sizeof(o), .debug_dirs = dirs, .nr_debug_dirs = 1,
+			       .flags = BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	uint8_t bid[64];
+	memset(bid, 0xab, sizeof(bid));
+	struct bsym_object_desc d = { .sz = sizeof(d), .path = fifo, .build_id = bid, .build_id_len = 64 };
+	uint32_t id;
+	cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_offset(ctx, id, 0x1000, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_NO_DEBUGINFO);
+	bsym_destroy(ctx);
+	unlink(path);
+	unlink(fifo);
+	rmdir(tmpdir);
+}
+
+Test(api, reason_strings_and_null_args)
+{
+	for (int i = 0; i <= BSYM_R_INVALID; i++)
+		cr_assert_not_null(bsym_reason_str((enum bsym_reason)i));
+	cr_assert_not_null(bsym_reason_str((enum bsym_reason)999));
+	cr_assert_eq(bsym_create(NULL, NULL), -EINVAL);
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, NULL), 0);
+	bsym_destroy(ctx);
+	bsym_destroy(NULL);
+}

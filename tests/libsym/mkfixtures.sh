@@ -1,0 +1,72 @@
+#!/bin/bash
+# Build the libsym test fixtures: mkfixtures.sh SRC_DIR OUT_DIR
+# Every variant a symbolizer meets in the field: build-id debug trees,
+# .gnu_debuglink (good and bad CRC), MiniDebugInfo, C++, a shared library
+# at a nonzero base, gcc and clang (no .debug_aranges), a rebuilt binary
+# whose build-id differs.
+set -euo pipefail
+src=$1
+out=$2
+rm -rf "$out"
+mkdir -p "$out"
+cd "$out"
+
+bid() { readelf -n "$1" | awk '/Build ID:/ { print $3; exit }'; }
+
+# stripped copy + debug file in TREE/.build-id/xx/rest.debug
+make_tree() { # BIN TREE STRIPPED
+	local b
+	b=$(bid "$1")
+	mkdir -p "$2/.build-id/${b:0:2}"
+	objcopy --only-keep-debug "$1" "$2/.build-id/${b:0:2}/${b:2}.debug"
+	cp "$1" "$3"
+	strip --strip-all "$3"
+}
+
+for cc in gcc clang; do
+	$cc -O2 -g -Wl,--build-id -o prog-$cc "$src/prog.c"
+	make_tree prog-$cc tree-$cc prog-$cc.stripped
+done
+for cxx in g++ clang++; do
+	$cxx -O2 -g -Wl,--build-id -o cxx-$cxx "$src/cxx.cc"
+done
+
+# shared library, every segment 0x200000 above its file offset
+gcc -O2 -g -fPIC -shared -Wl,--build-id -Wl,-Ttext-segment=0x200000 -o libfix.so "$src/lib.c"
+
+# .gnu_debuglink, CRC right
+mkdir -p dl
+cp prog-gcc dl/prog
+objcopy --only-keep-debug dl/prog dl/prog.debug
+strip --strip-all dl/prog
+(cd dl && objcopy --add-gnu-debuglink=prog.debug prog)
+
+# .gnu_debuglink, CRC wrong: same build-id, the debug file changed after
+mkdir -p dlbad
+cp dl/prog dl/prog.debug dlbad/
+printf 'tampered' >>dlbad/prog.debug
+
+# MiniDebugInfo, the way Fedora's find-debuginfo builds it
+mkdir -p mini
+cp prog-gcc mini/prog
+objcopy --only-keep-debug mini/prog mini/full.debug
+nm -D mini/prog --format=posix --defined-only | awk '{ print $1 }' | sort >mini/dynsyms
+nm mini/full.debug --format=posix --defined-only |
+	awk '{ if ($2 == "T" || $2 == "t" || $2 == "D") print $1 }' | sort >mini/funcsyms
+comm -13 mini/dynsyms mini/funcsyms >mini/keep
+objcopy -S --remove-section .gdb_index --remove-section .comment \
+	--keep-symbols=mini/keep mini/full.debug mini/mini.debuginfo
+xz -f mini/mini.debuginfo
+strip --strip-all mini/prog
+objcopy --add-section .gnu_debugdata=mini/mini.debuginfo.xz mini/prog
+rm -f mini/full.debug mini/dynsyms mini/funcsyms mini/keep mini/mini.debuginfo.xz
+
+# rebuilt binary at the recorded path: another build-id
+mkdir -p mismatch
+gcc -O2 -g -Wl,--build-id -DREBUILT -o mismatch/prog "$src/prog.c"
+
+# plain debug dir: the debug file under an arbitrary name
+mkdir -p plain
+objcopy --only-keep-debug prog-clang plain/whatever-name.dbg
+
+touch stamp
