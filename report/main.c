@@ -307,6 +307,7 @@ int main(int argc, char **argv)
 	/* A closed pipe is reported by write errors (EPIPE), handled quietly. */
 	signal(SIGPIPE, SIG_IGN);
 
+	argp_err_exit_status = EXIT_USAGE;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return EXIT_USAGE;
 	if (a.diff)
