@@ -293,7 +293,7 @@ int bsym_create(struct bsym_ctx **out, const struct bsym_opts *opts)
 	}
 	/* libdwfl's build-id helpers only search absolute entries; a lone
 	 * "-" means "no CRC check, no paths" when we have no dirs at all. */
-	ctx->debuginfo_path = calloc(1, pathlen + 2);
+	ctx->debuginfo_path = calloc(1, pathlen + sizeof("/nonexistent"));
 	if (!ctx->debuginfo_path)
 		goto oom;
 	for (size_t i = 0; i < ctx->nr_debug_dirs; i++) {
