@@ -17,6 +17,7 @@
 
 #define EEXIST 17
 #define ENOMEM 12
+#define EFAULT 14
 
 #ifndef BPF_F_USER_STACK
 #define BPF_F_USER_STACK (1ULL << 8)
@@ -124,6 +125,13 @@ static __always_inline void stack_loss(long err, __u32 enomem_idx)
 	/* -EFAULT: no such stack (kernel thread, user-mode sample): not a loss */
 }
 
+static __always_inline bool in_execve(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->in_execve))
+		return BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
+	return false;
+}
+
 /* tgid of task in its own (innermost) pid namespace. */
 static __always_inline __u32 task_ns_tgid(struct task_struct *task)
 {
@@ -186,7 +194,12 @@ int do_perf_event(struct bpf_perf_event_data *ctx)
 	key.exec_id = BPF_CORE_READ(task, self_exec_id);
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 
-	if (user_stacks) {
+	if (user_stacks && in_execve(task)) {
+		/* Inside execve the user registers are still the old image's
+		 * while mm and self_exec_id may already be the new one's: no
+		 * snapshot can symbolize that stack, so record none. */
+		key.user_stack_id = -EFAULT;
+	} else if (user_stacks) {
 		err = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 		key.user_stack_id = err;
 		if (err < 0)
@@ -259,6 +272,86 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		return 0;
 	bpf_map_update_elem(&exec_gen, &tgid, &exec_id, BPF_ANY);
 	notify(PROFILE_EV_EXEC, p, tgid, exec_id);
+	return 0;
+}
+
+/* A sampled process mapped a file executable (the dynamic loader bringing
+ * in libc after exec, dlopen): user space re-reads its maps at once instead
+ * of at the next periodic rescan, so short-lived processes keep their
+ * libraries.  Optional: prof-record disables it where vm_mmap_pgoff cannot
+ * be traced. */
+SEC("fexit/vm_mmap_pgoff")
+int BPF_PROG(handle_mmap, struct file *file, unsigned long addr, unsigned long len,
+	     unsigned long prot, unsigned long flag, unsigned long pgoff, unsigned long ret)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task;
+
+	if (!file || !(prot & 0x4 /* PROT_EXEC */) || ret >= (unsigned long)-4095)
+		return 0;
+	if (!bpf_map_lookup_elem(&tracked, &tgid))
+		return 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	notify(PROFILE_EV_MMAP, task, tgid, BPF_CORE_READ(task, self_exec_id));
+	return 0;
+}
+
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __ksym __weak;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
+
+#define VM_READ 0x1
+#define VM_WRITE 0x2
+#define VM_EXEC 0x4
+
+/* The last thread of a sampled image exits: its mm is still attached (the
+ * tracepoint runs before exit_mm), so send every executable file mapping.
+ * This completes the snapshot of processes too short-lived for user space
+ * to read /proc/PID/maps (libc mapped after the first sample, say).
+ * Optional: needs the task_vma iterator kfuncs (6.7+). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit, struct task_struct *p, bool group_dead)
+{
+	struct profile_seen_key sk = { .pid = p->tgid, .exec_id = p->self_exec_id };
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+
+	if (!group_dead || !bpf_map_lookup_elem(&seen, &sk))
+		return 0;
+	bpf_iter_task_vma_new(&it, p, 0);
+	while ((vma = bpf_iter_task_vma_next(&it))) {
+		struct profile_vma_event *e;
+		unsigned long vmf = BPF_CORE_READ(vma, vm_flags);
+		struct file *file = BPF_CORE_READ(vma, vm_file);
+		struct inode *inode;
+
+		if (!(vmf & VM_EXEC) || !file)
+			continue;
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (!e) {
+			count_loss(PROFILE_LOSS_EVENTS);
+			break;
+		}
+		inode = BPF_CORE_READ(file, f_inode);
+		e->type = PROFILE_EV_VMA;
+		e->pid = sk.pid;
+		e->exec_id = sk.exec_id;
+		e->flags = vmf & (VM_READ | VM_WRITE);
+		e->start = BPF_CORE_READ(vma, vm_start);
+		e->end = BPF_CORE_READ(vma, vm_end);
+		e->offset = BPF_CORE_READ(vma, vm_pgoff) << 12;
+		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		e->ino = BPF_CORE_READ(inode, i_ino);
+		e->mtime_ns = 0;
+		if (bpf_core_field_exists(inode->i_mtime_sec))
+			e->mtime_ns = BPF_CORE_READ(inode, i_mtime_sec) * 1000000000ULL +
+				      BPF_CORE_READ(inode, i_mtime_nsec);
+		bpf_probe_read_kernel_str(e->name, sizeof(e->name),
+					  BPF_CORE_READ(file, f_path.dentry, d_name.name));
+		bpf_ringbuf_submit(e, 0);
+	}
+	bpf_iter_task_vma_destroy(&it);
 	return 0;
 }
 

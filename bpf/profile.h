@@ -39,10 +39,14 @@ enum profile_loss {
 };
 
 /* Notifications to user space through the ring buffer.  Never per sample:
- * one per (tgid, exec_id) on its first sample, one per exec. */
+ * one per (tgid, exec_id) on its first sample, one per exec and one per
+ * executable file mmap (dlopen, the dynamic loader) of sampled processes. */
 enum profile_event_type {
 	PROFILE_EV_FIRST_SAMPLE = 1,
 	PROFILE_EV_EXEC = 2,
+	PROFILE_EV_MMAP = 3,   /* a sampled process mapped a file executable */
+	PROFILE_EV_VMA = 4,    /* struct profile_vma_event: an executable file
+				* mapping of a sampled image, sent as it exits */
 };
 
 struct profile_event {
@@ -55,6 +59,24 @@ struct profile_event {
 				* means the process never exec'd since fork */
 	__u64 ktime_ns;        /* bpf_ktime_get_ns() */
 	char comm[PROFILE_COMM_LEN];
+};
+
+/* One executable file-backed mapping of an exiting process image: a
+ * snapshot that cannot come too late, for processes that die before user
+ * space reads /proc/PID/maps. */
+#define PROFILE_VMA_NAME_LEN 48
+struct profile_vma_event {
+	__u32 type;            /* PROFILE_EV_VMA */
+	__u32 pid;
+	__u32 exec_id;
+	__u32 flags;           /* VM_READ 0x1, VM_WRITE 0x2 as in the kernel */
+	__u64 start;
+	__u64 end;
+	__u64 offset;          /* vm_pgoff << PAGE_SHIFT */
+	__u64 dev;             /* kernel dev_t (MAJOR << 20 | MINOR) */
+	__u64 ino;
+	__u64 mtime_ns;
+	char name[PROFILE_VMA_NAME_LEN]; /* file's basename, maybe truncated */
 };
 
 /* Key of the "seen" set: first sample of a process image. */

@@ -39,7 +39,7 @@ struct mmap_ent {
 struct proc_ent {
 	uint32_t pid, exec_id, ns_pid, ppid, parent_exec_id;
 	char comm[BPROF_COMM_LEN];
-	bool has_parent, snapped, dead, want, need;
+	bool has_parent, snapped, dead, want, need, dirty;
 	uint64_t snapshot_ns;
 	struct mmap_ent *maps;
 	uint32_t nr_maps;
@@ -70,6 +70,8 @@ struct manifest {
 	size_t nr_objs, cap_objs;
 	struct idx_table obj_idx;
 	struct manifest_stats st;
+	uint32_t *dirty;
+	size_t nr_dirty, cap_dirty;
 };
 
 static uint64_t mix64(uint64_t x)
@@ -159,6 +161,7 @@ void manifest_free(struct manifest *m)
 	for (size_t i = 0; i < m->nr_objs; i++)
 		free(m->objs[i].o.path);
 	free(m->procs);
+	free(m->dirty);
 	free(m->objs);
 	free(m->proc_idx.keys);
 	free(m->proc_idx.vals);
@@ -684,6 +687,13 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 		nw[nr++] = me;
 	}
 	free(buf);
+	if (!nr) {
+		/* no executable mapping: caught in the middle of exec (new mm,
+		 * nothing mapped yet); not this image's layout */
+		free(nw);
+		m->st.failed++;
+		return -ESRCH;
+	}
 	qsort(nw, nr, sizeof(*nw), cmp_mmap);
 	if (merge_maps(p, nw, nr))
 		return -ENOMEM;
@@ -727,6 +737,102 @@ int manifest_event(struct manifest *m, uint32_t pid, uint32_t exec_id, uint32_t 
 		return 0;
 	err = snapshot(m, pid, exec_id);
 	return err == -ENOMEM ? err : 0;
+}
+
+int manifest_vma(struct manifest *m, uint32_t pid, uint32_t exec_id, uint64_t start, uint64_t end,
+		 uint64_t offset, uint64_t dev, uint64_t ino, uint64_t mtime_ns, uint32_t vm_flags,
+		 const char *name)
+{
+	struct proc_ent *p = proc_get(m, pid, exec_id);
+	struct mmap_ent *me;
+	const struct mmap_ent *k;
+	uint32_t idx = BPROF_NO_OBJECT;
+
+	if (!p)
+		return -ENOMEM;
+	me = malloc(sizeof(*me));
+	if (!me)
+		return -ENOMEM;
+	me->start = start;
+	me->end = end;
+	me->off = offset;
+	me->dev = dev;
+	me->ino = ino;
+	me->flags = (vm_flags & 1 ? BPROF_MAP_READ : 0) | (vm_flags & 2 ? BPROF_MAP_WRITE : 0);
+	me->obj = BPROF_NO_OBJECT;
+	k = known_mapping(p, me);
+	if (k) {
+		free(me);
+		return 0;
+	}
+	/* The object is normally known already (the process was read once, or
+	 * another one maps the same file); else it is named but unreadable. */
+	if (!obj_find(m, obj_hash(dev, ino, mtime_ns, 0), dev, ino, mtime_ns, 0, &idx)) {
+		for (size_t i = 0; i < m->nr_objs && idx == BPROF_NO_OBJECT; i++)
+			if (m->objs[i].o.dev == dev && m->objs[i].o.inode == ino &&
+			    !(m->objs[i].o.flags & BPROF_OBJ_VDSO))
+				idx = i;
+	}
+	if (idx == BPROF_NO_OBJECT) {
+		struct bprof_object o = {0};
+
+		o.dev = dev;
+		o.inode = ino;
+		o.mtime_ns = mtime_ns;
+		o.flags = BPROF_OBJ_UNREADABLE;
+		o.path = strdup(name);
+		if (!o.path || obj_add(m, &o, obj_hash(dev, ino, mtime_ns, 0), &idx)) {
+			free(o.path);
+			free(me);
+			return -ENOMEM;
+		}
+	}
+	me->obj = idx;
+	if (merge_maps(p, me, 1))
+		return -ENOMEM;
+	if (!p->snapped)
+		p->snapshot_ns = now_ns() - m->start_ns;
+	p->snapped = true;
+	m->st.from_exit++;
+	return 0;
+}
+
+int manifest_mark(struct manifest *m, uint32_t pid, uint32_t exec_id)
+{
+	struct proc_ent *p = proc_get(m, pid, exec_id);
+
+	if (!p)
+		return -ENOMEM;
+	if (p->dirty)
+		return 0;
+	if (m->nr_dirty == m->cap_dirty) {
+		size_t nc = m->cap_dirty ? m->cap_dirty * 2 : 64;
+		void *nd = realloc(m->dirty, nc * sizeof(*m->dirty));
+
+		if (!nd)
+			return -ENOMEM;
+		m->dirty = nd;
+		m->cap_dirty = nc;
+	}
+	p->dirty = true;
+	m->dirty[m->nr_dirty++] = p - m->procs;
+	return 0;
+}
+
+int manifest_flush(struct manifest *m)
+{
+	for (size_t i = 0; i < m->nr_dirty; i++) {
+		struct proc_ent *p = &m->procs[m->dirty[i]];
+		uint32_t pid = p->pid, exec_id = p->exec_id;
+		int err;
+
+		p->dirty = false;
+		err = snapshot(m, pid, exec_id);
+		if (err == -ENOMEM)
+			return err;
+	}
+	m->nr_dirty = 0;
+	return 0;
 }
 
 int manifest_rescan(struct manifest *m)

@@ -23,6 +23,20 @@ void manifest_free(struct manifest *m);
 int manifest_event(struct manifest *m, uint32_t pid, uint32_t exec_id, uint32_t ns_pid,
 		   uint32_t ppid, uint32_t parent_exec_id, const char *comm, bool force);
 
+/* A process image mapped something executable: re-read it at the next
+ * manifest_flush() (events come in bursts: one read per burst).  0 or
+ * -ENOMEM. */
+int manifest_mark(struct manifest *m, uint32_t pid, uint32_t exec_id);
+int manifest_flush(struct manifest *m);
+
+/* One executable file mapping of an exiting image, from the kernel (dev is
+ * a user-space dev_t, flags BPROF_MAP_READ/WRITE-compatible VM_ bits, name a
+ * basename).  Completes snapshots of processes that died before their maps
+ * could be read.  0 or -ENOMEM. */
+int manifest_vma(struct manifest *m, uint32_t pid, uint32_t exec_id, uint64_t start, uint64_t end,
+		 uint64_t offset, uint64_t dev, uint64_t ino, uint64_t mtime_ns, uint32_t vm_flags,
+		 const char *name);
+
 /* Re-read the maps of every live process snapshotted so far, merging new
  * mappings (dlopen).  0 or -ENOMEM. */
 int manifest_rescan(struct manifest *m);
@@ -43,6 +57,7 @@ struct manifest_stats {
 	uint64_t failed;         /* reads that failed (process gone) */
 	uint64_t objects_opened; /* ELF files opened for a build-id */
 	uint64_t from_parent;    /* images taken from their parent's snapshot */
+	uint64_t from_exit;      /* mappings learnt from exit events */
 };
 void manifest_stats(const struct manifest *m, struct manifest_stats *st);
 

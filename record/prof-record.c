@@ -21,11 +21,13 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "bprof.h"
 #include "kernel.h"
@@ -427,6 +429,94 @@ bad:
 	return -EINVAL;
 }
 
+/* Whether the kernel's BTF has this function, so fentry/fexit can attach. */
+static bool traceable(const char *func)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool ok;
+
+	if (!btf)
+		return false;
+	ok = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return ok;
+}
+
+static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return 0;
+}
+
+/* Optional programs: each makes the manifest more complete but needs what
+ * not every kernel has (fexit trampolines; the task_vma iterator kfuncs). */
+enum {
+	OPT_PROG_MMAP = 1 << 0, /* fexit/vm_mmap_pgoff */
+	OPT_PROG_EXIT = 1 << 1, /* tp_btf/sched_process_exit + bpf_iter_task_vma */
+};
+
+static struct profile_bpf *open_one(const struct env *env, unsigned optional, int *err)
+{
+	struct profile_bpf *obj = profile_bpf__open();
+
+	if (!obj) {
+		*err = -errno;
+		return NULL;
+	}
+	obj->rodata->user_stacks = !env->kernel_only;
+	obj->rodata->kernel_stacks = !env->user_only;
+	obj->rodata->include_idle = env->include_idle;
+	obj->rodata->filter_pid = env->nr_pids > 0 || env->command;
+	obj->rodata->filter_tid = env->nr_tids > 0;
+	obj->rodata->filter_cgroup = env->cgroup != NULL;
+	obj->rodata->per_thread = env->nr_tids > 0;
+	obj->rodata->follow_children = env->command != NULL;
+
+	bpf_map__set_max_entries(obj->maps.counts, env->hash_storage_size);
+	bpf_map__set_max_entries(obj->maps.stacks, env->stack_storage_size);
+	bpf_map__set_max_entries(obj->maps.seen, env->hash_storage_size);
+	bpf_map__set_max_entries(obj->maps.tracked, env->hash_storage_size);
+	bpf_map__set_max_entries(obj->maps.exec_gen, env->hash_storage_size);
+	bpf_map__set_max_entries(obj->maps.pids, env->command ? 65536 : env->nr_pids ? env->nr_pids : 1);
+	bpf_map__set_max_entries(obj->maps.tids, env->nr_tids ? env->nr_tids : 1);
+	bpf_program__set_autoload(obj->progs.handle_mmap, optional & OPT_PROG_MMAP);
+	bpf_program__set_autoload(obj->progs.handle_exit, optional & OPT_PROG_EXIT);
+
+	*err = profile_bpf__load(obj);
+	if (*err) {
+		profile_bpf__destroy(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* Load with as many optional programs as this kernel takes; libbpf stays
+ * quiet about the attempts that fail unless -v. */
+static struct profile_bpf *open_and_load(const struct env *env, int *err)
+{
+	static const unsigned tries[] = { OPT_PROG_MMAP | OPT_PROG_EXIT, OPT_PROG_EXIT, 0 };
+	unsigned avail = 0;
+	struct profile_bpf *obj = NULL;
+
+	if (traceable("vm_mmap_pgoff"))
+		avail |= OPT_PROG_MMAP;
+	if (traceable("bpf_iter_task_vma_new"))
+		avail |= OPT_PROG_EXIT;
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]) && !obj; i++) {
+		bool last = i + 1 == sizeof(tries) / sizeof(tries[0]);
+
+		if ((tries[i] & avail) != tries[i])
+			continue;
+		if (!env->verbose)
+			libbpf_set_print(last ? libbpf_print_quiet : libbpf_print_none);
+		obj = open_one(env, tries[i], err);
+		if (!obj && env->verbose)
+			fprintf(stderr, "prof-record: loading with optional programs 0x%x failed: %s\n",
+				tries[i], strerror(-*err));
+	}
+	libbpf_set_print(env->verbose ? libbpf_print_verbose : libbpf_print_quiet);
+	return obj;
+}
+
 /* ---- sampling ---------------------------------------------------------- */
 
 static int open_perf_events(struct profile_bpf *obj, const struct env *env, int *fds,
@@ -501,10 +591,21 @@ static int handle_event(void *ctx, void *data, size_t size)
 	const struct profile_event *e = data;
 	int err;
 
-	if (size < sizeof(*e))
+	if (size < sizeof(__u32))
 		return 0;
 	pc->events++;
-	err = manifest_event(pc->man, e->pid, e->exec_id, e->ns_pid, e->ppid, e->parent_exec_id,
+	if (e->type == PROFILE_EV_VMA) {
+		const struct profile_vma_event *v = data;
+
+		if (size < sizeof(*v))
+			return 0;
+		err = manifest_vma(pc->man, v->pid, v->exec_id, v->start, v->end, v->offset,
+				   makedev(v->dev >> 20, v->dev & 0xfffff), v->ino, v->mtime_ns,
+				   v->flags, v->name);
+	} else if (e->type == PROFILE_EV_MMAP)
+		err = manifest_mark(pc->man, e->pid, e->exec_id);
+	else
+		err = manifest_event(pc->man, e->pid, e->exec_id, e->ns_pid, e->ppid, e->parent_exec_id,
 			     e->comm, true);
 	if (err && !pc->err)
 		pc->err = err;
@@ -859,30 +960,8 @@ int main(int argc, char **argv)
 
 	libbpf_set_print(env.verbose ? libbpf_print_verbose : libbpf_print_quiet);
 
-	obj = profile_bpf__open();
+	obj = open_and_load(&env, &err);
 	if (!obj) {
-		fprintf(stderr, "prof-record: cannot open the BPF object: %s\n", strerror(errno));
-		goto cleanup;
-	}
-	obj->rodata->user_stacks = !env.kernel_only;
-	obj->rodata->kernel_stacks = !env.user_only;
-	obj->rodata->include_idle = env.include_idle;
-	obj->rodata->filter_pid = env.nr_pids > 0 || env.command;
-	obj->rodata->filter_tid = env.nr_tids > 0;
-	obj->rodata->filter_cgroup = env.cgroup != NULL;
-	obj->rodata->per_thread = env.nr_tids > 0;
-	obj->rodata->follow_children = env.command != NULL;
-
-	bpf_map__set_max_entries(obj->maps.counts, env.hash_storage_size);
-	bpf_map__set_max_entries(obj->maps.stacks, env.stack_storage_size);
-	bpf_map__set_max_entries(obj->maps.seen, env.hash_storage_size);
-	bpf_map__set_max_entries(obj->maps.tracked, env.hash_storage_size);
-	bpf_map__set_max_entries(obj->maps.exec_gen, env.hash_storage_size);
-	bpf_map__set_max_entries(obj->maps.pids, env.command ? 65536 : env.nr_pids ? env.nr_pids : 1);
-	bpf_map__set_max_entries(obj->maps.tids, env.nr_tids ? env.nr_tids : 1);
-
-	err = profile_bpf__load(obj);
-	if (err) {
 		fprintf(stderr, "prof-record: cannot load the BPF program: %s; needs Linux 5.8+ with BPF, BTF and CONFIG_BPF_EVENTS (run with -v for libbpf's log)\n",
 			strerror(-err));
 		goto cleanup;
@@ -928,6 +1007,17 @@ int main(int argc, char **argv)
 	 * below; the skeleton destroys these links */
 	obj->links.handle_fork = bpf_program__attach(obj->progs.handle_fork);
 	obj->links.handle_exec = obj->links.handle_fork ? bpf_program__attach(obj->progs.handle_exec) : NULL;
+	if (obj->links.handle_exec && bpf_program__autoload(obj->progs.handle_exit)) {
+		obj->links.handle_exit = bpf_program__attach(obj->progs.handle_exit);
+		if (!obj->links.handle_exit && env.verbose)
+			fprintf(stderr, "prof-record: cannot trace sched_process_exit (%s)\n", strerror(errno));
+	}
+	if (obj->links.handle_exec && bpf_program__autoload(obj->progs.handle_mmap)) {
+		obj->links.handle_mmap = bpf_program__attach(obj->progs.handle_mmap);
+		if (!obj->links.handle_mmap && env.verbose)
+			fprintf(stderr, "prof-record: cannot trace vm_mmap_pgoff (%s): libraries mapped by short-lived processes may be missed\n",
+				strerror(errno));
+	}
 	if (!obj->links.handle_exec) {
 		fprintf(stderr, "prof-record: cannot attach to sched_process_fork/exec: %s\n", strerror(errno));
 		goto cleanup;
@@ -977,7 +1067,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "prof-record: ring buffer: %s\n", strerror(-err));
 			goto cleanup;
 		}
-		if (pc.err) {
+		if (pc.err || manifest_flush(man)) {
 			fprintf(stderr, "prof-record: out of memory\n");
 			goto cleanup;
 		}
@@ -1009,7 +1099,7 @@ int main(int argc, char **argv)
 	}
 	stop_mono = mono_ns();
 	ring_buffer__consume(rb);
-	if (pc.err || manifest_rescan(man)) {
+	if (pc.err || manifest_flush(man) || manifest_rescan(man)) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
@@ -1089,10 +1179,10 @@ int main(int argc, char **argv)
 			(unsigned long long)tot.samples, (unsigned long long)tot.processes,
 			(unsigned long long)rec->nr_stacks, (unsigned long long)lost, output, sizebuf);
 		if (env.verbose)
-			fprintf(stderr, "prof-record: %llu events, %llu snapshots, %llu failed, %llu objects opened, %llu from parent\n",
+			fprintf(stderr, "prof-record: %llu events, %llu snapshots, %llu failed, %llu objects opened, %llu from parent, %llu mappings at exit\n",
 				(unsigned long long)pc.events, (unsigned long long)mst.snapshots,
 				(unsigned long long)mst.failed, (unsigned long long)mst.objects_opened,
-				(unsigned long long)mst.from_parent);
+				(unsigned long long)mst.from_parent, (unsigned long long)mst.from_exit);
 	}
 	if (stack_lost)
 		fprintf(stderr, "WARNING: %llu stack traces could not be recorded; consider --stack-storage-size %ld\n",

@@ -1,0 +1,27 @@
+#!/bin/bash
+# ratio workload on both CPUs: sample count matches duration x freq x CPUs,
+# the binary's build-id is recorded, every user ip lies in a recorded mapping
+# and func_a:func_b leaf samples are about 1:3.
+. "$(dirname "$0")/common.sh"
+
+out=$T_DIR/ratio.bprof
+bg "$W/ratio" 7 2
+sleep 0.3
+"$BPROF_RECORD" -q -F 99 -p "$BG" -o "$out" 4
+dump "$out"
+
+n=$($DUMPQ "$out.txt" samples ratio)
+echo "samples: $n (expected about $((4 * 99 * 2)))"
+check "sample count within 35% of 4 s x 99 Hz x 2 CPUs" between "$n" 515 1069
+check "only ratio counts with -p" test "$($DUMPQ "$out.txt" samples '*')" -eq "$n"
+
+id=$(build_id "$W/ratio")
+check "build-id $id of ratio recorded and mapped" $DUMPQ "$out.txt" build-id-mapped ratio "$id"
+check "every user ip inside a recorded mapping" $DUMPQ "$out.txt" ips-in-maps ratio
+
+a=$($DUMPQ "$out.txt" leaf-in ratio "$W/ratio" func_a)
+b=$($DUMPQ "$out.txt" leaf-in ratio "$W/ratio" func_b)
+echo "leaf samples: func_a $a func_b $b"
+check "func_a and func_b both sampled" test "$a" -gt 0 -a "$b" -gt 0
+check "func_a:func_b about 1:3 (a share 12..40%)" between $((a * 100 / (a + b))) 12 40
+finish

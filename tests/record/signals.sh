@@ -1,0 +1,59 @@
+#!/bin/bash
+# SIGINT ends a recording and writes the file; a second signal aborts with no
+# file; an existing file or a planted symlink at -o is never overwritten.
+. "$(dirname "$0")/common.sh"
+
+bg "$W/ratio" 10 1
+
+# one SIGINT: a valid file
+out=$T_DIR/int.bprof
+"$BPROF_RECORD" -q -o "$out" &
+rp=$!
+sleep 1.5
+kill -INT $rp
+rc=0; wait $rp || rc=$?
+check "SIGINT: exit status 0" test "$rc" -eq 0
+check "SIGINT: file readable by bprof-dump" dump "$out"
+check "SIGINT: has samples" test "$($DUMPQ "$out.txt" samples '*')" -gt 0
+check "file mode 0600" test "$(stat -c %a "$out")" = 600
+
+# SIGTERM works the same
+out=$T_DIR/term.bprof
+"$BPROF_RECORD" -q -o "$out" &
+rp=$!
+sleep 1
+kill -TERM $rp
+rc=0; wait $rp || rc=$?
+check "SIGTERM: exit 0 and a readable file" dump "$out"
+
+# two signals: no file, no temporary left behind
+mkdir "$T_DIR/two"
+out=$T_DIR/two/x.bprof
+"$BPROF_RECORD" -q -o "$out" &
+rp=$!
+sleep 1
+kill -INT $rp; kill -INT $rp
+rc=0; wait $rp || rc=$?
+check "second signal: non-zero exit" test "$rc" -ne 0
+check "second signal: no file" test ! -e "$out"
+check "second signal: directory left empty" test -z "$(ls -A "$T_DIR/two")"
+
+# existing file: refused before recording, untouched
+out=$T_DIR/exists.bprof
+echo keep >"$out"
+rc=0; "$BPROF_RECORD" -q -o "$out" 1 2>"$T_DIR/err" || rc=$?
+cat "$T_DIR/err"
+check "existing output: non-zero exit" test "$rc" -ne 0
+check "existing output: untouched" test "$(cat "$out")" = keep
+check "existing output: message names --force" grep -q -- --force "$T_DIR/err"
+"$BPROF_RECORD" -q --force -o "$out" 1
+check "--force replaces it" dump "$out"
+
+# symlink planted at -o: not followed, target untouched
+echo precious >"$T_DIR/target"
+ln -s "$T_DIR/target" "$T_DIR/link.bprof"
+rc=0; "$BPROF_RECORD" -q -o "$T_DIR/link.bprof" 1 2>/dev/null || rc=$?
+check "symlink at -o: non-zero exit" test "$rc" -ne 0
+check "symlink target untouched" test "$(cat "$T_DIR/target")" = precious
+check "symlink still a symlink" test -L "$T_DIR/link.bprof"
+finish

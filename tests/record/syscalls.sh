@@ -1,0 +1,28 @@
+#!/bin/bash
+# syscalls workload: kernel stacks are recorded, and so is the interrupted
+# kernel ip.
+. "$(dirname "$0")/common.sh"
+
+out=$T_DIR/sys.bprof
+bg "$W/syscalls" 9
+sleep 0.2
+"$BPROF_RECORD" -q -F 99 -p "$BG" -o "$out" 3
+dump "$out"
+n=$($DUMPQ "$out.txt" samples syscalls)
+k=$($DUMPQ "$out.txt" kstacks syscalls)
+ip=$($DUMPQ "$out.txt" kip syscalls)
+echo "samples $n, with kernel stack $k, with kernel ip $ip"
+check "syscalls was sampled" test "$n" -gt 100
+check "most samples have a kernel stack" test $((k * 100 / n)) -ge 50
+check "kernel ips recorded" test "$ip" -gt 0
+check "kernel identity recorded" grep -q '^kernel [0-9a-f]\{40\} 0xffff' "$out.txt"
+check "kallsyms snapshot recorded" awk '$1 == "kernel" && $5 > 1000 { ok = 1 } END { exit !ok }' "$out.txt"
+
+# -U: no kernel stacks asked, so none recorded
+"$BPROF_RECORD" -q -U -p "$BG" -o "$T_DIR/u.bprof" 1
+dump "$T_DIR/u.bprof"
+check "-U records no kernel stacks" test "$($DUMPQ "$T_DIR/u.bprof.txt" kstacks syscalls)" -eq 0
+"$BPROF_RECORD" -q --no-kallsyms -K -p "$BG" -o "$T_DIR/k.bprof" 1
+dump "$T_DIR/k.bprof"
+check "--no-kallsyms: zero ksyms" awk '$1 == "kernel" && $5 == 0 { ok = 1 } END { exit !ok }' "$T_DIR/k.bprof.txt"
+finish
