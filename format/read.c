@@ -239,13 +239,13 @@ static int parse_stacks(struct cur *c, struct bprof_recording *r)
 			return cerr(c, BPROF_E_CORRUPT,
 				    "stack %llu: id %u is duplicated or out of order (previous %u)",
 				    (unsigned long long)i, s->id, r->stacks[i - 1].id);
-		if (s->nr_ips > BPROF_MAX_STACK_DEPTH)
-			return cerr(c, BPROF_E_LIMIT, "stack %u has %u ips (limit %u)", s->id,
-				    s->nr_ips, BPROF_MAX_STACK_DEPTH);
-		if ((uint64_t)s->nr_ips * 8 > rem(c)) {
+		if ((uint64_t)s->nr_ips * 8 > rem(c) || s->nr_ips > BPROF_MAX_STACK_DEPTH) {
 			uint32_t nr = s->nr_ips;
 
 			s->nr_ips = 0;
+			if (nr > BPROF_MAX_STACK_DEPTH && (uint64_t)nr * 8 <= rem(c))
+				return cerr(c, BPROF_E_LIMIT, "stack %u has %u ips (limit %u)",
+					    s->id, nr, BPROF_MAX_STACK_DEPTH);
 			return cerr(c, BPROF_E_TRUNCATED, "stack %u claims %u ips but %llu bytes remain",
 				    s->id, nr, (unsigned long long)rem(c));
 		}
@@ -544,6 +544,15 @@ static const struct {
 	[BPROF_SECT_KSYMS] = { "ksyms", parse_ksyms },
 };
 
+static const char *sect_label(uint32_t type, char *buf, size_t len)
+{
+	if (type >= 1 && type <= BPROF_SECT_LAST_KNOWN)
+		snprintf(buf, len, "%s section", sections[type].name);
+	else
+		snprintf(buf, len, "section of type %u", type);
+	return buf;
+}
+
 static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t len, bool strict,
 			 struct bprof_error *err)
 {
@@ -554,6 +563,7 @@ static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t l
 	while (pos < len) {
 		uint32_t type, flags;
 		uint64_t slen;
+		char label[48];
 
 		if (len - pos < BPROF_SECTION_HEADER_LEN)
 			return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
@@ -569,12 +579,14 @@ static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t l
 					       (unsigned long long)pos);
 		if (strict && flags)
 			return bprof_set_error(err, BPROF_E_CORRUPT, 0,
-					       "section type %u at offset %llu: flags 0x%x must be zero",
-					       type, (unsigned long long)pos, flags);
+					       "%s at offset %llu: flags 0x%x must be zero",
+					       sect_label(type, label, sizeof(label)),
+					       (unsigned long long)pos, flags);
 		if (slen > len - pos - BPROF_SECTION_HEADER_LEN)
 			return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
-					       "section type %u at offset %llu: length %llu but %llu bytes remain",
-					       type, (unsigned long long)pos, (unsigned long long)slen,
+					       "%s at offset %llu: length %llu but %llu bytes remain",
+					       sect_label(type, label, sizeof(label)),
+					       (unsigned long long)pos, (unsigned long long)slen,
 					       (unsigned long long)(len - pos - BPROF_SECTION_HEADER_LEN));
 		if (type <= BPROF_SECT_LAST_KNOWN) {
 			struct cur c = {
@@ -591,7 +603,7 @@ static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t l
 						       "%s section at offset %llu: duplicated or out of order",
 						       c.sect, (unsigned long long)pos);
 			if (type != last + 1)
-				return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
+				return bprof_set_error(err, BPROF_E_CORRUPT, 0,
 						       "%s section missing before offset %llu",
 						       sections[last + 1].name, (unsigned long long)pos);
 			last = type;
@@ -606,7 +618,7 @@ static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t l
 	}
 	if (last != BPROF_SECT_LAST_KNOWN)
 		return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
-				       "content ends at offset %llu without a %s section",
+				       "content ends at offset %llu without the %s section",
 				       (unsigned long long)len, sections[last + 1].name);
 	return 0;
 }
@@ -708,8 +720,8 @@ static int decompress(const uint8_t *src, size_t len, uint64_t content_size,
 	}
 	if (in.pos != in.size) {
 		rc = bprof_set_error(err, BPROF_E_CORRUPT, 0,
-				     "%zu bytes of trailing data after the zstd frame at file offset %zu",
-				     in.size - in.pos, in.pos + BPROF_FILE_HEADER_LEN);
+				     "trailing data after the zstd frame at file offset %zu (%zu bytes)",
+				     in.pos + BPROF_FILE_HEADER_LEN, in.size - in.pos);
 		goto out;
 	}
 	if (produced != content_size) {

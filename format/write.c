@@ -132,8 +132,11 @@ static void put(struct sink *s, const void *p, size_t n)
 		s->staged += k;
 		b += k;
 		n -= k;
-		if (s->staged == STAGE_LEN)
+		if (s->staged == STAGE_LEN) {
 			compress_staged(s, ZSTD_e_continue);
+			if (s->code)
+				return; /* the rest is counted, not written */
+		}
 	}
 }
 

@@ -1,0 +1,942 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * gen_golden - write the golden files of tests/data/format/.
+ *
+ * Usage: gen_golden OUTDIR    (writes OUTDIR/valid/ and OUTDIR/invalid/)
+ *
+ * Run once and check the output in; it is not part of the test run.  The
+ * point of golden files is that they do NOT change when the code changes:
+ * a reader that stops accepting valid/ or starts accepting invalid/ has
+ * changed the format.  Regenerate only together with a SPEC.md changelog
+ * entry.
+ *
+ * Invalid files are built by taking the content of a valid recording
+ * (SPEC.md section 5), damaging one structure and framing it again with a
+ * correct header and checksum, so each file carries exactly the one defect
+ * its name says.  Each file is read back here and must fail with the
+ * expected code; invalid/expected.txt lists "NAME CODE" for the test.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include "fixtures.h"
+#include "internal.h"
+
+struct bb {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "gen_golden: %s\n", what);
+	exit(1);
+}
+
+static void bb_put(struct bb *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2 + 64;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			die("out of memory");
+	}
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+static void bb_u32(struct bb *b, uint32_t v)
+{
+	uint8_t x[4];
+
+	bprof_put32(x, v);
+	bb_put(b, x, 4);
+}
+
+static void bb_u64(struct bb *b, uint64_t v)
+{
+	uint8_t x[8];
+
+	bprof_put64(x, v);
+	bb_put(b, x, 8);
+}
+
+static void bb_uleb(struct bb *b, uint64_t v)
+{
+	do {
+		uint8_t byte = v & 0x7f;
+
+		v >>= 7;
+		if (v)
+			byte |= 0x80;
+		bb_put(b, &byte, 1);
+	} while (v);
+}
+
+static void bb_str(struct bb *b, const char *s)
+{
+	bb_u32(b, (uint32_t)strlen(s));
+	bb_put(b, s, strlen(s));
+}
+
+static struct bb bb_copy(const struct bb *b)
+{
+	struct bb c = { 0 };
+
+	bb_put(&c, b->p, b->len);
+	return c;
+}
+
+static void bb_insert(struct bb *b, size_t off, const void *p, size_t n)
+{
+	bb_put(b, p, n); /* grow */
+	memmove(b->p + off + n, b->p + off, b->len - n - off);
+	memcpy(b->p + off, p, n);
+}
+
+static void bb_delete(struct bb *b, size_t off, size_t n)
+{
+	memmove(b->p + off, b->p + off + n, b->len - off - n);
+	b->len -= n;
+}
+
+/* ---- content ---------------------------------------------------------- */
+
+static struct bb content_of(struct bprof_recording *r)
+{
+	struct bprof_error err;
+	struct bb c = { 0 };
+	void *file;
+	size_t len;
+	uint64_t csize;
+
+	if (bprof_write_buffer(r, &file, &len, NULL, &err))
+		die(err.message);
+	csize = bprof_le64((uint8_t *)file + 16);
+	c.p = malloc(csize + 1);
+	c.len = c.cap = csize;
+	if (ZSTD_decompress(c.p, csize, (uint8_t *)file + BPROF_FILE_HEADER_LEN,
+			    len - BPROF_FILE_HEADER_LEN) != csize)
+		die("decompress");
+	free(file);
+	return c;
+}
+
+/* Offset of the header of the section of this type (first one). */
+static size_t sect_at(const struct bb *c, uint32_t type)
+{
+	size_t pos = 0;
+
+	while (pos + 16 <= c->len) {
+		if (bprof_le32(c->p + pos) == type)
+			return pos;
+		pos += 16 + bprof_le64(c->p + pos + 8);
+	}
+	die("section not found");
+	return 0;
+}
+
+static size_t payload(const struct bb *c, uint32_t type)
+{
+	return sect_at(c, type) + 16;
+}
+
+static uint64_t sect_len(const struct bb *c, uint32_t type)
+{
+	return bprof_le64(c->p + sect_at(c, type) + 8);
+}
+
+static void set_sect_len(struct bb *c, uint32_t type, uint64_t len)
+{
+	bprof_put64(c->p + sect_at(c, type) + 8, len);
+}
+
+static void replace_payload(struct bb *c, uint32_t type, const struct bb *p)
+{
+	size_t at = sect_at(c, type), old = bprof_le64(c->p + at + 8);
+
+	bb_delete(c, at + 16, old);
+	bb_insert(c, at + 16, p->p, p->len);
+	bprof_put64(c->p + at + 8, p->len);
+}
+
+static void set32(struct bb *c, size_t off, uint32_t v)
+{
+	bprof_put32(c->p + off, v);
+}
+
+static void set64(struct bb *c, size_t off, uint64_t v)
+{
+	bprof_put64(c->p + off, v);
+}
+
+/* ---- framing ---------------------------------------------------------- */
+
+struct frame_opts {
+	unsigned major, minor;
+	uint32_t flags;
+	bool size_override;
+	uint64_t content_size;
+	bool no_checksum;
+	int window_log;    /* 0: default; else forced, frame size unknown */
+};
+
+static struct bb frame(const struct bb *c, const struct frame_opts *o)
+{
+	struct bb f = { 0 };
+	uint8_t hdr[BPROF_FILE_HEADER_LEN];
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	size_t bound = ZSTD_compressBound(c->len) + 64, rem;
+	uint8_t *z = malloc(bound);
+	ZSTD_outBuffer out = { z, bound, 0 };
+	ZSTD_inBuffer in = { c->p, c->len, 0 };
+
+	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
+	bprof_put16(hdr + 8, (uint16_t)(o && o->major ? o->major : BPROF_FORMAT_MAJOR));
+	bprof_put16(hdr + 10, (uint16_t)(o ? o->minor : 0));
+	bprof_put32(hdr + 12, o ? o->flags : 0);
+	bprof_put64(hdr + 16, o && o->size_override ? o->content_size : c->len);
+	bb_put(&f, hdr, sizeof(hdr));
+
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 3);
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, o && o->no_checksum ? 0 : 1);
+	if (o && o->window_log) {
+		ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog, o->window_log);
+		/* continue first: the size stays unknown, the window as set */
+		if (ZSTD_isError(ZSTD_compressStream2(cc, &out, &in, ZSTD_e_continue)))
+			die("compress");
+	}
+	do {
+		rem = ZSTD_compressStream2(cc, &out, &in, ZSTD_e_end);
+		if (ZSTD_isError(rem))
+			die(ZSTD_getErrorName(rem));
+	} while (rem);
+	bb_put(&f, z, out.pos);
+	free(z);
+	ZSTD_freeCCtx(cc);
+	return f;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static const char *outdir;
+static FILE *expected;
+static int failures;
+
+static void write_out(const char *sub, const char *name, const struct bb *f)
+{
+	char path[4096];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s/%s.bprof", outdir, sub, name);
+	fp = fopen(path, "wb");
+	if (!fp || (f->len && fwrite(f->p, 1, f->len, fp) != f->len) || fclose(fp))
+		die(path);
+}
+
+static const char *code_name(int code)
+{
+	switch (code) {
+	case BPROF_OK: return "OK";
+	case BPROF_E_IO: return "IO";
+	case BPROF_E_NOMEM: return "NOMEM";
+	case BPROF_E_NOT_BPROF: return "NOT_BPROF";
+	case BPROF_E_VERSION: return "VERSION";
+	case BPROF_E_ZSTD: return "ZSTD";
+	case BPROF_E_TRUNCATED: return "TRUNCATED";
+	case BPROF_E_CORRUPT: return "CORRUPT";
+	case BPROF_E_LIMIT: return "LIMIT";
+	case BPROF_E_EXISTS: return "EXISTS";
+	case BPROF_E_INVAL: return "INVAL";
+	}
+	return "?";
+}
+
+static void valid(const char *name, struct bb f)
+{
+	struct bprof_recording *r;
+	struct bprof_error err = { 0 };
+
+	if (bprof_read_buffer(&r, f.p, f.len, NULL, &err)) {
+		fprintf(stderr, "valid/%s: refused: %s\n", name, err.message);
+		failures++;
+	}
+	bprof_recording_free(r);
+	write_out("valid", name, &f);
+	free(f.p);
+}
+
+static void invalid(const char *name, int code, struct bb f)
+{
+	struct bprof_recording *r;
+	struct bprof_error err = { 0 };
+	int rc = bprof_read_buffer(&r, f.p, f.len, NULL, &err);
+
+	if (rc != code) {
+		fprintf(stderr, "invalid/%s: expected %s, got %s: %s\n", name, code_name(code),
+			code_name(rc), err.message);
+		failures++;
+	} else {
+		printf("invalid/%-40s %-9s %s\n", name, code_name(code), err.message);
+	}
+	bprof_recording_free(r);
+	write_out("invalid", name, &f);
+	fprintf(expected, "%s %s\n", name, code_name(code));
+	free(f.p);
+}
+
+/* Frame a damaged copy of content c. */
+#define DAMAGED(var, base) for (struct bb var = bb_copy(base), *once_ = &var; once_; once_ = NULL)
+
+int main(int argc, char **argv)
+{
+	struct bprof_recording *typ;
+	struct bb c, f;
+	char path[4096];
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen_golden OUTDIR\n");
+		return 2;
+	}
+	outdir = argv[1];
+	snprintf(path, sizeof(path), "%s/valid", outdir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/invalid", outdir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/invalid/expected.txt", outdir);
+	expected = fopen(path, "w");
+	if (!expected)
+		die(path);
+	fprintf(expected, "# NAME EXPECTED-CODE (generated by tests/format/gen_golden.c)\n");
+
+	/* ---- valid ---- */
+	{
+		struct bprof_recording *r = fx_empty();
+
+		c = content_of(r);
+		valid("empty", frame(&c, NULL));
+		free(c.p);
+		bprof_recording_free(r);
+		r = fx_odd_strings();
+		c = content_of(r);
+		valid("odd-strings", frame(&c, NULL));
+		free(c.p);
+		bprof_recording_free(r);
+	}
+	typ = fx_typical();
+	c = content_of(typ);
+	valid("typical", frame(&c, NULL));
+	{
+		/* unknown section types before, between and after known ones */
+		struct bb d = bb_copy(&c), s = { 0 };
+
+		bb_u32(&s, 0x7000);
+		bb_u32(&s, 0);
+		bb_u64(&s, 5);
+		bb_put(&s, "hello", 5);
+		bb_insert(&d, d.len, s.p, s.len);
+		bb_insert(&d, sect_at(&d, BPROF_SECT_COUNTS), s.p, s.len);
+		bb_insert(&d, 0, s.p, s.len);
+		s.len = 0;
+		bb_u32(&s, 0xffffffffu);
+		bb_u32(&s, 0);
+		bb_u64(&s, 0);
+		bb_insert(&d, sect_at(&d, BPROF_SECT_KSYMS), s.p, s.len);
+		valid("unknown-section", frame(&d, NULL));
+		free(d.p);
+		free(s.p);
+	}
+	{
+		/* a file from minor 1: flags and reserved bits set, META longer,
+		 * an unknown section with flags; all must be ignored */
+		struct bb d = bb_copy(&c), s = { 0 };
+		struct frame_opts o = { .minor = 1, .flags = 0x80000000u };
+		size_t meta = sect_at(&d, BPROF_SECT_META);
+		uint64_t mlen = sect_len(&d, BPROF_SECT_META);
+
+		bb_insert(&d, meta + 16 + mlen, "\x01\x02\x03\x04", 4);
+		set_sect_len(&d, BPROF_SECT_META, mlen + 4);
+		set32(&d, payload(&d, BPROF_SECT_META) + 36, 0x3 | 0x100);
+		set32(&d, payload(&d, BPROF_SECT_COUNTS) + 8 + 20, 0xdead);
+		bb_u32(&s, 0x7001);
+		bb_u32(&s, 0x1);
+		bb_u64(&s, 0);
+		bb_insert(&d, d.len, s.p, s.len);
+		valid("newer-minor-version", frame(&d, &o));
+		free(d.p);
+		free(s.p);
+	}
+
+	/* ---- invalid: header and frame ---- */
+	f = frame(&c, NULL);
+	invalid("empty", BPROF_E_NOT_BPROF, (struct bb){ 0 });
+	{
+		struct bb m = { 0 };
+
+		bb_put(&m, bprof_magic, BPROF_MAGIC_LEN);
+		invalid("magic-only", BPROF_E_TRUNCATED, m);
+		m = (struct bb){ 0 };
+		bb_put(&m, bprof_magic, 5);
+		invalid("magic-partial", BPROF_E_TRUNCATED, m);
+		m = bb_copy(&f);
+		m.p[1] = 'b';
+		invalid("bad-magic", BPROF_E_NOT_BPROF, m);
+		m = bb_copy(&f);
+		memcpy(m.p, "\x28\xb5\x2f\xfd", 4);
+		invalid("zstd-stream-not-bprof", BPROF_E_NOT_BPROF, m);
+		m = bb_copy(&f);
+		m.len = BPROF_FILE_HEADER_LEN;
+		invalid("header-only", BPROF_E_TRUNCATED, m);
+		m = bb_copy(&f);
+		m.len = BPROF_FILE_HEADER_LEN - 1;
+		invalid("header-truncated", BPROF_E_TRUNCATED, m);
+	}
+	invalid("unknown-major-version", BPROF_E_VERSION,
+		frame(&c, &(struct frame_opts){ .major = 2 }));
+	invalid("major-version-65535", BPROF_E_VERSION,
+		frame(&c, &(struct frame_opts){ .major = 0xffff }));
+	invalid("header-flags-reserved", BPROF_E_CORRUPT,
+		frame(&c, &(struct frame_opts){ .flags = 1 }));
+	invalid("content-size-above-limit", BPROF_E_LIMIT,
+		frame(&c, &(struct frame_opts){ .size_override = true,
+						 .content_size = UINT64_C(1) << 40 }));
+	invalid("content-size-smaller-than-frame", BPROF_E_CORRUPT,
+		frame(&c, &(struct frame_opts){ .size_override = true,
+						 .content_size = c.len - 1 }));
+	invalid("content-size-larger-than-frame", BPROF_E_CORRUPT,
+		frame(&c, &(struct frame_opts){ .size_override = true,
+						 .content_size = c.len + 1 }));
+	invalid("zstd-no-checksum", BPROF_E_ZSTD,
+		frame(&c, &(struct frame_opts){ .no_checksum = true }));
+	invalid("zstd-window-above-cap", BPROF_E_LIMIT,
+		frame(&c, &(struct frame_opts){ .window_log = 28 }));
+	{
+		struct bb m = bb_copy(&f);
+
+		m.p[m.len - 1] ^= 0x01;
+		invalid("zstd-checksum-mismatch", BPROF_E_ZSTD, m);
+		m = bb_copy(&f);
+		m.p[BPROF_FILE_HEADER_LEN + (m.len - BPROF_FILE_HEADER_LEN) / 2] ^= 0x10;
+		invalid("zstd-data-byte-flipped", BPROF_E_ZSTD, m);
+		m = bb_copy(&f);
+		m.len -= 4;
+		invalid("zstd-checksum-missing", BPROF_E_TRUNCATED, m);
+		m = bb_copy(&f);
+		m.len = BPROF_FILE_HEADER_LEN + (m.len - BPROF_FILE_HEADER_LEN) / 2;
+		invalid("zstd-frame-truncated-half", BPROF_E_TRUNCATED, m);
+		m = bb_copy(&f);
+		m.len = BPROF_FILE_HEADER_LEN + 3;
+		invalid("zstd-frame-truncated-in-magic", BPROF_E_TRUNCATED, m);
+		m = bb_copy(&f);
+		bb_put(&m, "garbage", 7);
+		invalid("trailing-garbage", BPROF_E_CORRUPT, m);
+		m = bb_copy(&f);
+		bb_put(&m, "", 1);
+		invalid("trailing-zero-byte", BPROF_E_CORRUPT, m);
+		m = bb_copy(&f);
+		bb_put(&m, f.p + BPROF_FILE_HEADER_LEN, f.len - BPROF_FILE_HEADER_LEN);
+		invalid("two-zstd-frames", BPROF_E_CORRUPT, m);
+		m = bb_copy(&f);
+		m.len = BPROF_FILE_HEADER_LEN;
+		bb_put(&m, "\x50\x2a\x4d\x18\x04\x00\x00\x00" "abcd", 12);
+		invalid("zstd-skippable-frame", BPROF_E_ZSTD, m);
+		m = bb_copy(&f);
+		m.len = BPROF_FILE_HEADER_LEN;
+		bb_put(&m, "this is not a zstd frame at all", 31);
+		invalid("not-zstd", BPROF_E_ZSTD, m);
+	}
+	free(f.p);
+
+	/* ---- invalid: section framing ---- */
+	{
+		static const char *const names[] = { "", "meta", "losses", "stacks", "counts",
+						     "objects", "processes", "kernel", "ksyms" };
+
+		/* content cut at every section boundary, and inside each header */
+		for (uint32_t t = BPROF_SECT_META; t <= BPROF_SECT_LAST_KNOWN; t++) {
+			struct bb d = bb_copy(&c);
+			char name[64];
+
+			d.len = sect_at(&c, t);
+			snprintf(name, sizeof(name), "truncated-before-%s-section", names[t]);
+			invalid(name, BPROF_E_TRUNCATED, frame(&d, NULL));
+			d.len += 7;
+			snprintf(name, sizeof(name), "truncated-in-%s-section-header", names[t]);
+			invalid(name, BPROF_E_TRUNCATED, frame(&d, NULL));
+			d.len += 9 + sect_len(&c, t) / 2;
+			snprintf(name, sizeof(name), "truncated-in-%s-section-payload", names[t]);
+			invalid(name, BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+
+			d = bb_copy(&c);
+			set_sect_len(&d, t, UINT64_MAX);
+			snprintf(name, sizeof(name), "section-length-max-%s", names[t]);
+			invalid(name, BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+
+			d = bb_copy(&c);
+			set_sect_len(&d, t, 0);
+			snprintf(name, sizeof(name), "section-length-zero-%s", names[t]);
+			/* a zero-length payload cannot hold even a table count;
+			 * the following section header is then read as payload */
+			invalid(name, BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+	}
+	DAMAGED(d, &c)
+	{
+		/* length one past the end of the content */
+		set_sect_len(&d, BPROF_SECT_KSYMS, sect_len(&c, BPROF_SECT_KSYMS) + 1);
+		invalid("section-length-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		/* one byte too long: the payload has an extra byte */
+		size_t at = sect_at(&d, BPROF_SECT_LOSSES);
+
+		bb_insert(&d, at + 16 + BPROF_LOSSES_LEN, "\0", 1);
+		set_sect_len(&d, BPROF_SECT_LOSSES, BPROF_LOSSES_LEN + 1);
+		invalid("section-payload-extra-byte", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set_sect_len(&d, BPROF_SECT_LOSSES, BPROF_LOSSES_LEN - 1);
+		invalid("section-payload-short", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, sect_at(&d, BPROF_SECT_STACKS), 0);
+		invalid("section-type-zero", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, sect_at(&d, BPROF_SECT_STACKS) + 4, 1);
+		invalid("section-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		size_t at = sect_at(&d, BPROF_SECT_LOSSES);
+
+		bb_insert(&d, at, d.p + at, 16 + BPROF_LOSSES_LEN);
+		invalid("section-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		/* COUNTS moved before STACKS */
+		size_t st = sect_at(&d, BPROF_SECT_STACKS), co = sect_at(&d, BPROF_SECT_COUNTS);
+		size_t clen = 16 + sect_len(&d, BPROF_SECT_COUNTS);
+		struct bb tmp = { 0 };
+
+		bb_put(&tmp, d.p + co, clen);
+		bb_delete(&d, co, clen);
+		bb_insert(&d, st, tmp.p, tmp.len);
+		invalid("section-out-of-order", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(tmp.p);
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		size_t at = sect_at(&d, BPROF_SECT_OBJECTS);
+
+		bb_delete(&d, at, 16 + sect_len(&d, BPROF_SECT_OBJECTS));
+		invalid("section-missing-objects", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+
+	/* ---- invalid: META ---- */
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_META) + 36, 0x3 | 0x10);
+		invalid("meta-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		/* hostname "prod-host-1" -> "prod\0host-1" */
+		d.p[payload(&d, BPROF_SECT_META) + 40 + 4 + 4] = 0;
+		invalid("string-contains-nul", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_META) + 40, 1000000);
+		invalid("string-length-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+
+	/* ---- invalid: STACKS and COUNTS ---- */
+	/* typical stacks sorted: id 0 (3 ips), id 2 (1 ip), id 7 (5 ips) */
+	DAMAGED(d, &c)
+	{
+		set64(&d, payload(&d, BPROF_SECT_STACKS), UINT64_C(1000000000000));
+		invalid("stacks-claim-10e12-entries", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_STACKS) + 8 + 4, 4000000);
+		invalid("stack-claims-4000000-ips", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		/* 65536 ips that are all there: above the depth limit */
+		struct bb st = { 0 };
+		uint8_t *zeros = calloc(65536, 8);
+
+		bb_u64(&st, 1);
+		bb_u32(&st, 0);
+		bb_u32(&st, 65536);
+		bb_put(&st, zeros, 65536 * 8);
+		replace_payload(&d, BPROF_SECT_STACKS, &st);
+		invalid("stack-depth-above-limit", BPROF_E_LIMIT, frame(&d, NULL));
+		free(zeros);
+		free(st.p);
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_STACKS) + 8 + 4, 60000);
+		invalid("stack-ips-past-section-end", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_STACKS) + 8 + 32, 0); /* id 2 -> 0 */
+		invalid("duplicate-stack-ids", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_STACKS) + 8, 5); /* 5, 2, 7 */
+		invalid("unsorted-stack-ids", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		/* last stack (id 7) -> 0x80000000 */
+		set32(&d, payload(&d, BPROF_SECT_STACKS) + 8 + 32 + 16, 0x80000000u);
+		invalid("stack-id-above-int32-max", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set64(&d, payload(&d, BPROF_SECT_COUNTS), UINT64_C(1000000000000));
+		invalid("count-claims-10e12-entries", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set64(&d, payload(&d, BPROF_SECT_COUNTS), 5); /* 4 present */
+		invalid("counts-one-more-than-present", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_COUNTS) + 8 + 12, 3);
+		invalid("dangling-user-stack-id", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_COUNTS) + 8 + 56 + 16, 0x7fffffff);
+		invalid("dangling-kernel-stack-id", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_COUNTS) + 8 + 20, 1);
+		invalid("count-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		memset(d.p + payload(&d, BPROF_SECT_COUNTS) + 8 + 40, 'x', 16);
+		invalid("comm-not-nul-terminated", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		d.p[payload(&d, BPROF_SECT_COUNTS) + 8 + 40 + 15] = 'x';
+		invalid("comm-padding-nonzero", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+
+	/* ---- invalid: OBJECTS ---- */
+	/* object 0: build-id 20 bytes, flags HAS_BUILD_ID; object 1: none */
+	DAMAGED(d, &c)
+	{
+		set64(&d, payload(&d, BPROF_SECT_OBJECTS), UINT64_C(1000000000000));
+		invalid("objects-claim-10e12-entries", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		size_t o = payload(&d, BPROF_SECT_OBJECTS) + 8;
+
+		/* 65 bytes: grow the build-id in place by 45 bytes */
+		static const uint8_t more[45];
+
+		set32(&d, o + 4, 65);
+		bb_insert(&d, o + 48, more, sizeof(more));
+		set_sect_len(&d, BPROF_SECT_OBJECTS, sect_len(&d, BPROF_SECT_OBJECTS) + 45);
+		invalid("build-id-too-long", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_OBJECTS) + 8 + 4, 0xffffffffu);
+		invalid("build-id-length-huge", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		/* object 0 claims 19 bytes of its 20: an odd length that leaves
+		 * one build-id byte to be read as the path length */
+		set32(&d, payload(&d, BPROF_SECT_OBJECTS) + 8 + 4, 19);
+		invalid("build-id-odd-length", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		/* length 0 but HAS_BUILD_ID: drop the 20 bytes */
+		size_t o = payload(&d, BPROF_SECT_OBJECTS) + 8;
+
+		set32(&d, o + 4, 0);
+		bb_delete(&d, o + 48, 20);
+		set_sect_len(&d, BPROF_SECT_OBJECTS, sect_len(&d, BPROF_SECT_OBJECTS) - 20);
+		invalid("build-id-flag-without-bytes", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_OBJECTS) + 8, 0);
+		invalid("build-id-bytes-without-flag", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_OBJECTS) + 8, 1 | 0x20);
+		invalid("object-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+
+	/* ---- invalid: PROCESSES ---- */
+	/* process 0: pid 100, 3 mappings; process 1: pid 101, none */
+	DAMAGED(d, &c)
+	{
+		set64(&d, payload(&d, BPROF_SECT_PROCESSES), UINT64_C(1000000000000));
+		invalid("processes-claim-10e12-entries", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_PROCESSES) + 8 + 12, 1000000);
+		invalid("mappings-claim-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		size_t m = payload(&d, BPROF_SECT_PROCESSES) + 8 + 48;
+
+		set64(&d, m, 0x430000); /* start 0x430000 > end 0x420000 */
+		invalid("mapping-start-after-end", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		size_t m = payload(&d, BPROF_SECT_PROCESSES) + 8 + 48;
+
+		set64(&d, m, 0x420000);
+		invalid("mapping-start-equals-end", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		size_t m = payload(&d, BPROF_SECT_PROCESSES) + 8 + 48 + 32;
+
+		set64(&d, m, 0x410000); /* mapping 1 starts inside mapping 0 */
+		invalid("mappings-overlap", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		size_t m = payload(&d, BPROF_SECT_PROCESSES) + 8 + 48 + 32;
+
+		set64(&d, m, 0x100000); /* mapping 1 below mapping 0 */
+		set64(&d, m + 8, 0x200000);
+		invalid("mappings-unsorted", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_PROCESSES) + 8 + 48 + 24, 2); /* 2 objects */
+		invalid("mapping-object-index-out-of-range", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_PROCESSES) + 8 + 48 + 28, 0x10);
+		invalid("mapping-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set64(&d, payload(&d, BPROF_SECT_PROCESSES) + 8 + 40, 1000000);
+		invalid("perf-map-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		/* process 0 pid 100 -> 102: then 101 follows 102 */
+		set32(&d, payload(&d, BPROF_SECT_PROCESSES) + 8, 102);
+		invalid("processes-unsorted", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		/* process 1 becomes (100, 1) like process 0 */
+		struct bprof_process *p0 = &typ->processes[0];
+		size_t p1 = payload(&d, BPROF_SECT_PROCESSES) + 8 + 48 + 32 * 3 + p0->perf_map_len;
+
+		set32(&d, p1, 100);
+		set32(&d, p1 + 8, 1);
+		invalid("process-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+
+	/* ---- invalid: KERNEL and KSYMS ---- */
+	/* kernel: flags, bid len 20, stext, bid, "6.1.0-18-amd64", 2 modules */
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_KERNEL), 0x2);
+		invalid("kernel-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	DAMAGED(d, &c)
+	{
+		set32(&d, payload(&d, BPROF_SECT_KERNEL) + 4, 65);
+		invalid("kernel-build-id-too-long", BPROF_E_CORRUPT, frame(&d, NULL));
+		free(d.p);
+	}
+	{
+		size_t mods = 16 + 20 + 4 + strlen(typ->kernel.release);
+
+		DAMAGED(d, &c)
+		{
+			set64(&d, payload(&d, BPROF_SECT_KERNEL) + mods, UINT64_C(1000000000000));
+			invalid("modules-claim-10e12-entries", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, payload(&d, BPROF_SECT_KERNEL) + mods + 8 + 16, 200);
+			invalid("module-build-id-too-long", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, payload(&d, BPROF_SECT_KERNEL) + mods + 8 + 8, UINT64_MAX);
+			invalid("module-base-plus-size-overflows", BPROF_E_CORRUPT,
+				frame(&d, NULL));
+			free(d.p);
+		}
+	}
+	{
+		/* KSYMS payloads built from scratch */
+		struct bb k = { 0 };
+
+		DAMAGED(d, &c)
+		{
+			bb_u64(&k, UINT64_C(1000000000000));
+			bb_put(&k, "\0\0\0\0\0\0", 6);
+			replace_payload(&d, BPROF_SECT_KSYMS, &k);
+			invalid("ksyms-claim-10e12-entries", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			k.len = 0;
+			bb_u64(&k, 2);
+			bb_uleb(&k, UINT64_MAX);
+			bb_uleb(&k, 1);
+			bb_put(&k, "\0\0a\0b", 6);
+			replace_payload(&d, BPROF_SECT_KSYMS, &k);
+			invalid("ksym-address-overflows", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			k.len = 0;
+			bb_u64(&k, 1);
+			bb_put(&k, "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11);
+			bb_put(&k, "\0a", 3);
+			replace_payload(&d, BPROF_SECT_KSYMS, &k);
+			invalid("ksym-varint-too-long", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			k.len = 0;
+			bb_u64(&k, 1);
+			bb_put(&k, "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x02", 10);
+			bb_put(&k, "\0a", 3);
+			replace_payload(&d, BPROF_SECT_KSYMS, &k);
+			invalid("ksym-varint-overflows-64-bits", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			k.len = 0;
+			bb_u64(&k, 1);
+			bb_uleb(&k, 0x1000);
+			bb_uleb(&k, 3); /* 2 modules: 3 means index 2 */
+			bb_put(&k, "a", 2);
+			replace_payload(&d, BPROF_SECT_KSYMS, &k);
+			invalid("ksym-module-out-of-range", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			k.len = 0;
+			bb_u64(&k, 2);
+			bb_uleb(&k, 0x1000);
+			bb_uleb(&k, 0x10);
+			bb_uleb(&k, 0);
+			bb_uleb(&k, 0);
+			bb_put(&k, "first\0second", 12); /* no final NUL */
+			replace_payload(&d, BPROF_SECT_KSYMS, &k);
+			invalid("ksym-name-unterminated", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			k.len = 0;
+			bb_u64(&k, 1);
+			bb_uleb(&k, 0x1000);
+			replace_payload(&d, BPROF_SECT_KSYMS, &k);
+			invalid("ksym-module-column-missing", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		free(k.p);
+	}
+	(void)bb_str;
+
+	free(c.p);
+	bprof_recording_free(typ);
+	fclose(expected);
+	if (failures)
+		fprintf(stderr, "gen_golden: %d files did not read as expected\n", failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Round trips: write -> read gives the same tables. */
+#include "bprof.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fixtures.h"
+
+static struct bprof_recording *through_buffer(struct bprof_recording *r)
+{
+	struct bprof_recording *back = NULL;
+	struct bprof_error err = { 0 };
+	void *buf = NULL;
+	size_t len = 0;
+	int rc = bprof_write_buffer(r, &buf, &len, NULL, &err);
+
+	cr_assert_eq(rc, 0, "write_buffer: %s", err.message);
+	cr_assert_gt(len, 24);
+	rc = bprof_read_buffer(&back, buf, len, NULL, &err);
+	cr_assert_eq(rc, 0, "read_buffer: %s", err.message);
+	free(buf);
+	return back;
+}
+
+static struct bprof_recording *through_file(struct bprof_recording *r)
+{
+	char dir[] = "/tmp/bprof-rt-XXXXXX", path[64];
+	struct bprof_recording *back = NULL;
+	struct bprof_error err = { 0 };
+	int rc;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.bprof", dir);
+	rc = bprof_write_file(r, path, NULL, &err);
+	cr_assert_eq(rc, 0, "write_file: %s", err.message);
+	rc = bprof_read_file(&back, path, NULL, &err);
+	cr_assert_eq(rc, 0, "read_file: %s", err.message);
+	unlink(path);
+	rmdir(dir);
+	return back;
+}
+
+static void check_roundtrip(struct bprof_recording *r)
+{
+	struct bprof_recording *a, *b;
+	char why[256] = "";
+
+	cr_assert_not_null(r);
+	a = through_buffer(r);
+	cr_assert(fx_equal(r, a, why, sizeof(why)), "buffer round trip: %s", why);
+	b = through_file(r);
+	cr_assert(fx_equal(r, b, why, sizeof(why)), "file round trip: %s", why);
+	bprof_recording_free(a);
+	bprof_recording_free(b);
+	bprof_recording_free(r);
+}
+
+Test(roundtrip, empty)
+{
+	struct bprof_recording *r = fx_empty(), *back;
+
+	back = through_buffer(r);
+	cr_assert_eq(back->nr_counts + back->nr_stacks + back->nr_objects + back->nr_processes, 0);
+	cr_assert_eq(back->kernel.nr_ksyms, 0);
+	/* strings read back as "", never NULL */
+	cr_assert_str_eq(back->meta.hostname, "");
+	cr_assert_str_eq(back->kernel.release, "");
+	bprof_recording_free(back);
+	check_roundtrip(r);
+}
+
+Test(roundtrip, typical)
+{
+	check_roundtrip(fx_typical());
+}
+
+Test(roundtrip, typical_sorted_on_read)
+{
+	struct bprof_recording *r = fx_typical(), *back = through_buffer(r);
+
+	/* the fixture adds pid 101 before pid 100 and stacks 0, 7, 2 */
+	cr_assert_eq(back->processes[0].pid, 100);
+	cr_assert_eq(back->processes[1].pid, 101);
+	cr_assert_eq(back->stacks[0].id, 0);
+	cr_assert_eq(back->stacks[1].id, 2);
+	cr_assert_eq(back->stacks[2].id, 7);
+	cr_assert_eq(back->processes[0].perf_map[back->processes[0].perf_map_len], '\0');
+	bprof_recording_free(back);
+	bprof_recording_free(r);
+}
+
+Test(roundtrip, odd_strings)
+{
+	check_roundtrip(fx_odd_strings());
+}
+
+Test(roundtrip, large, .timeout = 120)
+{
+	struct bprof_recording *r = fx_large(200000, 50000, 100000, 1);
+
+	cr_assert_eq(r->nr_counts, 200000);
+	cr_assert_eq(r->nr_stacks, 50000);
+	cr_assert_eq(r->kernel.nr_ksyms, 100000);
+	check_roundtrip(r);
+}
+
+Test(roundtrip, perf_map_with_nul_bytes)
+{
+	struct bprof_recording *r = fx_typical();
+	static const char blob[] = "a\0b\0\xff\n";
+
+	free(r->processes[1].perf_map);
+	r->processes[1].perf_map = malloc(sizeof(blob));
+	memcpy(r->processes[1].perf_map, blob, sizeof(blob));
+	r->processes[1].perf_map_len = sizeof(blob);
+	check_roundtrip(r);
+}
+
+Test(roundtrip, extreme_values)
+{
+	struct bprof_recording *r = fx_typical();
+
+	r->meta.start_time_ns = UINT64_MAX;
+	r->meta.ncpus = UINT32_MAX;
+	r->counts[0].count = UINT64_MAX;
+	r->counts[0].pid = UINT32_MAX;
+	r->counts[0].user_stack_id = INT32_MIN; /* BPROF_STACK_NONE */
+	r->objects[0].build_id_len = BPROF_BUILD_ID_MAX;
+	memset(r->objects[0].build_id, 0xff, BPROF_BUILD_ID_MAX);
+	r->kernel.ksyms[4].addr = UINT64_MAX;
+	r->kernel.modules[1].size = UINT64_MAX - r->kernel.modules[1].base;
+	check_roundtrip(r);
+}
+
+Test(roundtrip, zstd_levels)
+{
+	int levels[] = { -5, 1, 3, 19, 22 };
+
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		struct bprof_recording *r = fx_large(2000, 500, 2000, 7), *back = NULL;
+		struct bprof_write_opts o = { .sz = sizeof(o), .zstd_level = levels[i] };
+		struct bprof_error err = { 0 };
+		char why[256];
+		void *buf;
+		size_t len;
+
+		cr_assert_eq(bprof_write_buffer(r, &buf, &len, &o, &err), 0, "%s", err.message);
+		cr_assert_eq(bprof_read_buffer(&back, buf, len, NULL, &err), 0, "level %d: %s",
+			     levels[i], err.message);
+		cr_assert(fx_equal(r, back, why, sizeof(why)), "%s", why);
+		free(buf);
+		bprof_recording_free(back);
+		bprof_recording_free(r);
+	}
+}
+
+Test(roundtrip, small_read_limits)
+{
+	struct bprof_recording *r = fx_large(2000, 500, 0, 3), *back = NULL;
+	struct bprof_read_opts o = { .sz = sizeof(o), .max_decompressed = 1000 };
+	struct bprof_error err = { 0 };
+	void *buf;
+	size_t len;
+
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0);
+	cr_assert_eq(bprof_read_buffer(&back, buf, len, &o, &err), BPROF_E_LIMIT);
+	cr_assert_null(back);
+	cr_assert_eq(err.code, BPROF_E_LIMIT);
+	cr_assert_neq(strstr(err.message, "content size"), NULL, "%s", err.message);
+	free(buf);
+	bprof_recording_free(r);
+}
+
+Test(roundtrip, file_bytes_equal_buffer_bytes)
+{
+	struct bprof_recording *r = fx_typical();
+	char dir[] = "/tmp/bprof-rt-XXXXXX", path[64];
+	struct bprof_error err;
+	void *buf;
+	size_t len;
+	FILE *f;
+	char *file;
+	long flen;
+
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0);
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.bprof", dir);
+	cr_assert_eq(bprof_write_file(r, path, NULL, &err), 0, "%s", err.message);
+	f = fopen(path, "rb");
+	fseek(f, 0, SEEK_END);
+	flen = ftell(f);
+	rewind(f);
+	file = malloc((size_t)flen);
+	cr_assert_eq(fread(file, 1, (size_t)flen, f), (size_t)flen);
+	fclose(f);
+	cr_assert_eq((size_t)flen, len);
+	cr_assert_eq(memcmp(file, buf, len), 0);
+	free(file);
+	free(buf);
+	unlink(path);
+	rmdir(dir);
+	bprof_recording_free(r);
+}
