@@ -3,9 +3,9 @@
 # pid that does not exist fails before recording.
 . "$(dirname "$0")/common.sh"
 
-bg "$W/ratio" 5 1
+bg "$W/ratio" 9 1
 p1=$BG
-bg "$W/ratio" 5 1
+bg "$W/ratio" 9 1
 p2=$BG
 sleep 0.2
 out=$T_DIR/p.bprof
