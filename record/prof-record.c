@@ -429,17 +429,10 @@ bad:
 	return -EINVAL;
 }
 
-/* Whether the kernel's BTF has this function, so fentry/fexit can attach. */
-static bool traceable(const char *func)
+/* Whether the kernel's BTF has this function (for fexit, or a kfunc). */
+static bool btf_has_func(const struct btf *btf, const char *func)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool ok;
-
-	if (!btf)
-		return false;
-	ok = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) > 0;
-	btf__free(btf);
-	return ok;
+	return btf && btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) > 0;
 }
 
 static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -497,10 +490,13 @@ static struct profile_bpf *open_and_load(const struct env *env, int *err)
 	unsigned avail = 0;
 	struct profile_bpf *obj = NULL;
 
-	if (traceable("vm_mmap_pgoff"))
+	struct btf *btf = btf__load_vmlinux_btf();
+
+	if (btf_has_func(btf, "vm_mmap_pgoff"))
 		avail |= OPT_PROG_MMAP;
-	if (traceable("bpf_iter_task_vma_new"))
+	if (btf_has_func(btf, "bpf_iter_task_vma_new"))
 		avail |= OPT_PROG_EXIT;
+	btf__free(btf);
 	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]) && !obj; i++) {
 		bool last = i + 1 == sizeof(tries) / sizeof(tries[0]);
 
