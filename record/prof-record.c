@@ -84,7 +84,6 @@ static void sig_handler(int sig)
 }
 
 const char *argp_program_version = "prof-record " BPROF_VERSION;
-const char *argp_program_bug_address = "https://github.com/bprof/bprof/issues";
 static const char argp_program_doc[] =
 	"Record on-CPU stack samples for offline analysis with prof-report.\n"
 	"\n"
@@ -123,7 +122,7 @@ enum {
 };
 
 static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID[,PID...]", 0, "Profile these processes only (pids in the caller's pid namespace)", 0 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile these processes only", 0 },
 	{ "tid", 'L', "TID[,TID...]", 0, "Profile these threads only; counts are kept per thread", 0 },
 	{ "user-stacks-only", 'U', NULL, 0, "Record user stacks only (no kernel stacks)", 0 },
 	{ "kernel-stacks-only", 'K', NULL, 0, "Record kernel stacks only (no user stacks)", 0 },
@@ -363,19 +362,41 @@ static int check_output(const char *path, bool force)
 	return 0;
 }
 
-static int check_ids(const pid_t *ids, int nr, const char *what)
+/* Every id names a live task; with -p, a process (not one of its threads). */
+static int check_ids(const pid_t *ids, int nr, bool processes)
 {
 	for (int i = 0; i < nr; i++) {
-		char path[32];
+		char path[64], line[256];
+		long tgid = -1;
+		FILE *f;
 
-		snprintf(path, sizeof(path), "/proc/%d", ids[i]);
-		if (access(path, F_OK)) {
-			fprintf(stderr, "prof-record: no such %s %d; check it with ps (ids are those of prof-record's pid namespace)\n",
-				what, ids[i]);
+		snprintf(path, sizeof(path), "/proc/%d/status", ids[i]);
+		f = fopen(path, "re");
+		if (!f) {
+			fprintf(stderr, "prof-record: no such %s %d; check it with ps\n",
+				processes ? "process" : "thread", ids[i]);
 			return -ESRCH;
+		}
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+				break;
+		fclose(f);
+		if (processes && tgid != ids[i]) {
+			fprintf(stderr, "prof-record: %d is a thread of process %ld; use -p %ld, or -L %d for that thread alone\n",
+				ids[i], tgid, tgid, ids[i]);
+			return -EINVAL;
 		}
 	}
 	return 0;
+}
+
+/* The counts hold host pids and the manifest reads /proc/PID of host pids:
+ * both need the initial pid namespace (PROC_PID_INIT_INO). */
+static bool in_init_pidns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == 0xEFFFFFFCu;
 }
 
 /* Parse /sys/devices/system/cpu/online ("0-3,5"). */
@@ -857,6 +878,7 @@ int main(int argc, char **argv)
 		.options = opts,
 		.parser = parse_arg,
 		.doc = argp_program_doc,
+		.args_doc = "[DURATION | -- COMMAND [ARG...]]",
 	};
 	struct env env = {
 		.freq = 0,
@@ -926,7 +948,11 @@ int main(int argc, char **argv)
 	}
 	if (check_output(output, env.force))
 		goto cleanup;
-	if (check_ids(env.pids, env.nr_pids, "process") || check_ids(env.tids, env.nr_tids, "thread"))
+	if (!in_init_pidns()) {
+		fprintf(stderr, "prof-record: runs in a child pid namespace (a container?); run it in the host's (e.g. docker run --pid=host, or nsenter -t 1 -p)\n");
+		goto cleanup;
+	}
+	if (check_ids(env.pids, env.nr_pids, true) || check_ids(env.tids, env.nr_tids, false))
 		goto cleanup;
 	if (env.cgroup) {
 		cgroup_fd = open(env.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
