@@ -240,9 +240,15 @@ int do_perf_event(struct bpf_perf_event_data *ctx)
 		struct profile_seen_key sk = { .pid = tgid, .exec_id = key.exec_id };
 		__u8 t = 1;
 
-		if (!bpf_map_update_elem(&seen, &sk, &t, BPF_NOEXIST)) {
-			bpf_map_update_elem(&tracked, &tgid, &t, BPF_ANY);
-			notify(PROFILE_EV_FIRST_SAMPLE, task, tgid, key.exec_id);
+		/* lookup first: the common case, and lock-free */
+		if (!bpf_map_lookup_elem(&seen, &sk)) {
+			err = bpf_map_update_elem(&seen, &sk, &t, BPF_NOEXIST);
+			if (!err) {
+				bpf_map_update_elem(&tracked, &tgid, &t, BPF_ANY);
+				notify(PROFILE_EV_FIRST_SAMPLE, task, tgid, key.exec_id);
+			} else if (err != -EEXIST) {
+				count_loss(PROFILE_LOSS_EVENTS); /* seen set full */
+			}
 		}
 	}
 	return 0;
@@ -256,8 +262,9 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (ptgid == ctgid)
 		return 0; /* a new thread */
-	if (follow_children && bpf_map_lookup_elem(&pids, &ptgid))
-		bpf_map_update_elem(&pids, &ctgid, &t, BPF_ANY);
+	if (follow_children && bpf_map_lookup_elem(&pids, &ptgid) &&
+	    bpf_map_update_elem(&pids, &ctgid, &t, BPF_ANY))
+		count_loss(PROFILE_LOSS_OTHER); /* a descendant that cannot be followed */
 	if (bpf_map_lookup_elem(&tracked, &ptgid))
 		bpf_map_update_elem(&tracked, &ctgid, &t, BPF_ANY);
 	return 0;
@@ -352,6 +359,20 @@ int BPF_PROG(handle_exit, struct task_struct *p, bool group_dead)
 		bpf_ringbuf_submit(e, 0);
 	}
 	bpf_iter_task_vma_destroy(&it);
+	/* the image is gone: free its slot (a reused pid is a new image) */
+	bpf_map_delete_elem(&seen, &sk);
+	return 0;
+}
+
+/* -- COMMAND: a followed process is gone; keep "pids" small for long runs
+ * that fork a lot (a build). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit_pids, struct task_struct *p, bool group_dead)
+{
+	__u32 tgid = p->tgid;
+
+	if (group_dead)
+		bpf_map_delete_elem(&pids, &tgid);
 	return 0;
 }
 

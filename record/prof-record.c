@@ -494,6 +494,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, in
 	bpf_map__set_max_entries(obj->maps.tids, env->nr_tids ? env->nr_tids : 1);
 	bpf_program__set_autoload(obj->progs.handle_mmap, optional & OPT_PROG_MMAP);
 	bpf_program__set_autoload(obj->progs.handle_exit, optional & OPT_PROG_EXIT);
+	bpf_program__set_autoload(obj->progs.handle_exit_pids, env->command != NULL);
 
 	*err = profile_bpf__load(obj);
 	if (*err) {
@@ -1029,6 +1030,12 @@ int main(int argc, char **argv)
 	 * below; the skeleton destroys these links */
 	obj->links.handle_fork = bpf_program__attach(obj->progs.handle_fork);
 	obj->links.handle_exec = obj->links.handle_fork ? bpf_program__attach(obj->progs.handle_exec) : NULL;
+	if (obj->links.handle_exec && env.command) {
+		obj->links.handle_exit_pids = bpf_program__attach(obj->progs.handle_exit_pids);
+		if (!obj->links.handle_exit_pids)
+			fprintf(stderr, "prof-record: warning: cannot trace sched_process_exit (%s): a command forking over 65536 processes loses the later ones\n",
+				strerror(errno));
+	}
 	if (obj->links.handle_exec && bpf_program__autoload(obj->progs.handle_exit)) {
 		obj->links.handle_exit = bpf_program__attach(obj->progs.handle_exit);
 		if (!obj->links.handle_exit && env.verbose)
