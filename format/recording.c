@@ -4,6 +4,7 @@
  * lookups, error strings and the fallback hash.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -100,16 +101,21 @@ void bprof_recording_free(struct bprof_recording *rec)
 /* ---- appenders -------------------------------------------------------- */
 
 /*
- * The recording has no capacity fields and callers may have hung arrays of
- * any size on it, so capacity cannot be inferred.  Instead every append
- * asks realloc() for the next power of two: glibc answers in place while
- * the chunk is big enough, so copies happen only at the doublings.
+ * The recording has no capacity fields and callers may hang arrays of any
+ * size on it, so the capacity is asked of the allocator itself
+ * (malloc_usable_size, exact for every array that came from malloc); when
+ * full, the array grows to the next power of two.  Amortized O(1) with any
+ * allocator, including ASan's, whose realloc always moves.
  */
 static int grow(void **arr, uint64_t nr, size_t elem)
 {
 	uint64_t cap = 16;
 	void *p;
 
+	if (nr + 1 > SIZE_MAX / elem)
+		return BPROF_E_NOMEM;
+	if (*arr && malloc_usable_size(*arr) >= (size_t)(nr + 1) * elem)
+		return 0;
 	while (cap < nr + 1)
 		cap *= 2;
 	if (cap > SIZE_MAX / elem)

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Replay the seed corpora, then fuzz the reader.
+# Usage: tests/fuzz/run.sh BUILD_DIR SECONDS
+#
+# BUILD_DIR is configured with CC=clang -DBPROF_FUZZ=ON (and fuzz_read,
+# fuzz_read_content built).  Each target replays its seeds
+# (tests/fuzz/corpus/<name>/) and then fuzzes for SECONDS:
+#   fuzz_read          whole files -> bprof_read_buffer()
+#   fuzz_read_content  decompressed content, framed by the target, so the
+#                      mutations reach the section parser
+# Prints executions, seconds and the result per target; exits non-zero on
+# any crash, leak or timeout (reproducers in BUILD_DIR/fuzz-artifacts/).
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 BUILD_DIR SECONDS" >&2
+	exit 2
+fi
+build=$(cd "$1" && pwd)
+seconds=$2
+here=$(cd "$(dirname "$0")" && pwd)
+failed=0
+
+run_target() {
+	local name=$1 seeds=$2
+	local bin=$build/tests/fuzz/$name
+	local work=$build/fuzz-corpus/$name
+	local artifacts=$build/fuzz-artifacts/$name
+	local log=$build/fuzz-$name.log
+	local status=0 execs secs cov
+
+	if [ ! -x "$bin" ]; then
+		echo "$bin not found: configure with CC=clang -DBPROF_FUZZ=ON and build it" >&2
+		exit 2
+	fi
+	mkdir -p "$work" "$artifacts"
+	echo "== $name: replaying $(ls "$seeds" | wc -l) seeds"
+	if ! "$bin" -runs=0 -artifact_prefix="$artifacts/" "$seeds" >"$log.replay" 2>&1; then
+		tail -30 "$log.replay"
+		echo "$name RESULT: FAIL (a seed crashes)"
+		failed=1
+		return
+	fi
+	echo "== $name: fuzzing for ${seconds}s"
+	# New inputs go to the working corpus; the seeds are only read.
+	"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+		-print_final_stats=1 -artifact_prefix="$artifacts/" \
+		"$work" "$seeds" >"$log" 2>&1 || status=$?
+	execs=$(awk '/^stat::number_of_executed_units/ {print $2}' "$log")
+	secs=$(grep -oE 'Done [0-9]+ runs in [0-9]+ second' "$log" | grep -oE '[0-9]+ second' | awk '{print $1}' || true)
+	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 || true)
+	echo "$name executions: ${execs:-?}"
+	echo "$name seconds: ${secs:-$seconds}"
+	echo "$name coverage: ${cov:-?}, corpus: $(ls "$work" | wc -l) new files"
+	if [ "$status" -ne 0 ]; then
+		grep -E 'ERROR|SUMMARY|Test unit written|runtime error' "$log" | head -20 || true
+		echo "$name RESULT: FAIL (exit $status), log: $log"
+		failed=1
+	else
+		echo "$name RESULT: OK (no findings), log: $log"
+	fi
+}
+
+run_target fuzz_read "$here/corpus/read"
+run_target fuzz_read_content "$here/corpus/content"
+exit $failed
