@@ -16,4 +16,11 @@ check "stack losses counted" test "$l" -gt 0
 check "warning printed" grep -q 'WARNING: [0-9]* stack traces could not be recorded; consider --stack-storage-size' "$T_DIR/err"
 check "lost stacks kept as negative ids in counts" \
 	awk '$1 == "count" && ($5 == -12 || $5 == -17 || $6 == -12 || $6 == -17) { ok = 1 } END { exit !ok }' "$out.txt"
+
+# a 4-key counts table: samples dropped, counted, warned about
+"$BPROF_RECORD" -q -F 199 --hash-storage-size 4 -o "$T_DIR/h.bprof" 1 2>"$T_DIR/err"
+dump "$T_DIR/h.bprof"
+check "counts_full counted" test "$($DUMPQ "$T_DIR/h.bprof.txt" loss counts_full)" -gt 0
+check "counts table warning printed" grep -q 'WARNING: [0-9]* samples were dropped (counts table full); consider --hash-storage-size' "$T_DIR/err"
+check "at most 4 count rows" test "$(grep -c '^count ' "$T_DIR/h.bprof.txt")" -le 4
 finish
