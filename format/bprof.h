@@ -223,7 +223,11 @@ int bprof_recording_create(struct bprof_recording **out);
 void bprof_recording_free(struct bprof_recording *rec);
 
 /* Convenience appenders that grow the arrays (amortized).  They copy their
- * argument shallowly: pointers inside become owned by the recording. */
+ * argument shallowly: pointers inside become owned by the recording.
+ * Arrays the caller hung on the recording itself may be grown too, so they
+ * must come from malloc (the capacity is taken from malloc_usable_size()).
+ * Return 0, BPROF_E_NOMEM, BPROF_E_INVAL (NULL argument) or, for more than
+ * 2^32 - 2 objects, BPROF_E_LIMIT. */
 int bprof_recording_add_count(struct bprof_recording *rec, const struct bprof_count *c);
 int bprof_recording_add_stack(struct bprof_recording *rec, const struct bprof_stack *s);
 int bprof_recording_add_object(struct bprof_recording *rec, const struct bprof_object *o,
@@ -231,7 +235,10 @@ int bprof_recording_add_object(struct bprof_recording *rec, const struct bprof_o
 int bprof_recording_add_process(struct bprof_recording *rec, const struct bprof_process *p);
 
 /* Sort stacks by id and processes by (pid, exec_id) and check every
- * invariant the reader checks; the writer calls it too. */
+ * invariant the reader checks; the writer calls it too.  Also sorts each
+ * process's mappings by start and, if they are not in order, the ksyms by
+ * address.  Returns 0 or BPROF_E_INVAL (BPROF_E_LIMIT for a table larger
+ * than the format allows) with err naming the offending entry. */
 int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *err);
 
 /* Lookups over a validated recording (binary search).  NULL when absent. */
@@ -255,9 +262,10 @@ int bprof_fallback_hash(int fd, uint64_t *out);
 #define BPROF_WRITE_NO_CLOBBER (1u << 0) /* fail with BPROF_E_EXISTS if path exists */
 
 struct bprof_write_opts {
-	size_t sz;         /* sizeof(struct bprof_write_opts), for growth */
+	size_t sz;         /* sizeof(struct bprof_write_opts), for growth;
+			    * a smaller value (0: forgotten) is BPROF_E_INVAL */
 	unsigned flags;    /* BPROF_WRITE_* */
-	int zstd_level;    /* 0: default (3) */
+	int zstd_level;    /* 0: default (3); above 19 is taken as 19 */
 	unsigned mode;     /* file mode; 0: 0600 */
 };
 
@@ -267,6 +275,12 @@ struct bprof_write_opts {
  * place, so a crash, signal or full disk never leaves a truncated file at
  * path nor destroys one that was there.  A symlink at path is replaced, not
  * followed.  opts may be NULL.  Validates rec first (may sort its arrays).
+ * Returns 0; BPROF_E_INVAL for an invalid recording or options;
+ * BPROF_E_EXISTS with NO_CLOBBER; BPROF_E_IO with err->sys_errno (ENOSPC,
+ * EACCES, EROFS, ...) when the system refuses - then no temporary file is
+ * left and a file that was at path is untouched.  The one exception: if
+ * only the final fsync of the directory fails, the new file is already in
+ * place and BPROF_E_IO says its durability is not assured.
  */
 int bprof_write_file(struct bprof_recording *rec, const char *path,
 		     const struct bprof_write_opts *opts, struct bprof_error *err);
@@ -278,13 +292,21 @@ int bprof_write_buffer(struct bprof_recording *rec, void **out, size_t *out_len,
 /* ---- reading ----------------------------------------------------------- */
 
 struct bprof_read_opts {
-	size_t sz;                /* sizeof(struct bprof_read_opts) */
+	size_t sz;                /* sizeof(struct bprof_read_opts); smaller: BPROF_E_INVAL */
 	uint64_t max_decompressed; /* cap on decompressed bytes; 0: 1 GiB */
 	unsigned max_window_log;   /* zstd window cap; 0: 27 (128 MiB) */
 };
 
-/* Read and validate a whole file.  Refuses anything that is not a regular
- * file.  opts may be NULL. */
+/*
+ * Read and validate a whole file.  Refuses anything that is not a regular
+ * file (BPROF_E_INVAL, without blocking on a FIFO).  opts may be NULL.
+ * Returns 0 or one of the codes SPEC.md section 9 lists; err->message
+ * names the section and offset (it does not repeat the path).
+ * In a recording returned by the reader, every string is non-NULL ("" when
+ * the file had none), perf_map is NULL when perf_map_len is 0 and is
+ * otherwise followed by a NUL byte that perf_map_len does not count, and
+ * all tables are sorted as validate would sort them.
+ */
 int bprof_read_file(struct bprof_recording **out, const char *path,
 		    const struct bprof_read_opts *opts, struct bprof_error *err);
 int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,

@@ -49,7 +49,7 @@ enum bprof_section_type {
 #define BPROF_DEFAULT_WINDOW_LOG 27
 #define BPROF_MAX_STACK_DEPTH 65535u
 #define BPROF_MAX_MODULES 65536u
-#define BPROF_MAX_KSYMS (1u << 24)
+#define BPROF_MAX_KSYMS (1u << 22) /* ~20x a large kallsyms; bounds memory */
 
 #define BPROF_META_ALL_FLAGS \
 	(BPROF_META_USER_STACKS | BPROF_META_KERNEL_STACKS | BPROF_META_INCLUDE_IDLE | \

@@ -739,16 +739,27 @@ out:
 	return rc;
 }
 
-static void read_limits(const struct bprof_read_opts *opts, uint64_t *max_dec, unsigned *wlog)
+static int read_limits(const struct bprof_read_opts *opts, uint64_t *max_dec, unsigned *wlog,
+		       struct bprof_error *err)
 {
 	*max_dec = BPROF_DEFAULT_MAX_DECOMPRESSED;
 	*wlog = BPROF_DEFAULT_WINDOW_LOG;
-	if (opts && opts->sz >= offsetof(struct bprof_read_opts, max_decompressed) + 8 &&
-	    opts->max_decompressed)
+	if (!opts)
+		return 0;
+	/* A zero sz means the caller forgot it: refuse rather than silently
+	 * drop the limits it asked for. */
+	if (opts->sz < sizeof(struct bprof_read_opts))
+		return bprof_set_error(err, BPROF_E_INVAL, 0,
+				       "bprof_read_opts.sz is %zu, must be sizeof(struct bprof_read_opts)",
+				       opts->sz);
+	if (opts->max_decompressed)
 		*max_dec = opts->max_decompressed;
-	if (opts && opts->sz >= offsetof(struct bprof_read_opts, max_window_log) + sizeof(unsigned) &&
-	    opts->max_window_log)
+	if (opts->max_window_log)
 		*wlog = opts->max_window_log;
+	if (*wlog < 10 || *wlog > 31)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "max_window_log %u out of range 10..31",
+				       *wlog);
+	return 0;
 }
 
 int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,
@@ -768,9 +779,8 @@ int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,
 	*out = NULL;
 	if (!buf && len)
 		return bprof_set_error(err, BPROF_E_INVAL, 0, "buffer is NULL");
-	read_limits(opts, &max_dec, &wlog);
-	if (wlog < 10 || wlog > 31)
-		return bprof_set_error(err, BPROF_E_INVAL, 0, "max_window_log %u out of range", wlog);
+	if ((rc = read_limits(opts, &max_dec, &wlog, err)))
+		return rc;
 
 	if (len == 0)
 		return bprof_set_error(err, BPROF_E_NOT_BPROF, 0, "empty file");
@@ -849,7 +859,8 @@ int bprof_read_file(struct bprof_recording **out, const char *path,
 	*out = NULL;
 	if (!path)
 		return bprof_set_error(err, BPROF_E_INVAL, 0, "path is NULL");
-	read_limits(opts, &max_dec, &wlog);
+	if ((rc = read_limits(opts, &max_dec, &wlog, err)))
+		return rc;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)

@@ -375,8 +375,11 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 	uint8_t hdr[BPROF_FILE_HEADER_LEN] = { 0 };
 	int level = 3, rc;
 
-	if (opts && opts->sz >= offsetof(struct bprof_write_opts, zstd_level) + sizeof(int) &&
-	    opts->zstd_level)
+	if (opts && opts->sz < sizeof(struct bprof_write_opts))
+		return bprof_set_error(err, BPROF_E_INVAL, 0,
+				       "bprof_write_opts.sz is %zu, must be sizeof(struct bprof_write_opts)",
+				       opts->sz);
+	if (opts && opts->zstd_level)
 		level = opts->zstd_level;
 	if (level > MAX_LEVEL)
 		level = MAX_LEVEL;
@@ -530,11 +533,14 @@ int bprof_write_file(struct bprof_recording *rec, const char *path,
 
 	if (!path || !*path)
 		return bprof_set_error(err, BPROF_E_INVAL, 0, "empty output path");
-	if (opts && opts->sz >= offsetof(struct bprof_write_opts, flags) + sizeof(unsigned))
+	if (opts && opts->sz < sizeof(struct bprof_write_opts))
+		return bprof_set_error(err, BPROF_E_INVAL, 0,
+				       "bprof_write_opts.sz is %zu, must be sizeof(struct bprof_write_opts)",
+				       opts->sz);
+	if (opts)
 		flags = opts->flags;
-	if (opts && opts->sz >= offsetof(struct bprof_write_opts, mode) + sizeof(unsigned) &&
-	    opts->mode)
-		mode = opts->mode & 07777;
+	if (opts && opts->mode)
+		mode = opts->mode & 0777;
 	if (flags & ~BPROF_WRITE_NO_CLOBBER)
 		return bprof_set_error(err, BPROF_E_INVAL, 0, "unknown write flags 0x%x", flags);
 

@@ -253,6 +253,22 @@ Test(api, read_buffer_arguments)
 	cr_assert_null(r);
 	cr_assert_eq(bprof_read_buffer(&r, NULL, 0, NULL, &err), BPROF_E_NOT_BPROF);
 	cr_assert_eq(bprof_read_buffer(&r, "x", 1, &o, &err), BPROF_E_INVAL);
+	/* a forgotten sz is refused, not read as "no options" */
+	{
+		struct bprof_read_opts zero = { .max_decompressed = 10 };
+		struct bprof_write_opts wzero = { .flags = BPROF_WRITE_NO_CLOBBER };
+		struct bprof_recording *e = fx_empty();
+		void *buf = (void *)1;
+		size_t len;
+
+		cr_assert_eq(bprof_read_buffer(&r, "x", 1, &zero, &err), BPROF_E_INVAL);
+		cr_assert_eq(bprof_read_file(&r, "/nonexistent", &zero, &err), BPROF_E_INVAL);
+		cr_assert_eq(bprof_write_buffer(e, &buf, &len, &wzero, &err), BPROF_E_INVAL);
+		cr_assert_null(buf);
+		cr_assert_eq(bprof_write_file(e, "/tmp/bprof-never-written", &wzero, &err),
+			     BPROF_E_INVAL);
+		bprof_recording_free(e);
+	}
 	/* no error struct is fine */
 	cr_assert_eq(bprof_read_buffer(&r, "nope", 4, NULL, NULL), BPROF_E_NOT_BPROF);
 }
