@@ -478,6 +478,14 @@ static char *read_file(const char *path, size_t max, size_t *len, int *err)
 	return buf;
 }
 
+/* Shared anonymous memory, memfd and SysV shm have a path but no file a
+ * symbolizer could open: JIT code lives there (double mapping). */
+static bool anon_backed(const char *name)
+{
+	return !strncmp(name, "/dev/zero", 9) || !strncmp(name, "/memfd:", 7) ||
+	       !strncmp(name, "/SYSV", 5) || !strncmp(name, "/[aio]", 6);
+}
+
 static int cmp_mmap(const void *a, const void *b)
 {
 	const struct mmap_ent *x = a, *y = b;
@@ -662,7 +670,7 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 			continue; /* fixed, not in any object we could name */
 		if (!strcmp(name, "[vdso]"))
 			me.flags |= BPROF_MAP_VDSO;
-		else if (!ino || name[0] != '/')
+		else if (!ino || name[0] != '/' || anon_backed(name))
 			me.flags |= BPROF_MAP_ANON;
 		k = known_mapping(p, &me);
 		if (k) {

@@ -117,6 +117,17 @@ def main():
                     if lo <= off < hi and d['objects'][m['obj']]['path'].endswith('/' + args[0]):
                         n += c['count']
         print(n)
+    elif q == 'obj-flag':         # obj-flag BUILD_ID|PATH FLAG: an object (with a build-id) has FLAG
+        hit = any((o['build_id'] == args[0] or o['path'] == args[0] or
+                   o['path'].endswith('/' + args[0])) and o['build_id'] != '-' and
+                  o['flags'] & int(args[1], 0) for o in d['objects'])
+        print('yes' if hit else 'no')
+        return 0 if hit else 1
+    elif q == 'anon-map':         # anon-map PID: an ANON mapping without object
+        hit = any(m['flags'] & 1 and m['obj'] == -1
+                  for k, ms in d['maps'].items() if k[0] == int(args[0]) for m in ms)
+        print('yes' if hit else 'no')
+        return 0 if hit else 1
     else:
         print('unknown query ' + q, file=sys.stderr)
         return 2
