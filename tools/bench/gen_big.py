@@ -4,7 +4,7 @@
 tools/bench/run: FILES translation units, each with FUNCS namespaced
 functions, class templates with inline members, function templates
 instantiated for several types, always_inline helper chains (deep inlined
-frames), libstdc++ containers and calls across files.
+frames), libstdc++ containers and algorithms and calls across files.
 
 Usage: gen_big.py OUTDIR [FILES] [FUNCS]
 Then:  c++ -O2 -g -Wl,--build-id=sha1 OUTDIR/*.cc -o big
@@ -43,8 +43,7 @@ for f in range(nfiles):
 write("big.h", "\n".join(h) + "\n")
 
 for f in range(nfiles):
-    c = ['#include "big.h"', "#include <algorithm>", "#include <map>",
-         "#include <string>", "#include <vector>", "",
+    c = ['#include "big.h"', "#include <algorithm>", "#include <map>", "#include <vector>", "",
          f"namespace bench::u{f} {{", ""]
     # always_inline chain: h3 inlines h2 ... h0 (deep inlined frames)
     for k in range(4):
@@ -68,7 +67,8 @@ for f in range(nfiles):
     c += ["template <typename T>", "__attribute__((noinline)) T tmix(T a, T b)", "{",
           "\tstd::vector<T> v;", "\tfor (int i = 0; i < 8; i++)",
           "\t\tv.push_back(a * T(i) + b);",
-          "\tstd::sort(v.begin(), v.end());",
+          "\tstd::reverse(v.begin(), v.end());",
+          "\tv[0] = *std::max_element(v.begin(), v.end());",
           "\treturn v[3] + v[5];", "}", ""]
     for i in range(nfn):
         kind = rnd.randrange(4) if i else 2  # one std::map user per file
@@ -82,9 +82,9 @@ for f in range(nfiles):
         elif kind == 1:
             c.append(f"\tacc += (long)tmix<double>((double)x, (double)y);")
         elif kind == 2 and i == 0:
-            c.append("\tstd::map<long, std::string> m;")
+            c.append("\tstd::map<long, long> m;")
             c.append("\tfor (long j = 0; j < (y & 3); j++)")
-            c.append("\t\tm[j ^ acc] = std::to_string(j);")
+            c.append("\t\tm[j ^ acc] = j;")
             c.append("\tacc += (long)m.size();")
         elif kind == 2:
             c.append(f"\tacc += tmix<int>((int)x, (int)acc);")

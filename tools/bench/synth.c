@@ -100,8 +100,39 @@ static int stats(int argc, char **argv)
 	return 0;
 }
 
+static int sizes(const char *path)
+{
+	struct bprof_recording *rec;
+	struct bprof_error err;
+	void *buf;
+	size_t with, without;
+
+	if (bprof_read_file(&rec, path, NULL, &err)) {
+		fprintf(stderr, "bench_synth: %s: %s\n", path, err.message);
+		return 1;
+	}
+	if (bprof_write_buffer(rec, &buf, &with, NULL, &err))
+		goto fail;
+	free(buf);
+	uint32_t n = rec->kernel.nr_ksyms;
+	rec->kernel.nr_ksyms = 0; /* hide them from the writer, then restore for free() */
+	int rc = bprof_write_buffer(rec, &buf, &without, NULL, &err);
+	rec->kernel.nr_ksyms = n;
+	if (rc)
+		goto fail;
+	free(buf);
+	printf("%zu %u %zu\n", with, n, without);
+	bprof_recording_free(rec);
+	return 0;
+fail:
+	fprintf(stderr, "bench_synth: %s: %s\n", path, err.message);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--sizes"))
+		return sizes(argv[2]);
 	if (argc > 2 && !strcmp(argv[1], "--stats"))
 		return stats(argc - 2, argv + 2);
 	if (argc < 7) {
