@@ -476,6 +476,10 @@ static int create_temp(const char *dir, const char *base, unsigned mode, char **
 	size_t len = strlen(dir) + strlen(base) + 32;
 	char *tmp = malloc(len);
 
+	/* keep the temporary name within NAME_MAX whatever the final name */
+	if (strlen(base) > 200)
+		base = "bprof";
+
 	if (!tmp)
 		return bprof_set_error(err, BPROF_E_NOMEM, 0, "temporary file name");
 	for (int attempt = 0; attempt < 100; attempt++) {

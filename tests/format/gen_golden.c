@@ -15,6 +15,10 @@
  * correct header and checksum, so each file carries exactly the one defect
  * its name says.  Each file is read back here and must fail with the
  * expected code; invalid/expected.txt lists "NAME CODE" for the test.
+ *
+ * valid/NAME.dump are not made here: they are bprof-dump's output for
+ * valid/NAME.bprof (typical with --ksyms), reviewed by hand, because they
+ * pin bprof-dump's output format rather than the file format.
  */
 #include <errno.h>
 #include <stdio.h>

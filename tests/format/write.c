@@ -356,3 +356,15 @@ Test(write, read_missing_file)
 	cr_assert_eq(bprof_read_file(&r, at("nope.bprof"), NULL, &err), BPROF_E_IO);
 	cr_assert_eq(err.sys_errno, ENOENT);
 }
+
+Test(write, very_long_file_name)
+{
+	struct bprof_error err = { 0 };
+	char name[256];
+
+	memset(name, 'n', 249);
+	strcpy(name + 249, ".bprof"); /* 255 bytes: NAME_MAX */
+	cr_assert_eq(write_typical(at(name), 0, &err), 0, "%s", err.message);
+	cr_assert(reads_ok(at(name)));
+	cr_assert_eq(temp_files_in(dir), 0);
+}
