@@ -291,8 +291,9 @@ int bsym_create(struct bsym_ctx **out, const struct bsym_opts *opts)
 		pathlen += strlen("/usr/lib/debug") + 1;
 		ctx->nr_debug_dirs++;
 	}
-	/* libdwfl's build-id helpers only search absolute entries; a lone
-	 * "-" means "no CRC check, no paths" when we have no dirs at all. */
+	/* For libdwfl's build-id helper (dwz alt files): it only searches
+	 * absolute entries, and without any it would use its default path,
+	 * /usr/lib/debug included, hence the placeholder. */
 	ctx->debuginfo_path = calloc(1, pathlen + sizeof("/nonexistent"));
 	if (!ctx->debuginfo_path)
 		goto oom;

@@ -594,8 +594,8 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 			o->dwbias = bias;
 			o->idx = bsym_dwidx_new(dw);
 			o->has_dwarf = o->idx != NULL;
-			if (dbg)
-				o->debug_path = strdup(dbg->path);
+			if (dbg || m->debug_only)
+				o->debug_path = strdup(dbg ? dbg->path : m->path);
 		}
 		o->has_symtab = dwfl_module_getsymtab(o->mod) > 0;
 		if (o->has_dwarf || o->has_symtab)
