@@ -873,6 +873,106 @@ static void human_size(uint64_t n, char *buf, size_t len)
 		snprintf(buf, len, "%llu bytes", (unsigned long long)n);
 }
 
+/* The scheduler tracepoints (and optional hooks) that keep the manifest
+ * complete.  Not profile_bpf__attach(): the perf_event program is attached
+ * per CPU by open_perf_events(); the skeleton destroys these links. */
+static int attach_tracers(struct profile_bpf *obj, const struct env *env)
+{
+	obj->links.handle_fork = bpf_program__attach(obj->progs.handle_fork);
+	obj->links.handle_exec = obj->links.handle_fork ? bpf_program__attach(obj->progs.handle_exec) : NULL;
+	if (!obj->links.handle_exec) {
+		fprintf(stderr, "prof-record: cannot attach to sched_process_fork/exec: %s\n", strerror(errno));
+		return -1;
+	}
+	if (env->command) {
+		obj->links.handle_exit_pids = bpf_program__attach(obj->progs.handle_exit_pids);
+		if (!obj->links.handle_exit_pids)
+			fprintf(stderr, "prof-record: warning: cannot trace sched_process_exit (%s): a command forking over 65536 processes loses the later ones\n",
+				strerror(errno));
+	}
+	if (bpf_program__autoload(obj->progs.handle_exit)) {
+		obj->links.handle_exit = bpf_program__attach(obj->progs.handle_exit);
+		if (!obj->links.handle_exit && env->verbose)
+			fprintf(stderr, "prof-record: cannot trace sched_process_exit (%s)\n", strerror(errno));
+	}
+	if (bpf_program__autoload(obj->progs.handle_mmap)) {
+		obj->links.handle_mmap = bpf_program__attach(obj->progs.handle_mmap);
+		if (!obj->links.handle_mmap && env->verbose)
+			fprintf(stderr, "prof-record: cannot trace vm_mmap_pgoff (%s): libraries mapped by short-lived processes may be missed\n",
+				strerror(errno));
+	}
+	return 0;
+}
+
+/* Takes ownership of *options. */
+static int fill_meta(struct bprof_meta *meta, const struct env *env, char **options,
+		     uint64_t start_real, uint64_t duration, int nr_sampled)
+{
+	struct utsname u;
+	char host[256] = "";
+
+	uname(&u);
+	gethostname(host, sizeof(host) - 1);
+	meta->hostname = strdup(host);
+	meta->kernel_release = strdup(u.release);
+	meta->arch = strdup(u.machine);
+	meta->recorder_version = strdup("prof-record " BPROF_VERSION);
+	meta->options = *options;
+	*options = NULL;
+	meta->event = strdup("cpu-clock");
+	meta->start_time_ns = start_real;
+	meta->duration_ns = duration;
+	meta->sample_freq = env->period ? 0 : env->freq;
+	meta->sample_period = env->period;
+	meta->ncpus = nr_sampled;
+	meta->flags = (env->kernel_only ? 0 : BPROF_META_USER_STACKS) |
+		      (env->user_only ? 0 : BPROF_META_KERNEL_STACKS) |
+		      (env->include_idle ? BPROF_META_INCLUDE_IDLE : 0) |
+		      (env->nr_tids ? BPROF_META_PER_THREAD : 0);
+	if (!meta->hostname || !meta->kernel_release || !meta->arch || !meta->recorder_version ||
+	    !meta->event)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The end-of-run line (unless -q) and the warnings (always). */
+static void print_status(const struct env *env, const struct bprof_recording *rec,
+			 const struct dump_totals *tot, const struct manifest_stats *mst,
+			 uint64_t events, const char *output)
+{
+	const struct bprof_losses *l = &rec->losses;
+	uint64_t stack_lost = l->user_stack_enomem + l->user_stack_eexist +
+			      l->kernel_stack_enomem + l->kernel_stack_eexist;
+	char sizebuf[32];
+	struct stat st;
+
+	if (!env->quiet) {
+		uint64_t lost = stack_lost + l->counts_full + l->events_lost + l->manifest_lost +
+				l->other;
+
+		human_size(stat(output, &st) == 0 ? (uint64_t)st.st_size : 0, sizebuf, sizeof(sizebuf));
+		fprintf(stderr, "prof-record: %llu samples, %llu processes, %llu stacks, %llu lost; wrote %s (%s)\n",
+			(unsigned long long)tot->samples, (unsigned long long)tot->processes,
+			(unsigned long long)rec->nr_stacks, (unsigned long long)lost, output, sizebuf);
+		if (env->verbose)
+			fprintf(stderr, "prof-record: %llu events, %llu snapshots, %llu failed, %llu objects opened, %llu from parent, %llu mappings at exit\n",
+				(unsigned long long)events, (unsigned long long)mst->snapshots,
+				(unsigned long long)mst->failed, (unsigned long long)mst->objects_opened,
+				(unsigned long long)mst->from_parent, (unsigned long long)mst->from_exit);
+	}
+	if (stack_lost)
+		fprintf(stderr, "WARNING: %llu stack traces could not be recorded; consider --stack-storage-size %ld\n",
+			(unsigned long long)stack_lost,
+			env->stack_storage_size * 4 > (1L << 24) ? (1L << 24) : env->stack_storage_size * 4);
+	if (l->counts_full)
+		fprintf(stderr, "WARNING: %llu samples were dropped (counts table full); consider --hash-storage-size %ld\n",
+			(unsigned long long)l->counts_full,
+			env->hash_storage_size * 4 > (1L << 24) ? (1L << 24) : env->hash_storage_size * 4);
+	if (l->manifest_lost || l->events_lost)
+		fprintf(stderr, "WARNING: mappings of %llu process images could not be read (%llu notifications dropped); their user frames may stay unsymbolized\n",
+			(unsigned long long)l->manifest_lost, (unsigned long long)l->events_lost);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -898,13 +998,12 @@ int main(int argc, char **argv)
 	struct bprof_error berr = {0};
 	struct bprof_write_opts wopts = { .sz = sizeof(wopts) };
 	struct sigaction sa = { .sa_handler = sig_handler };
-	char *output = NULL, *options = NULL, sizebuf[32];
+	char *output = NULL, *options = NULL;
 	int *fds = NULL, nr_cpus = 0, nr_sampled = 0, release_fd = -1, err = 0, argp_argc = argc;
 	int cgroup_fd = -1, exit_code = 1, status = 0;
 	pid_t child = 0;
 	bool child_done = false, hidden = false;
-	uint64_t start_mono, start_real, stop_mono, last_rescan, stack_lost;
-	struct stat st;
+	uint64_t start_mono, start_real, stop_mono, last_rescan;
 
 	/* "--" starts the command: argp must not see it or what follows. */
 	for (int i = 1; i < argc; i++) {
@@ -1026,31 +1125,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	/* not profile_bpf__attach(): the perf_event program is attached per CPU
-	 * below; the skeleton destroys these links */
-	obj->links.handle_fork = bpf_program__attach(obj->progs.handle_fork);
-	obj->links.handle_exec = obj->links.handle_fork ? bpf_program__attach(obj->progs.handle_exec) : NULL;
-	if (obj->links.handle_exec && env.command) {
-		obj->links.handle_exit_pids = bpf_program__attach(obj->progs.handle_exit_pids);
-		if (!obj->links.handle_exit_pids)
-			fprintf(stderr, "prof-record: warning: cannot trace sched_process_exit (%s): a command forking over 65536 processes loses the later ones\n",
-				strerror(errno));
-	}
-	if (obj->links.handle_exec && bpf_program__autoload(obj->progs.handle_exit)) {
-		obj->links.handle_exit = bpf_program__attach(obj->progs.handle_exit);
-		if (!obj->links.handle_exit && env.verbose)
-			fprintf(stderr, "prof-record: cannot trace sched_process_exit (%s)\n", strerror(errno));
-	}
-	if (obj->links.handle_exec && bpf_program__autoload(obj->progs.handle_mmap)) {
-		obj->links.handle_mmap = bpf_program__attach(obj->progs.handle_mmap);
-		if (!obj->links.handle_mmap && env.verbose)
-			fprintf(stderr, "prof-record: cannot trace vm_mmap_pgoff (%s): libraries mapped by short-lived processes may be missed\n",
-				strerror(errno));
-	}
-	if (!obj->links.handle_exec) {
-		fprintf(stderr, "prof-record: cannot attach to sched_process_fork/exec: %s\n", strerror(errno));
+	if (attach_tracers(obj, &env))
 		goto cleanup;
-	}
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -1146,33 +1222,9 @@ int main(int argc, char **argv)
 	if (hidden)
 		fprintf(stderr, "prof-record: kernel addresses are hidden (kernel.kptr_restrict); no kallsyms snapshot, kernel frames may stay unsymbolized\n");
 
-	{
-		struct utsname u;
-		char host[256] = "";
-
-		uname(&u);
-		gethostname(host, sizeof(host) - 1);
-		rec->meta.hostname = strdup(host);
-		rec->meta.kernel_release = strdup(u.release);
-		rec->meta.arch = strdup(u.machine);
-		rec->meta.recorder_version = strdup("prof-record " BPROF_VERSION);
-		rec->meta.options = options;
-		options = NULL;
-		rec->meta.event = strdup("cpu-clock");
-		rec->meta.start_time_ns = start_real;
-		rec->meta.duration_ns = stop_mono - start_mono;
-		rec->meta.sample_freq = env.period ? 0 : env.freq;
-		rec->meta.sample_period = env.period;
-		rec->meta.ncpus = nr_sampled;
-		rec->meta.flags = (env.kernel_only ? 0 : BPROF_META_USER_STACKS) |
-				  (env.user_only ? 0 : BPROF_META_KERNEL_STACKS) |
-				  (env.include_idle ? BPROF_META_INCLUDE_IDLE : 0) |
-				  (env.nr_tids ? BPROF_META_PER_THREAD : 0);
-		if (!rec->meta.hostname || !rec->meta.kernel_release || !rec->meta.arch ||
-		    !rec->meta.recorder_version || !rec->meta.event) {
-			fprintf(stderr, "prof-record: out of memory\n");
-			goto cleanup;
-		}
+	if (fill_meta(&rec->meta, &env, &options, start_real, stop_mono - start_mono, nr_sampled)) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		goto cleanup;
 	}
 
 	writing = 1;
@@ -1196,32 +1248,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	stack_lost = rec->losses.user_stack_enomem + rec->losses.user_stack_eexist +
-		     rec->losses.kernel_stack_enomem + rec->losses.kernel_stack_eexist;
-	if (!env.quiet) {
-		uint64_t lost = stack_lost + rec->losses.counts_full + rec->losses.events_lost +
-				rec->losses.manifest_lost + rec->losses.other;
-
-		manifest_stats(man, &mst);
-		human_size(stat(output, &st) == 0 ? (uint64_t)st.st_size : 0, sizebuf, sizeof(sizebuf));
-		fprintf(stderr, "prof-record: %llu samples, %llu processes, %llu stacks, %llu lost; wrote %s (%s)\n",
-			(unsigned long long)tot.samples, (unsigned long long)tot.processes,
-			(unsigned long long)rec->nr_stacks, (unsigned long long)lost, output, sizebuf);
-		if (env.verbose)
-			fprintf(stderr, "prof-record: %llu events, %llu snapshots, %llu failed, %llu objects opened, %llu from parent, %llu mappings at exit\n",
-				(unsigned long long)pc.events, (unsigned long long)mst.snapshots,
-				(unsigned long long)mst.failed, (unsigned long long)mst.objects_opened,
-				(unsigned long long)mst.from_parent, (unsigned long long)mst.from_exit);
-	}
-	if (stack_lost)
-		fprintf(stderr, "WARNING: %llu stack traces could not be recorded; consider --stack-storage-size %ld\n",
-			(unsigned long long)stack_lost, env.stack_storage_size * 4 > (1L << 24) ? (1L << 24) : env.stack_storage_size * 4);
-	if (rec->losses.counts_full)
-		fprintf(stderr, "WARNING: %llu samples were dropped (counts table full); consider --hash-storage-size %ld\n",
-			(unsigned long long)rec->losses.counts_full, env.hash_storage_size * 4 > (1L << 24) ? (1L << 24) : env.hash_storage_size * 4);
-	if (rec->losses.manifest_lost || rec->losses.events_lost)
-		fprintf(stderr, "WARNING: mappings of %llu process images could not be read (%llu notifications dropped); their user frames may stay unsymbolized\n",
-			(unsigned long long)rec->losses.manifest_lost, (unsigned long long)rec->losses.events_lost);
+	manifest_stats(man, &mst);
+	print_status(&env, rec, &tot, &mst, pc.events, output);
 	exit_code = 0;
 	if (child) {
 		if (!child_done) {
