@@ -12,7 +12,7 @@ out=$T_DIR/p.bprof
 "$BPROF_RECORD" -q -F 99 -p "$p1" -o "$out" 2
 dump "$out"
 check "only pid $p1 in counts" test "$($DUMPQ "$out.txt" pids '*')" = "$p1"
-check "and it was sampled" test "$($DUMPQ "$out.txt" samples ratio)" -gt 50
+check "and it was sampled" test "$($DUMPQ "$out.txt" samples ratio)" -gt 5
 
 "$BPROF_RECORD" -q -F 99 -p "$p1,$p2" -o "$T_DIR/p2.bprof" 2
 dump "$T_DIR/p2.bprof"

@@ -12,7 +12,7 @@ n=$($DUMPQ "$out.txt" samples syscalls)
 k=$($DUMPQ "$out.txt" kstacks syscalls)
 ip=$($DUMPQ "$out.txt" kip syscalls)
 echo "samples $n, with kernel stack $k, with kernel ip $ip"
-check "syscalls was sampled" test "$n" -gt 100
+check "syscalls was sampled" test "$n" -gt 20
 check "most samples have a kernel stack" test $((k * 100 / n)) -ge 50
 check "kernel ips recorded" test "$ip" -gt 0
 check "kernel identity recorded" grep -q '^kernel [0-9a-f]\{40\} 0xffff' "$out.txt"
