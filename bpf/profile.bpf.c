@@ -235,8 +235,9 @@ int do_perf_event(struct bpf_perf_event_data *ctx)
 	}
 
 	/* First sample of this process image: ask user space for a snapshot
-	 * of its mappings while it still runs.  Kernel threads have none. */
-	if (tgid && BPF_CORE_READ(task, mm)) {
+	 * of its mappings while it still runs.  Kernel threads have none, and
+	 * without user stacks (-K) there is nothing to map. */
+	if (user_stacks && tgid && BPF_CORE_READ(task, mm)) {
 		struct profile_seen_key sk = { .pid = tgid, .exec_id = key.exec_id };
 		__u8 t = 1;
 
