@@ -733,7 +733,9 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 			cap_pids = nc;
 		}
 		pids[nr_pids++] = key.pid;
-		if (key.pid && manifest_want(man, key.pid, key.exec_id, key.comm,
+		/* -K: no user stack, no mappings to keep */
+		if (key.pid && key.user_stack_id != PROFILE_STACK_NONE &&
+		    manifest_want(man, key.pid, key.exec_id, key.comm,
 					     key.user_stack_id >= 0))
 			goto nomem;
 	}
