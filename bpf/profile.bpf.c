@@ -105,7 +105,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 1024 * 1024); /* bursts of exits: ~100 B per mapping */
 } events SEC(".maps");
 
 static __always_inline void count_loss(__u32 idx)
