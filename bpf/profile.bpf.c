@@ -313,21 +313,14 @@ extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __wea
 #define VM_WRITE 0x2
 #define VM_EXEC 0x4
 
-/* The last thread of a sampled image exits: its mm is still attached (the
- * tracepoint runs before exit_mm), so send every executable file mapping.
- * This completes the snapshot of processes too short-lived for user space
- * to read /proc/PID/maps (libc mapped after the first sample, say).
- * Optional: needs the task_vma iterator kfuncs (6.7+). */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(handle_exit, struct task_struct *p, bool group_dead)
+/* Send every executable file mapping of task's mm (the image sk) to user
+ * space: a snapshot that cannot come too late. */
+static __always_inline void emit_vmas(struct task_struct *task, struct profile_seen_key *sk)
 {
-	struct profile_seen_key sk = { .pid = p->tgid, .exec_id = p->self_exec_id };
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
 
-	if (!group_dead || !bpf_map_lookup_elem(&seen, &sk))
-		return 0;
-	bpf_iter_task_vma_new(&it, p, 0);
+	bpf_iter_task_vma_new(&it, task, 0);
 	while ((vma = bpf_iter_task_vma_next(&it))) {
 		struct profile_vma_event *e;
 		unsigned long vmf = BPF_CORE_READ(vma, vm_flags);
@@ -343,8 +336,8 @@ int BPF_PROG(handle_exit, struct task_struct *p, bool group_dead)
 		}
 		inode = BPF_CORE_READ(file, f_inode);
 		e->type = PROFILE_EV_VMA;
-		e->pid = sk.pid;
-		e->exec_id = sk.exec_id;
+		e->pid = sk->pid;
+		e->exec_id = sk->exec_id;
 		e->flags = vmf & (VM_READ | VM_WRITE);
 		e->start = BPF_CORE_READ(vma, vm_start);
 		e->end = BPF_CORE_READ(vma, vm_end);
@@ -361,7 +354,35 @@ int BPF_PROG(handle_exit, struct task_struct *p, bool group_dead)
 	}
 	bpf_iter_task_vma_destroy(&it);
 	/* the image is gone: free its slot (a reused pid is a new image) */
-	bpf_map_delete_elem(&seen, &sk);
+	bpf_map_delete_elem(&seen, sk);
+}
+
+/* The last thread of a sampled image exits: its mm is still attached (the
+ * tracepoint runs before exit_mm), so its mappings are sent now.  This
+ * completes the snapshot of processes too short-lived for user space to
+ * read /proc/PID/maps (libc mapped after the first sample, say).
+ * Optional: needs the task_vma iterator kfuncs (6.7+). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit, struct task_struct *p, bool group_dead)
+{
+	struct profile_seen_key sk = { .pid = p->tgid, .exec_id = p->self_exec_id };
+
+	if (group_dead && bpf_map_lookup_elem(&seen, &sk))
+		emit_vmas(p, &sk);
+	return 0;
+}
+
+/* A sampled image is about to be replaced by exec (the old mm is still
+ * there: this runs before the point of no return): same as at exit.  Forked
+ * children that exec at once (shells, make) would otherwise lose the image
+ * their first samples were taken in.  Optional: Linux 6.10+. */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(handle_prepare_exec, struct task_struct *p, struct linux_binprm *bprm)
+{
+	struct profile_seen_key sk = { .pid = p->tgid, .exec_id = p->self_exec_id };
+
+	if (bpf_map_lookup_elem(&seen, &sk))
+		emit_vmas(p, &sk);
 	return 0;
 }
 

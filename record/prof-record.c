@@ -464,8 +464,9 @@ static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_
 /* Optional programs: each makes the manifest more complete but needs what
  * not every kernel has (fexit trampolines; the task_vma iterator kfuncs). */
 enum {
-	OPT_PROG_MMAP = 1 << 0, /* fexit/vm_mmap_pgoff */
-	OPT_PROG_EXIT = 1 << 1, /* tp_btf/sched_process_exit + bpf_iter_task_vma */
+	OPT_PROG_MMAP = 1 << 0,  /* fexit/vm_mmap_pgoff */
+	OPT_PROG_EXIT = 1 << 1,  /* tp_btf/sched_process_exit + bpf_iter_task_vma */
+	OPT_PROG_PREXEC = 1 << 2, /* tp_btf/sched_prepare_exec + bpf_iter_task_vma */
 };
 
 static struct profile_bpf *open_one(const struct env *env, unsigned optional, int *err)
@@ -494,6 +495,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, in
 	bpf_map__set_max_entries(obj->maps.tids, env->nr_tids ? env->nr_tids : 1);
 	bpf_program__set_autoload(obj->progs.handle_mmap, optional & OPT_PROG_MMAP);
 	bpf_program__set_autoload(obj->progs.handle_exit, optional & OPT_PROG_EXIT);
+	bpf_program__set_autoload(obj->progs.handle_prepare_exec, optional & OPT_PROG_PREXEC);
 	bpf_program__set_autoload(obj->progs.handle_exit_pids, env->command != NULL);
 
 	*err = profile_bpf__load(obj);
@@ -508,24 +510,28 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, in
  * quiet about the attempts that fail unless -v. */
 static struct profile_bpf *open_and_load(const struct env *env, int *err)
 {
-	static const unsigned tries[] = { OPT_PROG_MMAP | OPT_PROG_EXIT, OPT_PROG_EXIT, 0 };
-	unsigned avail = 0;
-	struct profile_bpf *obj = NULL;
-
 	struct btf *btf = btf__load_vmlinux_btf();
+	struct profile_bpf *obj = NULL;
+	unsigned avail = 0, tries[4];
 
 	if (btf_has_func(btf, "vm_mmap_pgoff"))
 		avail |= OPT_PROG_MMAP;
-	if (btf_has_func(btf, "bpf_iter_task_vma_new"))
+	if (btf_has_func(btf, "bpf_iter_task_vma_new")) {
 		avail |= OPT_PROG_EXIT;
+		if (btf && btf__find_by_name_kind(btf, "btf_trace_sched_prepare_exec", BTF_KIND_TYPEDEF) > 0)
+			avail |= OPT_PROG_PREXEC;
+	}
 	btf__free(btf);
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]) && !obj; i++) {
-		bool last = i + 1 == sizeof(tries) / sizeof(tries[0]);
-
-		if ((tries[i] & avail) != tries[i])
+	/* drop the riskiest first: fexit needs trampolines */
+	tries[0] = avail;
+	tries[1] = avail & ~OPT_PROG_MMAP;
+	tries[2] = avail & ~(OPT_PROG_MMAP | OPT_PROG_PREXEC);
+	tries[3] = 0;
+	for (size_t i = 0; i < 4 && !obj; i++) {
+		if (i && tries[i] == tries[i - 1])
 			continue;
 		if (!env->verbose)
-			libbpf_set_print(last ? libbpf_print_quiet : libbpf_print_none);
+			libbpf_set_print(i == 3 ? libbpf_print_quiet : libbpf_print_none);
 		obj = open_one(env, tries[i], err);
 		if (!obj && env->verbose)
 			fprintf(stderr, "prof-record: loading with optional programs 0x%x failed: %s\n",
@@ -896,6 +902,11 @@ static int attach_tracers(struct profile_bpf *obj, const struct env *env)
 		obj->links.handle_exit = bpf_program__attach(obj->progs.handle_exit);
 		if (!obj->links.handle_exit && env->verbose)
 			fprintf(stderr, "prof-record: cannot trace sched_process_exit (%s)\n", strerror(errno));
+	}
+	if (bpf_program__autoload(obj->progs.handle_prepare_exec)) {
+		obj->links.handle_prepare_exec = bpf_program__attach(obj->progs.handle_prepare_exec);
+		if (!obj->links.handle_prepare_exec && env->verbose)
+			fprintf(stderr, "prof-record: cannot trace sched_prepare_exec (%s)\n", strerror(errno));
 	}
 	if (bpf_program__autoload(obj->progs.handle_mmap)) {
 		obj->links.handle_mmap = bpf_program__attach(obj->progs.handle_mmap);
