@@ -727,6 +727,15 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 	return 0;
 }
 
+/* comm: at most BPROF_COMM_LEN bytes, NUL-terminated or not */
+static void set_comm(struct proc_ent *p, const char *comm)
+{
+	size_t n = strnlen(comm, BPROF_COMM_LEN - 1);
+
+	memcpy(p->comm, comm, n);
+	p->comm[n] = 0;
+}
+
 int manifest_event(struct manifest *m, uint32_t pid, uint32_t exec_id, uint32_t ns_pid,
 		   uint32_t ppid, uint32_t parent_exec_id, const char *comm, bool force)
 {
@@ -739,8 +748,7 @@ int manifest_event(struct manifest *m, uint32_t pid, uint32_t exec_id, uint32_t 
 	p->ppid = ppid;
 	p->parent_exec_id = parent_exec_id;
 	p->has_parent = true;
-	memcpy(p->comm, comm, BPROF_COMM_LEN);
-	p->comm[BPROF_COMM_LEN - 1] = 0;
+	set_comm(p, comm);
 	if (p->snapped && !force)
 		return 0;
 	err = snapshot(m, pid, exec_id);
@@ -876,10 +884,8 @@ int manifest_want(struct manifest *m, uint32_t pid, uint32_t exec_id, const char
 		return -ENOMEM;
 	p->want = true;
 	p->need |= need;
-	if (!p->comm[0]) {
-		memcpy(p->comm, comm, BPROF_COMM_LEN);
-		p->comm[BPROF_COMM_LEN - 1] = 0;
-	}
+	if (!p->comm[0])
+		set_comm(p, comm);
 	return 0;
 }
 

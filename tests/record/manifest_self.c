@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The manifest on a process that is surely alive: this test itself.  Its
+ * own executable must come out with its build-id and a mapping covering
+ * the code being run; the kernel note parser is checked on a hand-made
+ * note stream.
+ */
+#include "manifest.h"
+#include "kernel.h"
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct bprof_process *self_process(struct bprof_recording *rec)
+{
+	for (uint64_t i = 0; i < rec->nr_processes; i++)
+		if (rec->processes[i].pid == (uint32_t)getpid())
+			return &rec->processes[i];
+	return NULL;
+}
+
+Test(manifest, snapshot_of_self)
+{
+	struct manifest *m;
+	struct bprof_recording *rec;
+	const struct bprof_process *p;
+	uint64_t lost = 99, here = (uint64_t)(uintptr_t)&self_process;
+	bool found = false;
+
+	cr_assert_eq(manifest_new(&m, -1, 0), 0);
+	cr_assert_eq(bprof_recording_create(&rec), 0);
+	cr_assert_eq(manifest_event(m, getpid(), 1, getpid(), getppid(), 0, "manifest_self", true), 0);
+	cr_assert_eq(manifest_want(m, getpid(), 1, "manifest_self", true), 0);
+	cr_assert_eq(manifest_emit(m, rec, &lost), 0);
+	cr_expect_eq(lost, 0);
+	p = self_process(rec);
+	cr_assert_not_null(p);
+	cr_expect_eq(p->exec_id, 1);
+	cr_expect_gt(p->nr_mappings, 0);
+	for (uint32_t i = 0; i < p->nr_mappings; i++) {
+		const struct bprof_mapping *mp = &p->mappings[i];
+
+		if (i)
+			cr_expect_lt(p->mappings[i - 1].end, mp->start + 1, "sorted, no overlap");
+		if (here >= mp->start && here < mp->end) {
+			const struct bprof_object *o;
+
+			cr_assert_neq(mp->object_index, BPROF_NO_OBJECT);
+			o = &rec->objects[mp->object_index];
+			/* map_files needs CAP_SYS_ADMIN: without it the object
+			 * is known by path only */
+			if (geteuid() == 0) {
+				cr_expect(o->flags & BPROF_OBJ_HAS_BUILD_ID, "%s has a build-id", o->path);
+				cr_expect_gt(o->build_id_len, 0);
+			} else {
+				cr_expect(o->flags & BPROF_OBJ_UNREADABLE);
+			}
+			found = true;
+		}
+	}
+	cr_expect(found, "a mapping covers this function");
+	bprof_recording_free(rec);
+	manifest_free(m);
+}
+
+Test(manifest, gone_process_is_lost_unless_parent_known)
+{
+	struct manifest *m;
+	struct bprof_recording *rec;
+	uint64_t lost = 0;
+
+	cr_assert_eq(manifest_new(&m, -1, 0), 0);
+	cr_assert_eq(bprof_recording_create(&rec), 0);
+	/* pid 999999999 does not exist: its snapshot must be borrowed from
+	 * its parent (this process, same exec_id: never exec'd) */
+	cr_assert_eq(manifest_event(m, getpid(), 7, getpid(), getppid(), 0, "parent", true), 0);
+	cr_assert_eq(manifest_event(m, 999999999, 7, 5, getpid(), 7, "child", true), 0);
+	cr_assert_eq(manifest_want(m, 999999999, 7, "child", true), 0);
+	/* and this one exec'd (exec_id != parent_exec_id): lost */
+	cr_assert_eq(manifest_event(m, 999999998, 8, 6, getpid(), 7, "execd", true), 0);
+	cr_assert_eq(manifest_want(m, 999999998, 8, "execd", true), 0);
+	cr_assert_eq(manifest_emit(m, rec, &lost), 0);
+	cr_expect_eq(lost, 1);
+	cr_assert_eq(rec->nr_processes, 1);
+	cr_expect_eq(rec->processes[0].pid, 999999999u);
+	cr_expect_eq(rec->processes[0].ns_pid, 5u);
+	cr_expect_gt(rec->processes[0].nr_mappings, 0);
+	bprof_recording_free(rec);
+	manifest_free(m);
+}
+
+Test(kernel, notes_build_id)
+{
+	/* a note we skip, then NT_GNU_BUILD_ID with a 20-byte id */
+	unsigned char buf[64] = {0}, out[BPROF_BUILD_ID_MAX];
+	uint32_t h1[3] = { 4, 4, 1 }, h2[3] = { 4, 20, 3 };
+
+	memcpy(buf, h1, 12);
+	memcpy(buf + 12, "Xen", 4);
+	memcpy(buf + 20, h2, 12);
+	memcpy(buf + 32, "GNU", 4);
+	for (int i = 0; i < 20; i++)
+		buf[36 + i] = i + 1;
+	cr_assert_eq(notes_build_id(buf, 56, out), 20);
+	cr_expect_eq(out[0], 1);
+	cr_expect_eq(out[19], 20);
+	cr_expect_eq(notes_build_id(buf, 40, out), 0, "truncated note is refused");
+}
