@@ -18,9 +18,25 @@
  * module, and never more than this (no kernel function is anywhere near). */
 #define KSYM_MAX_SPAN (1u << 20)
 
+/* A text section of a module: where the kernel put it (offset from the
+ * module base) and where libdwfl's offline layout put it. */
+struct ksec {
+	uint64_t rt_off, size, dwfl_addr;
+};
+
 struct kmod {
 	uint64_t base, size;
 	const char *name;
+	uint8_t build_id[BSYM_MAX_BUILD_ID];
+	size_t build_id_len;
+	bool loaded;
+	Dwfl_Callbacks cb;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct bsym_dwidx *idx;
+	Dwarf_Addr dwbias;
+	struct ksec *secs;
+	size_t nsecs;
 };
 
 struct ksym {
@@ -59,6 +75,12 @@ void bsym_kernel_free(struct bsym_kernel *k)
 	bsym_dwidx_free(k->idx);
 	if (k->dwfl)
 		dwfl_end(k->dwfl);
+	for (size_t i = 0; i < k->nmods; i++) {
+		bsym_dwidx_free(k->mods[i].idx);
+		if (k->mods[i].dwfl)
+			dwfl_end(k->mods[i].dwfl);
+		free(k->mods[i].secs);
+	}
 	free(k->vmlinux_path);
 	free(k->release);
 	free(k->mods);
@@ -100,7 +122,8 @@ int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *de
 	struct bsym_kernel *k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
-	memcpy(k->build_id, desc->build_id, blen);
+	if (blen)
+		memcpy(k->build_id, desc->build_id, blen);
 	k->build_id_len = blen;
 	k->stext = desc->stext;
 	if (desc->release && !(k->release = strdup(desc->release)))
@@ -116,6 +139,10 @@ int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *de
 			k->mods[i].name = bsym_arena_strdup(&ctx->arena, m->name ? m->name : "?");
 			if (!k->mods[i].name)
 				goto oom;
+			if (m->build_id && m->build_id_len <= BSYM_MAX_BUILD_ID) {
+				memcpy(k->mods[i].build_id, m->build_id, m->build_id_len);
+				k->mods[i].build_id_len = m->build_id_len;
+			}
 		}
 		k->nmods = desc->nr_modules;
 	}
@@ -260,6 +287,130 @@ static void kernel_load(struct bsym_ctx *ctx, struct bsym_kernel *k)
 	}
 }
 
+static bool is_core_text(const char *name, const GElf_Shdr *sh)
+{
+	return (sh->sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR) &&
+	       name && strncmp(name, ".init", 5) != 0;
+}
+
+/* The kernel lays a module's core text out as layout_sections() does: the
+ * allocated executable sections, .init* excepted, in section order, each
+ * aligned, from the module base (/proc/modules).  libdwfl lays an ET_REL
+ * file out its own way; keep both to translate. */
+static void kmod_load(struct bsym_ctx *ctx, struct bsym_kernel *k, struct kmod *m)
+{
+	m->loaded = true;
+	if (m->build_id_len < 2)
+		return;
+	Elf *elf = NULL;
+	int fd = -1;
+	char *path = NULL;
+	for (size_t d = 0; d < ctx->nr_debug_dirs && fd < 0; d++) {
+		for (int v = 0; v < 2 && fd < 0; v++) {
+			char hex[2 * BSYM_MAX_BUILD_ID + 1];
+			for (size_t i = 1; i < m->build_id_len; i++)
+				sprintf(hex + 2 * (i - 1), "%02x", m->build_id[i]);
+			free(path);
+			path = NULL;
+			if (asprintf(&path, "%s/.build-id/%02x/%s%s", ctx->debug_dirs[d],
+				     m->build_id[0], hex, v == 0 ? ".debug" : "") < 0) {
+				path = NULL;
+				continue;
+			}
+			bool mm = false;
+			fd = bsym_open_elf_checked(path, m->build_id, m->build_id_len, &elf, &mm);
+		}
+	}
+	if (fd < 0) {
+		free(path);
+		return;
+	}
+	GElf_Ehdr eh;
+	size_t shstr, cap = 0;
+	if (!gelf_getehdr(elf, &eh) || eh.e_type != ET_REL || elf_getshdrstrndx(elf, &shstr))
+		goto out;
+	uint64_t off = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !is_core_text(elf_strptr(elf, shstr, sh.sh_name), &sh))
+			continue;
+		uint64_t al = sh.sh_addralign > 1 && sh.sh_addralign < (1u << 20) ? sh.sh_addralign : 1;
+		off = (off + al - 1) & ~(al - 1);
+		if (m->nsecs == cap) {
+			size_t nc = cap ? cap * 2 : 8;
+			struct ksec *n = realloc(m->secs, nc * sizeof(*n));
+			if (!n)
+				goto out;
+			m->secs = n;
+			cap = nc;
+		}
+		/* dwfl_addr: the section index for now */
+		m->secs[m->nsecs++] = (struct ksec){ off, sh.sh_size, elf_ndxscn(scn) };
+		off += sh.sh_size;
+	}
+	if (!m->nsecs)
+		goto out;
+	m->cb.find_elf = kcb_find_elf;
+	m->cb.find_debuginfo = kcb_find_debuginfo;
+	m->cb.section_address = dwfl_offline_section_address;
+	m->cb.debuginfo_path = &ctx->debuginfo_path;
+	m->dwfl = dwfl_begin(&m->cb);
+	if (!m->dwfl)
+		goto out;
+	int dfd = dup(fd);
+	dwfl_report_begin(m->dwfl);
+	m->mod = dfd >= 0 ? dwfl_report_elf(m->dwfl, m->name, path, dfd, 0x100000000ULL, true) : NULL;
+	if (!m->mod && dfd >= 0)
+		close(dfd);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	GElf_Addr bias = 0;
+	Elf *de = m->mod ? dwfl_module_getelf(m->mod, &bias) : NULL;
+	for (size_t i = 0; de && i < m->nsecs; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_getscn(de, (size_t)m->secs[i].dwfl_addr);
+		if (!scn || !gelf_getshdr(scn, &sh)) {
+			de = NULL;
+			break;
+		}
+		m->secs[i].dwfl_addr = sh.sh_addr + bias;
+	}
+	if (!de) {
+		m->nsecs = 0;
+		goto out;
+	}
+	Dwarf_Addr b = 0;
+	Dwarf *dw = dwfl_module_getdwarf(m->mod, &b);
+	if (dw) {
+		m->dwbias = b;
+		m->idx = bsym_dwidx_new(dw);
+	}
+out:
+	elf_end(elf);
+	close(fd);
+	free(path);
+}
+
+/* Name addr inside module m from its debuginfo; NULL when not possible. */
+static const struct bsym_result *kmod_lookup(struct bsym_ctx *ctx, struct bsym_kernel *k,
+					     struct kmod *m, uint64_t addr, int *err)
+{
+	if (!m->loaded)
+		kmod_load(ctx, k, m);
+	uint64_t rt = addr - m->base;
+	for (size_t i = 0; i < m->nsecs; i++) {
+		if (rt < m->secs[i].rt_off || rt - m->secs[i].rt_off >= m->secs[i].size)
+			continue;
+		uint64_t a = m->secs[i].dwfl_addr + (rt - m->secs[i].rt_off);
+		const struct bsym_result *r;
+		*err = bsym_frames_from_dwarf(ctx, m->idx, m->mod, a - m->dwbias, a,
+					      BSYM_FRAME_KERNEL, &r);
+		if (*err || r->reason != BSYM_OK)
+			return NULL;
+		return r;
+	}
+	return NULL;
+}
+
 static const struct bsym_result *kallsyms_lookup(struct bsym_ctx *ctx, struct bsym_kernel *k,
 						 uint64_t addr, int *err)
 {
@@ -322,9 +473,14 @@ int bsym_symbolize_kernel(struct bsym_ctx *ctx, uint32_t kernel, uint64_t addr,
 	int err = 0;
 	r = NULL;
 	bool in_module = false;
-	for (size_t m = 0; m < k->nmods; m++)
-		if (addr >= k->mods[m].base && addr - k->mods[m].base < k->mods[m].size)
+	for (size_t m = 0; m < k->nmods && !r; m++) {
+		if (addr >= k->mods[m].base && addr - k->mods[m].base < k->mods[m].size) {
 			in_module = true;
+			r = kmod_lookup(ctx, k, &k->mods[m], addr, &err);
+			if (err)
+				return err;
+		}
+	}
 	if (k->mod && !in_module) {
 		uint64_t a = addr - k->bias;
 		err = bsym_frames_from_dwarf(ctx, k->idx, k->mod, a - k->dwbias, a,

@@ -409,3 +409,96 @@ Test(api, reason_strings_and_null_args)
 	bsym_destroy(ctx);
 	bsym_destroy(NULL);
 }
+
+/* Where the kernel would put symbol fn of a module loaded at base: its
+ * core text sections in order, each aligned (layout_sections()). */
+static uint64_t kmod_runtime_addr(const char *ko, uint64_t base, const char *fn)
+{
+	int fd = open(ko, O_RDONLY);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t shstr;
+	elf_getshdrstrndx(e, &shstr);
+	uint64_t off = 0, secoff[256] = { 0 };
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));) {
+		GElf_Shdr sh;
+		gelf_getshdr(s, &sh);
+		const char *nm = elf_strptr(e, shstr, sh.sh_name);
+		if ((sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR) ||
+		    !strncmp(nm, ".init", 5))
+			continue;
+		uint64_t al = sh.sh_addralign ? sh.sh_addralign : 1;
+		off = (off + al - 1) / al * al;
+		if (elf_ndxscn(s) < 256)
+			secoff[elf_ndxscn(s)] = off;
+		off += sh.sh_size;
+	}
+	uint64_t r = 0;
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));) {
+		GElf_Shdr sh;
+		gelf_getshdr(s, &sh);
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(s, NULL);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			gelf_getsym(d, (int)i, &sym);
+			const char *nm = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (nm && !strcmp(nm, fn) && sym.st_shndx < 256)
+				r = base + secoff[sym.st_shndx] + sym.st_value;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	cr_assert_neq(r, 0, "%s not in %s", fn, ko);
+	return r;
+}
+
+Test(kernel, module_debuginfo_by_build_id)
+{
+	const char *ko = fx("kmod.ko");
+	struct fx_bid b = fx_build_id(ko);
+	const char *dirs[] = { fx("tree-kmod") };
+	struct bsym_opts o = { .sz = sizeof(o), .debug_dirs = dirs, .nr_debug_dirs = 1,
+			       .flags = BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	const uint64_t base = 0xffffffffc0400000;
+	struct bsym_kmodule m = { .name = "kmod", .base = base, .size = 0x4000,
+				  .build_id = b.b, .build_id_len = b.n };
+	struct bsym_ksym ks[] = { { base, "kallsyms_name_only", 0 } };
+	struct bsym_kernel_desc d = { .sz = sizeof(d), .modules = &m, .nr_modules = 1,
+				      .ksyms = ks, .nr_ksyms = 1 };
+	uint32_t k;
+	cr_assert_eq(bsym_kernel_register(ctx, &d, &k), 0);
+	static const char *fns[] = { "kmod_alpha", "kmod_cold" };
+	for (int i = 0; i < 2; i++) {
+		uint64_t a = kmod_runtime_addr(ko, base, fns[i]);
+		const struct bsym_result *r;
+		cr_assert_eq(bsym_symbolize_kernel(ctx, k, a + 1, &r), 0);
+		cr_assert_eq(r->reason, BSYM_OK);
+		const struct bsym_frame *f = &r->frames[r->nr_frames - 1];
+		cr_assert_str_eq(f->name, fns[i]);
+		cr_assert_eq(f->offset, 1);
+		cr_assert_eq(f->kind, BSYM_FRAME_KERNEL);
+		cr_assert_str_eq(fx_base(r->frames[0].file), "kmod.c");
+	}
+	/* an inlined frame inside kmod_alpha */
+	uint64_t sz, a0 = kmod_runtime_addr(ko, base, "kmod_alpha");
+	fx_sym(ko, "kmod_alpha", &sz);
+	bool inl = false;
+	for (uint64_t i = 0; i < sz; i++) {
+		const struct bsym_result *r;
+		cr_assert_eq(bsym_symbolize_kernel(ctx, k, a0 + i, &r), 0);
+		if (r->nr_frames == 2 && !strcmp(r->frames[0].name, "kmod_inl"))
+			inl = true;
+	}
+	cr_assert(inl);
+	bsym_destroy(ctx);
+
+	/* without the debug tree: kallsyms */
+	o.nr_debug_dirs = 0;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	cr_assert_eq(bsym_kernel_register(ctx, &d, &k), 0);
+	cr_assert_str_eq(kname(ctx, k, base + 0x10), "kallsyms_name_only");
+	bsym_destroy(ctx);
+}

@@ -69,4 +69,12 @@ gcc -O2 -g -Wl,--build-id -DREBUILT -o mismatch/prog "$src/prog.c"
 mkdir -p plain
 objcopy --only-keep-debug prog-clang plain/whatever-name.dbg
 
+# a kernel module stand-in: ET_REL with a build-id, debug file in a tree
+gcc -O2 -g -c -o kmod.o "$src/kmod.c"
+ld -r --build-id -o kmod.ko kmod.o
+b=$(bid kmod.ko)
+mkdir -p "tree-kmod/.build-id/${b:0:2}"
+objcopy --only-keep-debug kmod.ko "tree-kmod/.build-id/${b:0:2}/${b:2}.debug"
+rm -f kmod.o
+
 touch stamp
