@@ -140,8 +140,9 @@ static int add_ranges(struct dw_cu *cu, Dwarf_Die *d)
 {
 	Dwarf_Addr base, s, e;
 	ptrdiff_t off = 0;
-	int n = 0;
-	while ((off = dwarf_ranges(d, off, &base, &s, &e)) > 0 && n < MAX_RANGES_PER_DIE) {
+	int n = 0, iter = 0;
+	while ((off = dwarf_ranges(d, off, &base, &s, &e)) > 0 && n < MAX_RANGES_PER_DIE &&
+	       iter++ < 4 * MAX_RANGES_PER_DIE) {
 		if (s >= e)
 			continue;
 		if (grow((void **)&cu->rngs, &cu->caprngs, cu->nrngs + 1, sizeof(*cu->rngs)))
@@ -330,9 +331,9 @@ struct bsym_dwidx *bsym_dwidx_new(Dwarf *dw)
 
 		Dwarf_Addr base, s, e;
 		ptrdiff_t off = 0;
-		int n = 0;
+		int n = 0, iter = 0;
 		while ((off = dwarf_ranges(&cudie, off, &base, &s, &e)) > 0 &&
-		       n < MAX_RANGES_PER_DIE) {
+		       n < MAX_RANGES_PER_DIE && iter++ < 4 * MAX_RANGES_PER_DIE) {
 			if (s >= e)
 				continue;
 			if (add_cur(idx, s, e, ci))

@@ -306,14 +306,10 @@ static void write_file(const char *path, const void *data, size_t n)
 	fclose(f);
 }
 
-Test(hostile, corrupt_debug_file_degrades)
+
+/* Copy src with its .debug_* sections scribbled over (seeded), to path. */
+static void corrupt_copy(const char *src, const char *path, unsigned seed, unsigned rate)
 {
-	/* A copy of the clang debug file with its .debug_info scribbled over:
-	 * same build-id, so it is used, but libdw errors must only lose
-	 * names, never crash. */
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/bsym-test-XXXXXX");
-	cr_assert(mkdtemp(tmpdir));
-	const char *src = fx("plain/whatever-name.dbg");
 	FILE *f = fopen(src, "rb");
 	cr_assert(f);
 	fseek(f, 0, SEEK_END);
@@ -322,51 +318,70 @@ Test(hostile, corrupt_debug_file_degrades)
 	unsigned char *buf = malloc((size_t)n);
 	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
 	fclose(f);
-	/* find .debug_info / .debug_line / .debug_abbrev through libelf */
 	int fd = open(src, O_RDONLY);
 	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
 	size_t shstr;
 	elf_getshdrstrndx(e, &shstr);
-	Elf_Scn *scn = NULL;
-	unsigned seed = 12345;
-	while ((scn = elf_nextscn(e, scn))) {
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
 		gelf_getshdr(scn, &sh);
 		const char *name = elf_strptr(e, shstr, sh.sh_name);
 		if (!name || strncmp(name, ".debug_", 7) || sh.sh_type == SHT_NOBITS)
 			continue;
-		for (uint64_t k = 0; k < sh.sh_size; k += 7) {
+		for (uint64_t k = 0; k < sh.sh_size; k++) {
 			seed = seed * 1103515245 + 12345;
-			if ((seed >> 16) % 3 == 0)
+			if ((seed >> 8) % rate == 0)
 				buf[sh.sh_offset + k] = (unsigned char)(seed >> 24);
 		}
 	}
 	elf_end(e);
 	close(fd);
-	char path[128];
-	snprintf(path, sizeof(path), "%s/corrupt.debug", tmpdir);
 	write_file(path, buf, (size_t)n);
 	free(buf);
+}
 
-	struct fx_bid b = fx_build_id(fx("prog-clang"));
-	const char *dirs[] = { tmpdir };
-	struct bsym_opts o = { .sz = sizeof(o), .debug_dirs = dirs, .nr_debug_dirs = 1,
-			       .flags = BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD };
-	struct bsym_ctx *ctx;
-	cr_assert_eq(bsym_create(&ctx, &o), 0);
-	struct bsym_object_desc d = { .sz = sizeof(d), .build_id = b.b, .build_id_len = b.n };
-	uint32_t id;
-	cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
-	uint64_t sz, a = fx_sym(fx("prog-clang"), "work", &sz);
-	for (uint64_t k = 0; k < sz; k++) {
-		const struct bsym_result *r;
-		cr_assert_eq(bsym_symbolize_offset(ctx, id, fx_vaddr_to_off(fx("prog-clang"), a + k), &r), 0);
-		for (uint32_t i = 0; i < r->nr_frames; i++)
-			cr_assert_not_null(r->frames[i].name);
+/* A debug file with the right build-id but corrupt DWARF is used: libdw's
+ * errors may only cost names, never crash or hang. */
+static void corrupt_run(const char *bin, const char *dbg)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/bsym-test-XXXXXX");
+	cr_assert(mkdtemp(tmpdir));
+	char path[128];
+	snprintf(path, sizeof(path), "%s/corrupt.debug", tmpdir);
+	struct fx_bid b = fx_build_id(bin);
+	uint64_t sz, a = fx_sym(bin, "work", &sz), a2 = fx_sym(bin, "outer", NULL);
+	static const unsigned rates[] = { 7, 50, 1000, 20000 };
+	for (unsigned seed = 1; seed <= 12; seed++) {
+		corrupt_copy(dbg, path, seed, rates[seed % 4]);
+		const char *dirs[] = { tmpdir };
+		struct bsym_opts o = { .sz = sizeof(o), .debug_dirs = dirs, .nr_debug_dirs = 1,
+				       .flags = BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD };
+		struct bsym_ctx *ctx;
+		cr_assert_eq(bsym_create(&ctx, &o), 0);
+		struct bsym_object_desc d = { .sz = sizeof(d), .build_id = b.b, .build_id_len = b.n };
+		uint32_t id;
+		cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+		for (uint64_t k = 0; k < sz; k += 3) {
+			const struct bsym_result *r;
+			uint64_t off = fx_vaddr_to_off(bin, (k & 1 ? a2 : a) + k % sz);
+			cr_assert_eq(bsym_symbolize_offset(ctx, id, off, &r), 0);
+			for (uint32_t i = 0; i < r->nr_frames; i++)
+				cr_assert_not_null(r->frames[i].name);
+		}
+		bsym_destroy(ctx);
 	}
-	bsym_destroy(ctx);
 	unlink(path);
 	rmdir(tmpdir);
+}
+
+Test(hostile, corrupt_dwarf_clang)
+{
+	corrupt_run(fx("prog-clang"), fx("plain/whatever-name.dbg"));
+}
+
+Test(hostile, corrupt_dwarf_gcc)
+{
+	corrupt_run(fx("prog-gcc"), fx("dl/prog.debug"));
 }
 
 Test(hostile, garbage_files_in_debug_dir)
