@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* debuginfod.c - debuginfo fetched by build-id from a debuginfod server
+ * (a local static HTTP server serving /buildid/HEX/debuginfo), and
+ * BSYM_NO_DEBUGINFOD keeping libsym off the network. */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "helpers.h"
+
+static char root[64], cache[64];
+static pid_t server = -1;
+
+static void copy_file(const char *from, const char *to)
+{
+	char cmd[3 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static int start_server(const struct fx_bid *b, const char *debugfile)
+{
+	snprintf(root, sizeof(root), "/tmp/bsym-dfd-XXXXXX");
+	snprintf(cache, sizeof(cache), "/tmp/bsym-dfc-XXXXXX");
+	cr_assert(mkdtemp(root) && mkdtemp(cache));
+	char hex[129] = "";
+	for (size_t i = 0; i < b->n; i++)
+		sprintf(hex + 2 * i, "%02x", b->b[i]);
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/buildid/%s", root, hex);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	strcat(dir, "/debuginfo");
+	copy_file(debugfile, dir);
+
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	server = fork();
+	cr_assert(server >= 0);
+	if (server == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		execlp("python3", "python3", "-c",
+		       "import http.server, socketserver, os, sys\n"
+		       "os.chdir(sys.argv[1])\n"
+		       "class Q(http.server.SimpleHTTPRequestHandler):\n"
+		       "    def log_message(self, *a): pass\n"
+		       "s = socketserver.TCPServer(('127.0.0.1', 0), Q)\n"
+		       "print(s.server_address[1], flush=True)\n"
+		       "s.serve_forever()\n",
+		       root, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	char buf[32] = "";
+	ssize_t n = read(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	if (n <= 0)
+		return -1;
+	return atoi(buf);
+}
+
+static void stop_server(void)
+{
+	if (server > 0) {
+		kill(server, SIGTERM);
+		waitpid(server, NULL, 0);
+		server = -1;
+	}
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", root, cache);
+	if (system(cmd) != 0)
+		cr_log_warn("cleanup failed");
+}
+
+static struct bsym_result const *lookup(unsigned flags, const struct fx_bid *b, const char *bin)
+{
+	static struct bsym_ctx *ctx;
+	if (ctx)
+		bsym_destroy(ctx);
+	struct bsym_opts o = { .sz = sizeof(o), .flags = flags | BSYM_NO_SYSTEM_DEBUG };
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	struct bsym_object_desc d = { .sz = sizeof(d), .build_id = b->b, .build_id_len = b->n };
+	uint32_t id;
+	cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+	uint64_t a = fx_sym(bin, "helper_static", NULL);
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_offset(ctx, id, fx_vaddr_to_off(bin, a + 2), &r), 0);
+	return r;
+}
+
+Test(debuginfod, fetch_by_build_id_and_opt_out, .fini = stop_server)
+{
+	if (system("python3 -c 'import http.server' >/dev/null 2>&1") != 0)
+		cr_skip_test("python3 not available for the test server");
+	const char *bin = fx("prog-gcc");
+	struct fx_bid b = fx_build_id(bin);
+	int port = start_server(&b, fx("dl/prog.debug"));
+	cr_assert_gt(port, 0);
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	setenv("DEBUGINFOD_TIMEOUT", "20", 1);
+
+	const struct bsym_result *r = lookup(BSYM_NO_DEBUGINFOD, &b, bin);
+	cr_assert_eq(r->reason, BSYM_R_NO_DEBUGINFO);
+
+	r = lookup(0, &b, bin);
+	cr_assert_eq(r->reason, BSYM_OK);
+	cr_assert_str_eq(r->frames[r->nr_frames - 1].name, "helper_static");
+	cr_assert_not_null(r->frames[0].file);
+	lookup(BSYM_NO_DEBUGINFOD, &b, bin); /* frees the previous context */
+}
