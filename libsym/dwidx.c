@@ -70,6 +70,7 @@ struct cu_rng {
 
 struct bsym_dwidx {
 	Dwarf *dw;
+	struct bsym_map origin_names; /* abstract origin DIE offset -> name */
 	struct dw_cu *cus;
 	size_t ncus;
 	struct cu_rng *cur;
@@ -153,13 +154,52 @@ static int add_ranges(struct dw_cu *cu, Dwarf_Die *d)
 	return n;
 }
 
-static int new_fn(struct dw_cu *cu, Dwarf_Die *d, int tag, size_t rfirst, int rcount)
+static const char no_name[] = "";
+
+/* Inlined instances of one function share its abstract origin: resolve
+ * each origin's name once (dwarf_attr_integrate walks DIE references,
+ * which costs a CU lookup per hop). */
+static const char *fn_rawname(struct bsym_dwidx *idx, struct dw_cu *cu, Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	Dwarf_Off rel;
+	if (!dwarf_attr(d, DW_AT_abstract_origin, &a))
+		return die_rawname(d);
+	switch (dwarf_whatform(&a)) {
+	case DW_FORM_ref1:
+	case DW_FORM_ref2:
+	case DW_FORM_ref4:
+	case DW_FORM_ref8:
+	case DW_FORM_ref_udata:
+		break; /* CU-relative: the offset names the DIE within this CU */
+	default:
+		return die_rawname(d);
+	}
+	/* dwarf_formref is marked deprecated because its offset is CU-relative;
+	 * that is exactly what we want here, a cheap key within this CU. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	int err = dwarf_formref(&a, &rel);
+#pragma GCC diagnostic pop
+	if (err != 0 || rel >= (1ULL << 40))
+		return die_rawname(d);
+	uint64_t key = ((uint64_t)(cu - idx->cus) << 40 | rel) + 1;
+	const char *n = bsym_map_get(&idx->origin_names, key);
+	if (n)
+		return n == no_name ? NULL : n;
+	n = die_rawname(d);
+	bsym_map_put(&idx->origin_names, key, (void *)(n ? n : no_name));
+	return n;
+}
+
+static int new_fn(struct bsym_dwidx *idx, struct dw_cu *cu, Dwarf_Die *d, int tag, size_t rfirst,
+		  int rcount)
 {
 	if (grow((void **)&cu->fns, &cu->capfns, cu->nfns + 1, sizeof(*cu->fns)))
 		return -ENOMEM;
 	struct dw_fn *f = &cu->fns[cu->nfns];
 	memset(f, 0, sizeof(*f));
-	f->raw = die_rawname(d);
+	f->raw = fn_rawname(idx, cu, d);
 	f->rng_first = (uint32_t)rfirst;
 	f->rng_count = (uint32_t)rcount;
 	f->root = tag == DW_TAG_subprogram;
@@ -190,7 +230,7 @@ static int new_fn(struct dw_cu *cu, Dwarf_Die *d, int tag, size_t rfirst, int rc
 /* Walk the CU's DIE tree once.  Iterative, depth-bounded, and it refuses a
  * sibling chain that does not move forward (a corrupt DW_AT_sibling could
  * otherwise loop for ever). */
-static int index_cu(struct dw_cu *cu)
+static int index_cu(struct bsym_dwidx *idx, struct dw_cu *cu)
 {
 	cu->state = 1;
 	if (dwarf_getsrcfiles(&cu->die, &cu->files, &cu->nfiles) != 0) {
@@ -234,7 +274,7 @@ static int index_cu(struct dw_cu *cu)
 			if (rc < 0)
 				return rc;
 			if (rc > 0) {
-				int fn = new_fn(cu, d, tag, rfirst, rc);
+				int fn = new_fn(idx, cu, d, tag, rfirst, rc);
 				if (fn < 0)
 					return fn;
 				created[depth] = fn;
@@ -343,7 +383,7 @@ struct bsym_dwidx *bsym_dwidx_new(Dwarf *dw)
 		if (n == 0) {
 			/* No ranges on the CU DIE: index it now and let its
 			 * functions stand for it. */
-			if (index_cu(c))
+			if (index_cu(idx, c))
 				goto oom;
 			for (size_t r = 0; r < c->nroots; r++)
 				if (add_cur(idx, c->roots[r].lo, c->roots[r].hi, ci))
@@ -370,6 +410,7 @@ void bsym_dwidx_free(struct bsym_dwidx *idx)
 	}
 	free(idx->cus);
 	free(idx->cur);
+	bsym_map_free(&idx->origin_names);
 	free(idx);
 }
 
@@ -473,7 +514,7 @@ int bsym_dwidx_lookup(struct bsym_dwidx *idx, uint64_t a, struct bsym_dwlookup *
 		if (!(idx->cur[i].lo <= a && a < idx->cur[i].hi))
 			continue;
 		struct dw_cu *cu = &idx->cus[idx->cur[i].cu];
-		if (cu->state == 0 && index_cu(cu))
+		if (cu->state == 0 && index_cu(idx, cu))
 			return -ENOMEM;
 		if (!line_cu)
 			line_cu = cu;

@@ -597,7 +597,11 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 			if (dbg || m->debug_only)
 				o->debug_path = strdup(dbg ? dbg->path : m->path);
 		}
-		o->has_symtab = dwfl_module_getsymtab(o->mod) > 0;
+		/* A .symtab seen in a file we handed over is enough; only
+		 * otherwise ask libdwfl, which then sorts every symbol
+		 * (.dynsym, MiniDebugInfo) - work the DWARF path never needs. */
+		o->has_symtab = m->has_symtab || (dbg && dbg->has_symtab) ||
+				dwfl_module_getsymtab(o->mod) > 0;
 		if (o->has_dwarf || o->has_symtab)
 			o->status = BSYM_OK;
 	} else {
