@@ -745,11 +745,13 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 					     key.user_stack_id >= 0))
 			goto nomem;
 	}
-	qsort(pids, nr_pids, sizeof(*pids), cmp_s32);
+	if (nr_pids)
+		qsort(pids, nr_pids, sizeof(*pids), cmp_s32);
 	for (size_t i = 0; i < nr_pids; i++)
 		if (pids[i] && (i == 0 || pids[i] != pids[i - 1]))
 			tot->processes++;
-	qsort(ids, nr_ids, sizeof(*ids), cmp_s32);
+	if (nr_ids)
+		qsort(ids, nr_ids, sizeof(*ids), cmp_s32);
 	for (size_t i = 0; i < nr_ids; i++) {
 		struct bprof_stack s = {0};
 		uint32_t n = 0;

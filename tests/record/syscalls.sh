@@ -4,7 +4,7 @@
 . "$(dirname "$0")/common.sh"
 
 out=$T_DIR/sys.bprof
-bg "$W/syscalls" 9
+bg "$W/syscalls" 14
 sleep 0.2
 "$BPROF_RECORD" -q -F 99 -p "$BG" -o "$out" 3
 dump "$out"
