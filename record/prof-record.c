@@ -842,9 +842,25 @@ static char *default_output(void)
 	return strdup(buf);
 }
 
+/* "PID [2040, 1316151]" as bcc prints it; "..." when it does not fit */
+static void list_ids(char *buf, size_t len, const char *what, const pid_t *ids, int nr)
+{
+	size_t o = snprintf(buf, len, "%s [", what);
+
+	for (int i = 0; i < nr && o < len; i++) {
+		if (o + 16 >= len) {
+			o += snprintf(buf + o, len - o, "...");
+			break;
+		}
+		o += snprintf(buf + o, len - o, "%s%d", i ? ", " : "", ids[i]);
+	}
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
 static void print_header(const struct env *env)
 {
-	char who[128];
+	char who[256];
 	const char *stack = env->user_only ? "user" : env->kernel_only ? "kernel" : "user + kernel";
 
 	if (env->command)
@@ -852,11 +868,11 @@ static void print_header(const struct env *env)
 	else if (env->nr_pids == 1)
 		snprintf(who, sizeof(who), "PID %d", env->pids[0]);
 	else if (env->nr_pids > 1)
-		snprintf(who, sizeof(who), "%d PIDs", env->nr_pids);
+		list_ids(who, sizeof(who), "PID", env->pids, env->nr_pids);
 	else if (env->nr_tids == 1)
 		snprintf(who, sizeof(who), "TID %d", env->tids[0]);
 	else if (env->nr_tids > 1)
-		snprintf(who, sizeof(who), "%d TIDs", env->nr_tids);
+		list_ids(who, sizeof(who), "TID", env->tids, env->nr_tids);
 	else
 		snprintf(who, sizeof(who), "all threads");
 	if (env->period)
