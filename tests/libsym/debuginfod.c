@@ -53,11 +53,15 @@ static int start_server(const struct fx_bid *b, const char *debugfile)
 	}
 	close(p[1]);
 	char buf[32] = "";
-	ssize_t n = read(p[0], buf, sizeof(buf) - 1);
+	size_t got = 0;
+	while (got < sizeof(buf) - 1 && !strchr(buf, '\n')) {
+		ssize_t n = read(p[0], buf + got, sizeof(buf) - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
 	close(p[0]);
-	if (n <= 0)
-		return -1;
-	return atoi(buf);
+	return strchr(buf, '\n') ? atoi(buf) : -1;
 }
 
 static void stop_server(void)
@@ -73,12 +77,18 @@ static void stop_server(void)
 		cr_log_warn("cleanup failed");
 }
 
+static void logfn(void *arg, enum bsym_log_level l, const char *msg)
+{
+	if (l == BSYM_LOG_WARN)
+		fprintf(stderr, "bsym: %s\n", msg);
+}
+
 static struct bsym_result const *lookup(unsigned flags, const struct fx_bid *b, const char *bin)
 {
 	static struct bsym_ctx *ctx;
 	if (ctx)
 		bsym_destroy(ctx);
-	struct bsym_opts o = { .sz = sizeof(o), .flags = flags | BSYM_NO_SYSTEM_DEBUG };
+	struct bsym_opts o = { .sz = sizeof(o), .flags = flags | BSYM_NO_SYSTEM_DEBUG, .log = logfn };
 	cr_assert_eq(bsym_create(&ctx, &o), 0);
 	struct bsym_object_desc d = { .sz = sizeof(d), .build_id = b->b, .build_id_len = b->n };
 	uint32_t id;
