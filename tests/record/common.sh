@@ -6,7 +6,10 @@ W=${BPROF_WORKLOADS:?}
 DUMPQ="python3 $BPROF_SRC/tests/record/dumpq.py"
 BG_PIDS=""
 trap 'for p in $BG_PIDS; do kill "$p" 2>/dev/null || true; done; rm -rf "$T_DIR"' EXIT
-[ -n "${KEEP:-}" ] && trap "for p in \$BG_PIDS; do kill \$p 2>/dev/null; done" EXIT
+# KEEP=1 keeps $T_DIR (recordings and dumps) for debugging a failure
+if [ -n "${KEEP:-}" ]; then
+	trap 'for p in $BG_PIDS; do kill "$p" 2>/dev/null || true; done; echo "kept $T_DIR" >&2' EXIT
+fi
 
 for t in "$BPROF_RECORD" "$BPROF_DUMP"; do
 	[ -x "$t" ] || skip "$t not built"
