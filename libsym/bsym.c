@@ -373,6 +373,11 @@ int bsym_object_register(struct bsym_ctx *ctx, const struct bsym_object_desc *de
 		if (len) {
 			if (o->bid_hash == h && o->build_id_len == len &&
 			    !memcmp(o->build_id, desc->build_id, len)) {
+				/* A later description may know the path the first
+				 * lacked; the build-id decides anyway. */
+				if (!o->path && !o->loaded && desc->path &&
+				    !(o->path = strdup(desc->path)))
+					return -ENOMEM;
 				*id_out = (uint32_t)i;
 				return 0;
 			}
