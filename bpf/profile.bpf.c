@@ -313,6 +313,14 @@ extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __wea
 #define VM_WRITE 0x2
 #define VM_EXEC 0x4
 
+/* The last thread of its process is exiting.  Read from signal->live
+ * (already decremented at the tracepoint) rather than the tracepoint's
+ * group_dead argument, which older kernels lack. */
+static __always_inline bool group_dead(struct task_struct *p)
+{
+	return BPF_CORE_READ(p, signal, live.counter) == 0;
+}
+
 /* Send every executable file mapping of task's mm (the image sk) to user
  * space: a snapshot that cannot come too late. */
 static __always_inline void emit_vmas(struct task_struct *task, struct profile_seen_key *sk)
@@ -357,17 +365,18 @@ static __always_inline void emit_vmas(struct task_struct *task, struct profile_s
 	bpf_map_delete_elem(&seen, sk);
 }
 
-/* The last thread of a sampled image exits: its mm is still attached (the
- * tracepoint runs before exit_mm), so its mappings are sent now.  This
- * completes the snapshot of processes too short-lived for user space to
- * read /proc/PID/maps (libc mapped after the first sample, say).
- * Optional: needs the task_vma iterator kfuncs (6.7+). */
+/* The last thread of a sampled image exits: where the tracepoint runs
+ * before exit_mm() (recent kernels, 6.18 here) its mm is still attached and
+ * its mappings are sent now; on older kernels the walk finds no mm and
+ * sends nothing.  This completes the snapshot of processes too short-lived
+ * for user space to read /proc/PID/maps (libc mapped after the first
+ * sample, say).  Optional: needs the task_vma iterator kfuncs (6.7+). */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(handle_exit, struct task_struct *p, bool group_dead)
+int BPF_PROG(handle_exit, struct task_struct *p)
 {
 	struct profile_seen_key sk = { .pid = p->tgid, .exec_id = p->self_exec_id };
 
-	if (group_dead && bpf_map_lookup_elem(&seen, &sk))
+	if (group_dead(p) && bpf_map_lookup_elem(&seen, &sk))
 		emit_vmas(p, &sk);
 	return 0;
 }
@@ -389,11 +398,11 @@ int BPF_PROG(handle_prepare_exec, struct task_struct *p, struct linux_binprm *bp
 /* -- COMMAND: a followed process is gone; keep "pids" small for long runs
  * that fork a lot (a build). */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(handle_exit_pids, struct task_struct *p, bool group_dead)
+int BPF_PROG(handle_exit_pids, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 
-	if (group_dead)
+	if (group_dead(p))
 		bpf_map_delete_elem(&pids, &tgid);
 	return 0;
 }
