@@ -99,15 +99,26 @@ int rep_input_open(struct rep_input *in, struct bsym_ctx *sym, const char *path,
 	struct bprof_error berr = {0};
 	int err;
 
-	memset(in, 0, sizeof(*in));
-	in->path = path;
-	in->kernel = BSYM_NO_OBJECT;
-	err = bprof_read_file(&in->rec, path, NULL, &berr);
+	struct bprof_recording *rec = NULL;
+
+	err = bprof_read_file(&rec, path, NULL, &berr);
 	if (err) {
+		memset(in, 0, sizeof(*in));
 		snprintf(errbuf, errlen, "%s", berr.message[0] ? berr.message : bprof_strerror(err));
 		return err;
 	}
-	struct bprof_recording *rec = in->rec;
+	return rep_input_adopt(in, sym, rec, path, errbuf, errlen);
+}
+
+int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_recording *rec,
+		    const char *name, char *errbuf, size_t errlen)
+{
+	int err;
+
+	memset(in, 0, sizeof(*in));
+	in->path = name;
+	in->kernel = BSYM_NO_OBJECT;
+	in->rec = rec;
 
 	in->object_ids = calloc(rec->nr_objects ? rec->nr_objects : 1, sizeof(uint32_t));
 	in->procs = calloc(rec->nr_processes ? rec->nr_processes : 1, sizeof(*in->procs));

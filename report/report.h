@@ -50,6 +50,10 @@ struct rep_input {
 
 int rep_input_open(struct rep_input *in, struct bsym_ctx *sym, const char *path,
 		   char *errbuf, size_t errlen);
+/* Take ownership of an already-read recording (freed by rep_input_close,
+ * also on failure). */
+int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_recording *rec,
+		    const char *name, char *errbuf, size_t errlen);
 void rep_input_close(struct rep_input *in);
 const struct rep_process_map *rep_input_process(const struct rep_input *in, uint32_t pid,
 						uint32_t exec_id);
