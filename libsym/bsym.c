@@ -228,8 +228,10 @@ int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, Dwfl_Mo
 		}
 		f->inlined = c != 0;
 		f->kind = kind;
+		/* Below the entry: a split-off part (gcc's foo.cold); count from
+		 * the start of that part. */
 		if (c == 0)
-			f->offset = dwaddr >= d->entry ? dwaddr - d->entry : soff;
+			f->offset = dwaddr >= d->entry ? dwaddr - d->entry : dwaddr - lk.root_lo;
 	}
 	*out = r;
 	return 0;

@@ -55,6 +55,7 @@ struct bsym_dwframe {
 };
 struct bsym_dwlookup {
 	unsigned nr;             /* 0: no function found */
+	uint64_t root_lo;        /* start of the outermost function's range holding addr */
 	struct bsym_dwframe chain[BSYM_MAX_INLINE_DEPTH];
 	const char *file;        /* line-table row for the address */
 	uint32_t line, column;

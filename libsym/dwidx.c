@@ -450,6 +450,7 @@ static int cu_function(struct dw_cu *cu, uint64_t a, struct bsym_dwlookup *out)
 		return 0;
 	uint32_t cur = cu->roots[i].fn;
 	out->nr = 0;
+	out->root_lo = cu->roots[i].lo;
 	for (;;) {
 		struct dw_fn *f = &cu->fns[cur];
 		struct bsym_dwframe *fr = &out->chain[out->nr++];
