@@ -56,6 +56,7 @@ struct env {
 	bool force;
 	long freq;
 	long period;
+	bool cycles;       /* -e cycles: hardware event (falls back to cpu-clock) */
 	int cpu;
 	long stack_storage_size;
 	long hash_storage_size;
@@ -106,6 +107,7 @@ static const char argp_program_doc[] =
 	"    prof-record 10               # for 10 seconds\n"
 	"    prof-record -F 99 -o x.bprof 5   # 99 Hertz, 5 s, into x.bprof\n"
 	"    prof-record -c 1000000       # one sample every million cpu-clock ns\n"
+	"    prof-record -e cycles 10     # on CPU cycles where there is a PMU\n"
 	"    prof-record -p 185           # only process 185\n"
 	"    prof-record -p 185,186 -U    # two processes, user stacks only\n"
 	"    prof-record -L 185           # only thread 185 (per-thread counts)\n"
@@ -127,7 +129,8 @@ static const struct argp_option opts[] = {
 	{ "user-stacks-only", 'U', NULL, 0, "Record user stacks only (no kernel stacks)", 0 },
 	{ "kernel-stacks-only", 'K', NULL, 0, "Record kernel stacks only (no user stacks)", 0 },
 	{ "frequency", 'F', "HZ", 0, "Sample frequency in Hertz (default 49)", 0 },
-	{ "count", 'c', "COUNT", 0, "Sample period: one sample every COUNT events (ns of cpu-clock)", 0 },
+	{ "count", 'c', "COUNT", 0, "Sample period: one sample every COUNT events (ns of cpu-clock, or cycles)", 0 },
+	{ "event", 'e', "EVENT", 0, "cpu-clock (default, as bcc's profile) or cycles (hardware; falls back to cpu-clock where there is no PMU)", 0 },
 	{ "include-idle", 'I', NULL, 0, "Include CPU idle stacks (pid 0)", 0 },
 	{ "cpu", 'C', "CPU", 0, "Sample this CPU only", 0 },
 	{ "stack-storage-size", OPT_STACK_STORAGE, "N", 0, "Unique stack traces that can be stored (default 16384)", 0 },
@@ -225,6 +228,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_usage(state);
 		}
 		env->period = v;
+		break;
+	case 'e':
+		if (!strcmp(arg, "cycles") || !strcmp(arg, "cpu-cycles")) {
+			env->cycles = true;
+		} else if (strcmp(arg, "cpu-clock")) {
+			fprintf(stderr, "prof-record: invalid -e '%s' (cpu-clock or cycles)\n", arg);
+			argp_usage(state);
+		}
 		break;
 	case 'I':
 		env->include_idle = true;
@@ -543,8 +554,21 @@ static struct profile_bpf *open_and_load(const struct env *env, int *err)
 
 /* ---- sampling ---------------------------------------------------------- */
 
+/* -e cycles: is the hardware event there?  VMs often have no PMU. */
+static bool hw_cycles_available(struct perf_event_attr *attr, int cpu)
+{
+	int fd = syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* One perf event per online CPU (or the -C one), the BPF program attached
+ * to each.  *event is the name of the event really used. */
 static int open_perf_events(struct profile_bpf *obj, const struct env *env, int *fds,
-			    struct bpf_link **links, int nr_cpus, int *opened)
+			    struct bpf_link **links, int nr_cpus, int *opened, const char **event)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -560,6 +584,24 @@ static int open_perf_events(struct profile_bpf *obj, const struct env *env, int 
 		fprintf(stderr, "prof-record: cannot read the online CPUs from /sys/devices/system/cpu/online\n");
 		return -EINVAL;
 	}
+	*event = "cpu-clock";
+	if (env->cycles) {
+		int first = env->cpu;
+
+		for (int c = 0; first < 0 && c < nr_online; c++)
+			if (online[c])
+				first = c;
+		attr.type = PERF_TYPE_HARDWARE;
+		attr.config = PERF_COUNT_HW_CPU_CYCLES;
+		if (hw_cycles_available(&attr, first < 0 ? 0 : first)) {
+			*event = "cycles";
+		} else {
+			fprintf(stderr, "prof-record: the hardware cycles event is not available here (%s; no PMU, as in most VMs): sampling on cpu-clock instead%s\n",
+				strerror(errno), env->period ? " (-c counts ns now)" : "");
+			attr.type = PERF_TYPE_SOFTWARE;
+			attr.config = PERF_COUNT_SW_CPU_CLOCK;
+		}
+	}
 	*opened = 0;
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		if (env->cpu >= 0 && cpu != env->cpu)
@@ -572,10 +614,10 @@ static int open_perf_events(struct profile_bpf *obj, const struct env *env, int 
 
 			if (e == ENODEV)
 				continue; /* went offline meanwhile */
-			fprintf(stderr, "prof-record: perf_event_open(cpu-clock, cpu %d): %s; %s\n", cpu,
+			fprintf(stderr, "prof-record: perf_event_open(%s, cpu %d): %s; %s\n", *event, cpu,
 				strerror(e),
 				e == ENOENT || e == EOPNOTSUPP ?
-					"this kernel lacks the cpu-clock software event (CONFIG_PERF_EVENTS)" :
+					"this kernel lacks the event (CONFIG_PERF_EVENTS)" :
 				e == EACCES || e == EPERM ?
 					"run as root or grant CAP_PERFMON (and check kernel.perf_event_paranoid)" :
 				e == EMFILE ? "raise the open files limit (ulimit -n)" :
@@ -937,7 +979,7 @@ static int attach_tracers(struct profile_bpf *obj, const struct env *env)
 
 /* Takes ownership of *options. */
 static int fill_meta(struct bprof_meta *meta, const struct env *env, char **options,
-		     uint64_t start_real, uint64_t duration, int nr_sampled)
+		     const char *event, uint64_t start_real, uint64_t duration, int nr_sampled)
 {
 	struct utsname u;
 	char host[256] = "";
@@ -950,7 +992,7 @@ static int fill_meta(struct bprof_meta *meta, const struct env *env, char **opti
 	meta->recorder_version = strdup("prof-record " BPROF_VERSION);
 	meta->options = *options;
 	*options = NULL;
-	meta->event = strdup("cpu-clock");
+	meta->event = strdup(event);
 	meta->start_time_ns = start_real;
 	meta->duration_ns = duration;
 	meta->sample_freq = env->period ? 0 : env->freq;
@@ -1030,6 +1072,7 @@ int main(int argc, char **argv)
 	struct bprof_write_opts wopts = { .sz = sizeof(wopts) };
 	struct sigaction sa = { .sa_handler = sig_handler };
 	char *output = NULL, *options = NULL;
+	const char *event = "cpu-clock";
 	int *fds = NULL, nr_cpus = 0, nr_sampled = 0, release_fd = -1, err = 0, argp_argc = argc;
 	int cgroup_fd = -1, exit_code = 1, status = 0;
 	pid_t child = 0;
@@ -1177,7 +1220,7 @@ int main(int argc, char **argv)
 		bpf_map_update_elem(bpf_map__fd(obj->maps.tracked), &k, &one, BPF_ANY);
 	}
 
-	if (open_perf_events(obj, &env, fds, links, nr_cpus, &nr_sampled))
+	if (open_perf_events(obj, &env, fds, links, nr_cpus, &nr_sampled, &event))
 		goto cleanup;
 
 	if (!env.quiet)
@@ -1253,7 +1296,8 @@ int main(int argc, char **argv)
 	if (hidden)
 		fprintf(stderr, "prof-record: kernel addresses are hidden (kernel.kptr_restrict); no kallsyms snapshot, kernel frames may stay unsymbolized\n");
 
-	if (fill_meta(&rec->meta, &env, &options, start_real, stop_mono - start_mono, nr_sampled)) {
+	if (fill_meta(&rec->meta, &env, &options, event, start_real, stop_mono - start_mono,
+		      nr_sampled)) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}

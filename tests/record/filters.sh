@@ -39,4 +39,16 @@ dump "$T_DIR/i.bprof"
 check "-I: include-idle flag in meta" grep -q '^meta .*flags=0x7$' "$T_DIR/i.bprof.txt"
 check "-c: period recorded, no frequency" grep -q '^meta .* freq=0 period=10000000 ' "$T_DIR/i.bprof.txt"
 check "-I -c: samples recorded" test "$($DUMPQ "$T_DIR/i.bprof.txt" samples '*')" -gt 0
+
+# -e cycles: the hardware event where there is a PMU, else cpu-clock with a
+# message (this VM has none)
+"$BPROF_RECORD" -q -e cycles -o "$T_DIR/cy.bprof" 1 2>"$T_DIR/err"
+dump "$T_DIR/cy.bprof"
+if grep -q '^meta .* event=cycles ' "$T_DIR/cy.bprof.txt"; then
+	check "-e cycles: recorded on cycles" true
+else
+	check "-e cycles without a PMU: falls back to cpu-clock and says so" \
+		bash -c "grep -q '^meta .* event=cpu-clock ' '$T_DIR/cy.bprof.txt' && grep -q 'sampling on cpu-clock instead' '$T_DIR/err'"
+fi
+check "-e cycles: samples recorded" test "$($DUMPQ "$T_DIR/cy.bprof.txt" samples '*')" -gt 0
 finish
