@@ -9,11 +9,11 @@ rc=0
 "$BPROF_RECORD" -q -F 99 -o "$out" -- sh -c "'$W/ratio' 2 2; exit 7" || rc=$?
 check "exit status of the command (7) passed on" test "$rc" -eq 7
 dump "$out"
-n=$($DUMPQ "$out.txt" samples ratio)
+n=$(dumpq "$out.txt" samples ratio)
 echo "ratio samples: $n"
 check "grandchild ratio counted" test "$n" -gt 5
-check "unrelated process not counted" test "$($DUMPQ "$out.txt" samples syscalls)" -eq 0
-check "ratio images have snapshots" test "$($DUMPQ "$out.txt" coverage ratio | cut -d' ' -f1)" -eq 100
+check "unrelated process not counted" test "$(dumpq "$out.txt" samples syscalls)" -eq 0
+check "ratio images have snapshots" test "$(dumpq "$out.txt" coverage ratio | cut -d' ' -f1)" -eq 100
 
 rc=0
 "$BPROF_RECORD" -q -o "$T_DIR/f.bprof" -- false || rc=$?

@@ -1,9 +1,10 @@
 # Shared by the record e2e tests: source it first thing.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC1091
 . "${BPROF_SRC:?}/tests/e2e/lib.sh"
 require_bpf
 W=${BPROF_WORKLOADS:?}
-DUMPQ="python3 $BPROF_SRC/tests/record/dumpq.py"
+# dumpq DUMP QUERY [ARGS]: see dumpq.py
+dumpq() { python3 "$BPROF_SRC/tests/record/dumpq.py" "$@"; }
 BG_PIDS=""
 trap 'for p in $BG_PIDS; do kill "$p" 2>/dev/null || true; done; rm -rf "$T_DIR"' EXIT
 # KEEP=1 keeps $T_DIR (recordings and dumps) for debugging a failure

@@ -10,6 +10,6 @@ dump "$out"
 id=$(build_id "$W/libdlwork.so")
 check "libdlwork.so object recorded with its build-id $id" \
 	awk -v id="$id" '$1 == "object" && $3 == id && $NF ~ /libdlwork\.so$/ { ok = 1 } END { exit !ok }' "$out.txt"
-check "libdlwork.so mapped in the dlopener process" $DUMPQ "$out.txt" build-id-mapped dlopener "$id"
-check "every user ip inside a recorded mapping" $DUMPQ "$out.txt" ips-in-maps dlopener
+check "libdlwork.so mapped in the dlopener process" dumpq "$out.txt" build-id-mapped dlopener "$id"
+check "every user ip inside a recorded mapping" dumpq "$out.txt" ips-in-maps dlopener
 finish

@@ -16,7 +16,7 @@ if [ -n "$cg2" ] && mkdir "$cg2/bprof-e2e-$$" 2>/dev/null; then
 	echo "$p1" >"$cg2/cgroup.procs"
 	rmdir "$cg2/bprof-e2e-$$"
 	dump "$T_DIR/cg.bprof"
-	check "--cgroup: only the process in the cgroup" test "$($DUMPQ "$T_DIR/cg.bprof.txt" pids '*')" = "$p1"
+	check "--cgroup: only the process in the cgroup" test "$(dumpq "$T_DIR/cg.bprof.txt" pids '*')" = "$p1"
 else
 	echo "no writable cgroup v2 hierarchy: --cgroup not checked"
 fi
@@ -38,7 +38,7 @@ check "-C 0: one CPU sampled" grep -q '^meta .* ncpus=1 ' "$T_DIR/c.bprof.txt"
 dump "$T_DIR/i.bprof"
 check "-I: include-idle flag in meta" grep -q '^meta .*flags=0x7$' "$T_DIR/i.bprof.txt"
 check "-c: period recorded, no frequency" grep -q '^meta .* freq=0 period=10000000 ' "$T_DIR/i.bprof.txt"
-check "-I -c: samples recorded" test "$($DUMPQ "$T_DIR/i.bprof.txt" samples '*')" -gt 0
+check "-I -c: samples recorded" test "$(dumpq "$T_DIR/i.bprof.txt" samples '*')" -gt 0
 
 # -e cycles: the hardware event where there is a PMU, else cpu-clock with a
 # message (this VM has none)
@@ -50,5 +50,5 @@ else
 	check "-e cycles without a PMU: falls back to cpu-clock and says so" \
 		bash -c "grep -q '^meta .* event=cpu-clock ' '$T_DIR/cy.bprof.txt' && grep -q 'sampling on cpu-clock instead' '$T_DIR/err'"
 fi
-check "-e cycles: samples recorded" test "$($DUMPQ "$T_DIR/cy.bprof.txt" samples '*')" -gt 0
+check "-e cycles: samples recorded" test "$(dumpq "$T_DIR/cy.bprof.txt" samples '*')" -gt 0
 finish

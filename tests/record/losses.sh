@@ -9,8 +9,8 @@ sleep 0.2
 "$BPROF_RECORD" -q -F 199 --stack-storage-size 4 -o "$out" 2 2>"$T_DIR/err"
 cat "$T_DIR/err"
 dump "$out"
-l=$(( $($DUMPQ "$out.txt" loss user_stack_enomem) + $($DUMPQ "$out.txt" loss user_stack_eexist) + \
-	$($DUMPQ "$out.txt" loss kernel_stack_enomem) + $($DUMPQ "$out.txt" loss kernel_stack_eexist) ))
+l=$(( $(dumpq "$out.txt" loss user_stack_enomem) + $(dumpq "$out.txt" loss user_stack_eexist) + \
+	$(dumpq "$out.txt" loss kernel_stack_enomem) + $(dumpq "$out.txt" loss kernel_stack_eexist) ))
 echo "stack losses: $l"
 check "stack losses counted" test "$l" -gt 0
 check "warning printed" grep -q 'WARNING: [0-9]* stack traces could not be recorded; consider --stack-storage-size' "$T_DIR/err"
@@ -20,7 +20,7 @@ check "lost stacks kept as negative ids in counts" \
 # a 4-key counts table: samples dropped, counted, warned about
 "$BPROF_RECORD" -q -F 199 --hash-storage-size 4 -o "$T_DIR/h.bprof" 1 2>"$T_DIR/err"
 dump "$T_DIR/h.bprof"
-check "counts_full counted" test "$($DUMPQ "$T_DIR/h.bprof.txt" loss counts_full)" -gt 0
+check "counts_full counted" test "$(dumpq "$T_DIR/h.bprof.txt" loss counts_full)" -gt 0
 check "counts table warning printed" grep -q 'WARNING: [0-9]* samples were dropped (counts table full); consider --hash-storage-size' "$T_DIR/err"
 check "at most 4 count rows" test "$(grep -c '^count ' "$T_DIR/h.bprof.txt")" -le 4
 finish

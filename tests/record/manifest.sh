@@ -14,8 +14,8 @@ sleep 0.2
 rm "$T_DIR/bin/ratio"
 "$BPROF_RECORD" -q -p "$BG" -o "$T_DIR/del.bprof" 1
 dump "$T_DIR/del.bprof"
-check "deleted binary: build-id still recorded" $DUMPQ "$T_DIR/del.bprof.txt" build-id-mapped ratio "$id"
-check "deleted binary: flagged deleted (0x4)" $DUMPQ "$T_DIR/del.bprof.txt" obj-flag "$id" 4
+check "deleted binary: build-id still recorded" dumpq "$T_DIR/del.bprof.txt" build-id-mapped ratio "$id"
+check "deleted binary: flagged deleted (0x4)" dumpq "$T_DIR/del.bprof.txt" obj-flag "$id" 4
 
 # JIT-like: anonymous rwx memory and a perf map
 cat >"$T_DIR/jit.py" <<'PY'
@@ -37,7 +37,7 @@ sleep 0.5
 "$BPROF_RECORD" -q -p "$BG" -o "$T_DIR/jit.bprof" 1
 dump "$T_DIR/jit.bprof"
 check "perf map copied" awk -v p="$BG" '$1 == "process" && $2 == p && $7 > 0 { ok = 1 } END { exit !ok }' "$T_DIR/jit.bprof.txt"
-check "anonymous executable mappings recorded as ANON without object" $DUMPQ "$T_DIR/jit.bprof.txt" anon-map "$BG"
+check "anonymous executable mappings recorded as ANON without object" dumpq "$T_DIR/jit.bprof.txt" anon-map "$BG"
 check "shared anonymous memory is not taken for a file" bash -c "! grep -q '^object .*/dev/zero' '$T_DIR/jit.bprof.txt'"
-check "[vdso] recorded with its build-id" $DUMPQ "$T_DIR/jit.bprof.txt" obj-flag '[vdso]' 8
+check "[vdso] recorded with its build-id" dumpq "$T_DIR/jit.bprof.txt" obj-flag '[vdso]' 8
 finish

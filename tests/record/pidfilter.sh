@@ -11,13 +11,13 @@ sleep 0.2
 out=$T_DIR/p.bprof
 "$BPROF_RECORD" -q -F 99 -p "$p1" -o "$out" 2
 dump "$out"
-check "only pid $p1 in counts" test "$($DUMPQ "$out.txt" pids '*')" = "$p1"
-check "and it was sampled" test "$($DUMPQ "$out.txt" samples ratio)" -gt 5
+check "only pid $p1 in counts" test "$(dumpq "$out.txt" pids '*')" = "$p1"
+check "and it was sampled" test "$(dumpq "$out.txt" samples ratio)" -gt 5
 
 "$BPROF_RECORD" -q -F 99 -p "$p1,$p2" -o "$T_DIR/p2.bprof" 2
 dump "$T_DIR/p2.bprof"
 check "-p with two pids: both, nothing else" \
-	test "$($DUMPQ "$T_DIR/p2.bprof.txt" pids '*')" = "$(printf '%s\n' "$p1" "$p2" | sort -n | tr '\n' ' ' | sed 's/ $//')"
+	test "$(dumpq "$T_DIR/p2.bprof.txt" pids '*')" = "$(printf '%s\n' "$p1" "$p2" | sort -n | tr '\n' ' ' | sed 's/ $//')"
 
 rc=0
 "$BPROF_RECORD" -q -p 999999999 -o "$T_DIR/bad.bprof" 1 2>"$T_DIR/err" || rc=$?

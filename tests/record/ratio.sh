@@ -15,20 +15,20 @@ t0=$(cpu_ticks "$BG")
 t1=$(cpu_ticks "$BG")
 dump "$out"
 
-n=$($DUMPQ "$out.txt" samples ratio)
+n=$(dumpq "$out.txt" samples ratio)
 hz=$(getconf CLK_TCK)
 exp=$(( (t1 - t0) * 99 / hz ))
 echo "samples: $n; expected about $exp ($(( (t1 - t0) / hz )) CPU s x 99 Hz; $((4 * 99 * 2)) on an idle box)"
 check "workload got at least half a CPU-second" test "$exp" -ge 49
 check "sample count within 35% of CPU time x 99 Hz" between "$n" $((exp * 65 / 100)) $((exp * 135 / 100))
-check "only ratio counts with -p" test "$($DUMPQ "$out.txt" samples '*')" -eq "$n"
+check "only ratio counts with -p" test "$(dumpq "$out.txt" samples '*')" -eq "$n"
 
 id=$(build_id "$W/ratio")
-check "build-id $id of ratio recorded and mapped" $DUMPQ "$out.txt" build-id-mapped ratio "$id"
-check "every user ip inside a recorded mapping" $DUMPQ "$out.txt" ips-in-maps ratio
+check "build-id $id of ratio recorded and mapped" dumpq "$out.txt" build-id-mapped ratio "$id"
+check "every user ip inside a recorded mapping" dumpq "$out.txt" ips-in-maps ratio
 
-a=$($DUMPQ "$out.txt" leaf-in ratio "$W/ratio" func_a)
-b=$($DUMPQ "$out.txt" leaf-in ratio "$W/ratio" func_b)
+a=$(dumpq "$out.txt" leaf-in ratio "$W/ratio" func_a)
+b=$(dumpq "$out.txt" leaf-in ratio "$W/ratio" func_b)
 echo "leaf samples: func_a $a func_b $b"
 check "func_a and func_b both sampled" test "$a" -gt 0 -a "$b" -gt 0
 check "func_a:func_b about 1:3 (a share 12..40%)" between $((a * 100 / (a + b))) 12 40

@@ -14,7 +14,7 @@ kill -INT $rp
 rc=0; wait $rp || rc=$?
 check "SIGINT: exit status 0" test "$rc" -eq 0
 check "SIGINT: file readable by bprof-dump" dump "$out"
-check "SIGINT: has samples" test "$($DUMPQ "$out.txt" samples '*')" -gt 0
+check "SIGINT: has samples" test "$(dumpq "$out.txt" samples '*')" -gt 0
 check "file mode 0600" test "$(stat -c %a "$out")" = 600
 
 # SIGTERM works the same

@@ -10,6 +10,6 @@ sleep 0.2
 "$BPROF_RECORD" -q -p "$BG" -o "$out" 2
 dump "$out"
 id=$(build_id "$W/stripped")
-check "build-id $id of the stripped binary recorded" $DUMPQ "$out.txt" build-id-mapped stripped "$id"
+check "build-id $id of the stripped binary recorded" dumpq "$out.txt" build-id-mapped stripped "$id"
 check "debuginfo for it exists in the build-id tree" test -f "$W/debug/.build-id/${id:0:2}/${id:2}.debug"
 finish

@@ -8,9 +8,9 @@ bg "$W/syscalls" 14
 sleep 0.2
 "$BPROF_RECORD" -q -F 99 -p "$BG" -o "$out" 3
 dump "$out"
-n=$($DUMPQ "$out.txt" samples syscalls)
-k=$($DUMPQ "$out.txt" kstacks syscalls)
-ip=$($DUMPQ "$out.txt" kip syscalls)
+n=$(dumpq "$out.txt" samples syscalls)
+k=$(dumpq "$out.txt" kstacks syscalls)
+ip=$(dumpq "$out.txt" kip syscalls)
 echo "samples $n, with kernel stack $k, with kernel ip $ip"
 check "syscalls was sampled" test "$n" -gt 20
 check "most samples have a kernel stack" test $((k * 100 / n)) -ge 50
@@ -21,7 +21,7 @@ check "kallsyms snapshot recorded" awk '$1 == "kernel" && $5 > 1000 { ok = 1 } E
 # -U: no kernel stacks asked, so none recorded
 "$BPROF_RECORD" -q -U -p "$BG" -o "$T_DIR/u.bprof" 1
 dump "$T_DIR/u.bprof"
-check "-U records no kernel stacks" test "$($DUMPQ "$T_DIR/u.bprof.txt" kstacks syscalls)" -eq 0
+check "-U records no kernel stacks" test "$(dumpq "$T_DIR/u.bprof.txt" kstacks syscalls)" -eq 0
 "$BPROF_RECORD" -q --no-kallsyms -K -p "$BG" -o "$T_DIR/k.bprof" 1
 dump "$T_DIR/k.bprof"
 check "--no-kallsyms: zero ksyms" awk '$1 == "kernel" && $5 == 0 { ok = 1 } END { exit !ok }' "$T_DIR/k.bprof.txt"
