@@ -4,10 +4,12 @@
  * as bcc's profile does, and tell user space (rarely) which process images
  * it must snapshot so the recording can be symbolized elsewhere.
  *
- * Per sample: one hash lookup/update, two bpf_get_stackid() calls.  The ring
- * buffer carries one event per process image (first sample of a tgid with a
- * given self_exec_id) and one per exec of a process already sampled: never
- * one per sample.
+ * Per sample: one hash lookup/update, two bpf_get_stackid() calls, one
+ * lookup in the "seen" set.  The ring buffer never carries one event per
+ * sample: one per process image (its first sample), one per exec of a
+ * process already sampled, and, when a sampled image ends (exit, or exec
+ * replacing it), its executable mappings, read from its mm by the kernel so
+ * that short-lived processes are complete.  See record/DESIGN.md.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
