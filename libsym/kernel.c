@@ -215,7 +215,7 @@ static void kernel_load(struct bsym_ctx *ctx, struct bsym_kernel *k)
 	k->loaded = true;
 	if (!k->build_id_len)
 		return; /* an unverifiable vmlinux could name the wrong kernel */
-	char *cands[8] = { 0 };
+	char *cands[9] = { 0 }; /* the last slot: debuginfod, asked only if all else fails */
 	size_t nc = 0;
 	if (ctx->vmlinux)
 		cands[nc++] = strdup(ctx->vmlinux);
@@ -239,7 +239,18 @@ static void kernel_load(struct bsym_ctx *ctx, struct bsym_kernel *k)
 		if (nc < 8 && asprintf(&p, "/boot/vmlinux-%s", k->release) >= 0)
 			cands[nc++] = p;
 	}
-	for (size_t i = 0; i < nc && !k->mod; i++) {
+	bool asked = false;
+	for (size_t i = 0; !k->mod; i++) {
+		if (i == nc) {
+			char *p = NULL;
+			int dfd = asked ? -1 : bsym_debuginfod_find(ctx, k->build_id, k->build_id_len,
+								   false, &p);
+			asked = true;
+			if (dfd < 0)
+				break;
+			close(dfd);
+			cands[nc++] = p;
+		}
 		if (!cands[i])
 			continue;
 		Elf *elf;
@@ -323,7 +334,17 @@ static void kmod_load(struct bsym_ctx *ctx, struct bsym_kernel *k, struct kmod *
 	}
 	if (fd < 0) {
 		free(path);
-		return;
+		path = NULL;
+		int dfd = bsym_debuginfod_find(ctx, m->build_id, m->build_id_len, false, &path);
+		if (dfd >= 0) {
+			close(dfd);
+			bool mm = false;
+			fd = bsym_open_elf_checked(path, m->build_id, m->build_id_len, &elf, &mm);
+		}
+		if (fd < 0) {
+			free(path);
+			return;
+		}
 	}
 	GElf_Ehdr eh;
 	size_t shstr, cap = 0;

@@ -121,4 +121,17 @@ Test(debuginfod, fetch_by_build_id_and_opt_out, .fini = stop_server)
 	cr_assert_str_eq(r->frames[r->nr_frames - 1].name, "helper_static");
 	cr_assert_not_null(r->frames[0].file);
 	lookup(BSYM_NO_DEBUGINFOD, &b, bin); /* frees the previous context */
+
+	/* a "vmlinux" by build-id from the server (a user binary stands in) */
+	struct bsym_opts o = { .sz = sizeof(o), .flags = BSYM_NO_SYSTEM_DEBUG, .log = logfn };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	struct bsym_kernel_desc kd = { .sz = sizeof(kd), .build_id = b.b, .build_id_len = b.n };
+	uint32_t k;
+	cr_assert_eq(bsym_kernel_register(ctx, &kd, &k), 0);
+	cr_assert_eq(bsym_symbolize_kernel(ctx, k, fx_sym(bin, "helper_static", NULL) + 2, &r), 0);
+	cr_assert_eq(r->reason, BSYM_OK);
+	cr_assert_str_eq(r->frames[r->nr_frames - 1].name, "helper_static");
+	cr_assert_eq(r->frames[0].kind, BSYM_FRAME_KERNEL);
+	bsym_destroy(ctx);
 }
