@@ -35,6 +35,11 @@ enum {
 	OPT_NO_DEBUGINFOD,
 	OPT_DIFF,
 	OPT_INFO,
+	OPT_PPROF,
+	OPT_SPEEDSCOPE,
+	OPT_SVG,
+	OPT_NO_SYMBOLIZE,
+	OPT_MISSING_BUILDIDS,
 };
 
 struct args {
@@ -46,6 +51,8 @@ struct args {
 	const char *output;
 	unsigned sym_flags;
 	bool diff, normalize, info;
+	const char *pprof, *speedscope, *svg; /* exports (export_*.c, flamegraph_svg.c) */
+	bool no_symbolize, missing_buildids;
 	char **files;
 	size_t nr_files;
 };
@@ -64,6 +71,10 @@ static const char doc[] =
 	"  prof-report [OPTION...] FILE [FILE...]     report (several files are merged)\n"
 	"  prof-report --diff [-n] BEFORE AFTER       difffolded lines for difffolded flame graphs\n"
 	"  prof-report --info FILE...                 metadata, losses, objects and their debuginfo\n"
+	"  prof-report --pprof OUT.pb.gz FILE...      pprof profile.proto (go tool pprof, backends)\n"
+	"  prof-report --speedscope OUT.json FILE...  speedscope JSON, one profile per process\n"
+	"  prof-report [--diff] --svg OUT.svg FILE... interactive (differential) flame graph\n"
+	"  prof-report --missing-buildids FILE...     \"BUILDID PATH\" lines lacking debuginfo\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  prof-report web1.bprof                    # bcc profile's multi-line stacks, hottest last\n"
@@ -72,6 +83,9 @@ static const char doc[] =
 	"  prof-report --diff -n before.bprof after.bprof | flamegraph.pl > diff.svg\n"
 	"  prof-report -f -p 185 --comm nginx web*.bprof       # filter, merge many hosts\n"
 	"  prof-report --info web1.bprof             # which debuginfo is missing\n"
+	"  prof-report --pprof web.pb.gz web*.bprof && go tool pprof -top web.pb.gz\n"
+	"  prof-report --pprof raw.pb.gz --no-symbolize web1.bprof  # a backend symbolizes\n"
+	"  prof-report --svg web1.svg web1.bprof     # open in a browser: click to zoom\n"
 	"\n"
 	"Exit status: 0 on success, 1 when a file cannot be read or output fails, 2 on usage errors.";
 
@@ -88,6 +102,13 @@ static const struct argp_option options[] = {
 	{ "diff", OPT_DIFF, NULL, 0, "Compare two recordings: \"stack before after\" lines", 1 },
 	{ "normalize", 'n', NULL, 0, "With --diff, scale BEFORE's counts to AFTER's total", 1 },
 	{ "info", OPT_INFO, NULL, 0, "Describe recordings and their objects' debuginfo", 1 },
+	{ NULL, 0, NULL, 0, "Exports (any number at once; the text report is then not printed):", 4 },
+	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile.proto (\"-\": stdout)", 4 },
+	{ "no-symbolize", OPT_NO_SYMBOLIZE, NULL, 0, "With --pprof, raw addresses with build-ids, no names", 4 },
+	{ "speedscope", OPT_SPEEDSCOPE, "FILE", 0, "Write speedscope JSON, one profile per process", 4 },
+	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph (differential with --diff)", 4 },
+	{ "missing-buildids", OPT_MISSING_BUILDIDS, NULL, 0,
+	  "Print \"BUILDID PATH\" for objects with frames but no debuginfo", 4 },
 	{ NULL, 0, NULL, 0, "Selection:", 2 },
 	{ "pid", 'p', "PID[,PID...]", 0, "Only these processes", 2 },
 	{ "comm", OPT_COMM, "NAME", 0, "Only processes whose comm is NAME", 2 },
@@ -157,6 +178,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_NO_DEBUGINFOD: a->sym_flags |= BSYM_NO_DEBUGINFOD; break;
 	case OPT_DIFF: a->diff = true; break;
 	case OPT_INFO: a->info = true; break;
+	case OPT_PPROF: a->pprof = arg; break;
+	case OPT_SPEEDSCOPE: a->speedscope = arg; break;
+	case OPT_SVG: a->svg = arg; break;
+	case OPT_NO_SYMBOLIZE: a->no_symbolize = true; break;
+	case OPT_MISSING_BUILDIDS: a->missing_buildids = true; break;
 	case ARGP_KEY_ARG: {
 		char **f = realloc(a->files, (a->nr_files + 1) * sizeof(*f));
 		if (!f)
@@ -176,6 +202,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--diff takes exactly two files: BEFORE AFTER");
 		if (a->normalize && !a->diff)
 			argp_error(state, "-n only applies to --diff");
+		if (a->diff && (a->pprof || a->speedscope || a->missing_buildids))
+			argp_error(state, "--diff only combines with --svg among the exports");
+		if (a->info && (a->pprof || a->speedscope || a->svg || a->missing_buildids))
+			argp_error(state, "--info does not combine with exports");
+		if (a->no_symbolize && !a->pprof)
+			argp_error(state, "--no-symbolize only applies to --pprof");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -226,6 +258,75 @@ static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_
 			st->missed_enomem ? " Consider recording with a larger --stack-storage-size." : "");
 }
 
+/* The exports: each reads the opened inputs again (libsym caches every
+ * lookup, so the second pass costs little). */
+static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *in, FILE *out)
+{
+	struct rep_stats st = {0};
+	const char *what = NULL;
+	int err = 0;
+
+	if (a->missing_buildids) {
+		what = "--missing-buildids";
+		err = rep_print_missing_buildids(out, &a->cfg, sym, in, a->nr_files);
+	}
+	if (!err && a->pprof) {
+		what = a->pprof;
+		err = rep_export_pprof(a->pprof, &a->cfg, sym, in, a->nr_files, !a->no_symbolize, &st);
+	}
+	if (!err && a->speedscope) {
+		what = a->speedscope;
+		err = rep_export_speedscope(a->speedscope, &a->cfg, sym, in, a->nr_files, NULL);
+	}
+	if (!err && a->svg) {
+		/* the merged folded stacks, annotated so frame kinds get their hues */
+		struct rep_config cfg = a->cfg;
+		struct rep_agg *agg[2] = { NULL, NULL };
+		struct rep_stats sst = {0};
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mem = NULL, *f = NULL;
+
+		what = a->svg;
+		cfg.mode = REP_FOLDED;
+		cfg.annotate = true;
+		for (size_t i = 0; i < (a->diff ? 2u : 1u) && !err; i++)
+			err = rep_agg_create(&agg[i]);
+		for (size_t i = 0; i < a->nr_files && !err; i++)
+			err = rep_agg_add_input(agg[a->diff ? i : 0], &cfg, sym, &in[i], &sst);
+		if (!err && !(mem = open_memstream(&buf, &len)))
+			err = -errno;
+		if (!err)
+			err = a->diff ? rep_print_diff(mem, agg[0], agg[1], a->normalize)
+				      : rep_print(mem, agg[0], &cfg);
+		if (mem && fclose(mem) != 0 && !err)
+			err = -ENOMEM;
+		if (!err) {
+			f = strcmp(a->svg, "-") == 0 ? out : fopen(a->svg, "w");
+			if (!f)
+				err = -errno;
+		}
+		if (!err) {
+			struct rep_svg_opts so = { .diff = a->diff };
+			err = rep_flamegraph_svg(f, buf ? buf : "", len, &so);
+		}
+		if (f && f != out && fclose(f) != 0 && !err)
+			err = -errno;
+		free(buf);
+		if (!err && !a->cfg.quiet)
+			print_summary(sym, in, a->nr_files, agg[a->diff ? 1 : 0], &sst);
+		rep_agg_destroy(agg[0]);
+		rep_agg_destroy(agg[1]);
+	}
+	if (err == -EPIPE)
+		return 0;
+	if (err) {
+		fprintf(stderr, "prof-report: %s: %s\n", what, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 {
 	struct rep_input *in = calloc(a->nr_files, sizeof(*in));
@@ -255,6 +356,11 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 				goto out_err;
 		}
 		ret = 0;
+		goto out;
+	}
+
+	if (a->pprof || a->speedscope || a->svg || a->missing_buildids) {
+		ret = run_exports(a, sym, in, out);
 		goto out;
 	}
 

@@ -86,4 +86,77 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in);
 /* Text helpers */
 void rep_hex(char *out, const uint8_t *bytes, size_t len); /* out: 2*len+1 */
 
+/* ---- structured walk (walk.c), for the exporters ------------------------- */
+
+enum rep_wkind {
+	REP_W_USER,
+	REP_W_KERNEL,
+	REP_W_JIT,            /* anonymous executable memory */
+	REP_W_MISSED_USER,    /* pseudo-frame: the user stack was lost */
+	REP_W_MISSED_KERNEL,  /* pseudo-frame: the kernel stack was lost */
+};
+
+/* One address of a count row. */
+struct rep_wframe {
+	enum rep_wkind kind;
+	uint64_t addr;                   /* as recorded */
+	uint64_t lookup;                 /* addr, or addr-1 for return addresses */
+	const struct bsym_result *res;   /* non-NULL only when named */
+	enum bsym_reason reason;         /* why not named */
+	uint32_t object;                 /* bsym object id, or BSYM_NO_OBJECT */
+	uint32_t object_index;           /* into rec->objects, or BPROF_NO_OBJECT */
+	const struct bprof_mapping *map; /* user/JIT frames: the recorded mapping */
+	uint64_t file_offset;            /* of addr in the object (with map) */
+};
+
+/* Called for each selected count row; frames leaf first: the nr_kernel
+ * kernel frames (or a missed-kernel pseudo-frame), then user frames (then a
+ * missed-user pseudo-frame).  A non-zero return stops the walk. */
+typedef int (*rep_walk_fn)(void *arg, const struct rep_input *in, const struct bprof_count *c,
+			   const struct rep_wframe *frames, size_t nr, size_t nr_kernel);
+/* Same selection and rules as rep_agg_add_input; symbolize=false leaves
+ * every res NULL (raw addresses).  st may be NULL. */
+int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct rep_input *in,
+	     bool symbolize, rep_walk_fn fn, void *arg, struct rep_stats *st);
+const char *rep_wframe_missed_name(enum rep_wkind kind);
+
+/* A byte-string -> uint64 map (keys copied). */
+struct rep_map_slot {
+	char *key;
+	size_t len;
+	uint64_t hash, value;
+};
+struct rep_map {
+	struct rep_map_slot *slots;
+	size_t nslots, nr;
+};
+/* Look key up: found -> *value is the stored value; absent -> key inserted
+ * with *value.  -ENOMEM. */
+int rep_map_get(struct rep_map *m, const void *key, size_t len, uint64_t *value, bool *found);
+void rep_map_free(struct rep_map *m);
+
+/* ---- exporters (export_*.c, flamegraph_svg.c) ------------------------------ */
+
+/* Each writes path ("-": standard output) from the inputs; 0 or -errno. */
+int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
+		     const struct rep_input *in, size_t nr_in, bool symbolize, struct rep_stats *st);
+int rep_export_speedscope(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
+			  const struct rep_input *in, size_t nr_in, struct rep_stats *st);
+/* Objects with frames in the selected samples whose debuginfo is missing:
+ * "BUILDID PATH" lines. */
+int rep_print_missing_buildids(FILE *f, const struct rep_config *cfg, struct bsym_ctx *sym,
+			       const struct rep_input *in, size_t nr_in);
+
+/* JSON string (with quotes), invalid UTF-8 and control bytes escaped. */
+void rep_json_string(FILE *f, const char *s);
+
+/* Flame graphs from folded text ("a;b;c N" lines, or "a;b;c BEFORE AFTER"
+ * with diff).  Frames annotated _[k]/_[i]/_[j] get their own hues. */
+struct rep_svg_opts {
+	const char *title;
+	unsigned width;       /* 0: 1200 */
+	bool diff;
+};
+int rep_flamegraph_svg(FILE *out, const char *folded, size_t len, const struct rep_svg_opts *o);
+
 #endif

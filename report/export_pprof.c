@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * export_pprof.c - prof-report --pprof: the recordings as pprof's
+ * profile.proto (report/proto/profile.proto), gzip-compressed, as read by
+ * `go tool pprof` and continuous-profiling backends.
+ *
+ *   mapping   one per recorded process mapping that has frames (start,
+ *             limit, file offset, recorded path, hex build-id), plus one
+ *             "[kernel.kallsyms]" mapping per recording with the kernel's
+ *             build-id
+ *   location  one per (mapping, address looked up): return addresses are
+ *             stored minus one, as render.c looks them up, so a backend that
+ *             symbolizes later finds the call's line; one Line per frame,
+ *             innermost (inlined) first, none when unnamed or with
+ *             --no-symbolize (has_functions false: the consumer symbolizes)
+ *   function  demangled name, raw (mangled) system_name, source file
+ *   sample    leaf first; values [samples/count, cpu/nanoseconds] where one
+ *             sample is 1e9/freq ns; labels comm (string), pid and tid
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "report.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__ValueType ValueType;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Label Label;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+
+/* a growable array of pointers */
+struct pvec {
+	void **v;
+	size_t nr, cap;
+};
+
+static int pv_push(struct pvec *p, void *x)
+{
+	if (!x)
+		return -ENOMEM;
+	if (p->nr == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		void **v = realloc(p->v, cap * sizeof(*v));
+		if (!v) {
+			free(x);
+			return -ENOMEM;
+		}
+		p->v = v;
+		p->cap = cap;
+	}
+	p->v[p->nr++] = x;
+	return 0;
+}
+
+struct pp {
+	bool symbolize;
+	size_t input;          /* index of the input being walked */
+	int64_t period;        /* ns (or events) per sample of this input */
+	struct rep_map strings, mappings, locations, functions, samples;
+	struct pvec strtab, mapv, locv, funcv, samplev;
+	uint64_t *ids;         /* scratch: location ids of one sample */
+	size_t ids_cap;
+	struct bsym_ctx *sym;
+};
+
+static int str_id(struct pp *p, const char *s, int64_t *out)
+{
+	uint64_t v = p->strtab.nr;
+	bool found;
+	size_t len = strlen(s);
+	int err = rep_map_get(&p->strings, s, len, &v, &found);
+
+	if (err)
+		return err;
+	if (!found) {
+		char *c = strdup(s);
+		if (!c || pv_push(&p->strtab, c))
+			return -ENOMEM;
+	}
+	*out = (int64_t)v;
+	return 0;
+}
+
+static Mapping *new_mapping(struct pp *p, const void *key, size_t klen, bool *created, int *err)
+{
+	uint64_t v = p->mapv.nr;
+	bool found;
+
+	*created = false;
+	*err = rep_map_get(&p->mappings, key, klen, &v, &found);
+	if (*err)
+		return NULL;
+	if (found)
+		return p->mapv.v[v];
+	Mapping *m = malloc(sizeof(*m));
+	if (m)
+		*m = (Mapping)PERFTOOLS__PROFILES__MAPPING__INIT;
+	*err = pv_push(&p->mapv, m);
+	if (*err)
+		return NULL;
+	m->id = p->mapv.nr;
+	*created = true;
+	return m;
+}
+
+static int set_build_id(struct pp *p, Mapping *m, const uint8_t *id, size_t len)
+{
+	char hex[2 * BPROF_BUILD_ID_MAX + 1];
+
+	if (!len || len > BPROF_BUILD_ID_MAX)
+		return 0;
+	rep_hex(hex, id, len);
+	return str_id(p, hex, &m->build_id);
+}
+
+static Mapping *kernel_mapping(struct pp *p, const struct rep_input *in, int *err)
+{
+	struct { char tag; size_t input; } key = { 'K', p->input };
+	bool created;
+	Mapping *m = new_mapping(p, &key, sizeof(key), &created, err);
+
+	if (!m || !created)
+		return m;
+	const struct bprof_kernel *k = &in->rec->kernel;
+	m->memory_start = k->stext;
+	m->memory_limit = UINT64_MAX;
+	*err = str_id(p, "[kernel.kallsyms]", &m->filename);
+	if (!*err)
+		*err = set_build_id(p, m, k->build_id, k->build_id_len);
+	return *err ? NULL : m;
+}
+
+static Mapping *user_mapping(struct pp *p, const struct rep_input *in, const struct rep_wframe *f,
+			     int *err)
+{
+	struct { char tag; size_t input; const void *map; } key = { 'U', p->input, f->map };
+	bool created;
+	Mapping *m = new_mapping(p, &key, sizeof(key), &created, err);
+
+	if (!m || !created)
+		return m;
+	m->memory_start = f->map->start;
+	m->memory_limit = f->map->end;
+	m->file_offset = f->map->file_offset;
+	if (f->object_index != BPROF_NO_OBJECT && f->object_index < in->rec->nr_objects) {
+		const struct bprof_object *o = &in->rec->objects[f->object_index];
+		*err = str_id(p, o->path ? o->path : "", &m->filename);
+		if (!*err && (o->flags & BPROF_OBJ_HAS_BUILD_ID))
+			*err = set_build_id(p, m, o->build_id, o->build_id_len);
+	} else {
+		*err = str_id(p, (f->map->flags & BPROF_MAP_ANON) ? "[anon]" : "[unknown]",
+			      &m->filename);
+	}
+	return *err ? NULL : m;
+}
+
+static int function_id(struct pp *p, const char *name, const char *raw, const char *file,
+		       uint64_t *out)
+{
+	size_t ln = strlen(name), lr = strlen(raw), lf = file ? strlen(file) : 0;
+	char *key = malloc(ln + lr + lf + 3);
+	uint64_t v = p->funcv.nr + 1;
+	bool found;
+	int err;
+
+	if (!key)
+		return -ENOMEM;
+	memcpy(key, name, ln + 1);
+	memcpy(key + ln + 1, raw, lr + 1);
+	if (lf)
+		memcpy(key + ln + lr + 2, file, lf);
+	key[ln + lr + 2 + lf] = '\0';
+	err = rep_map_get(&p->functions, key, ln + lr + lf + 3, &v, &found);
+	free(key);
+	if (err)
+		return err;
+	*out = v;
+	if (found)
+		return 0;
+	Function *fn = malloc(sizeof(*fn));
+	if (!fn)
+		return -ENOMEM;
+	*fn = (Function)PERFTOOLS__PROFILES__FUNCTION__INIT;
+	fn->id = v;
+	err = str_id(p, name, &fn->name);
+	if (!err)
+		err = str_id(p, raw, &fn->system_name);
+	if (!err && file)
+		err = str_id(p, file, &fn->filename);
+	if (err) {
+		free(fn);
+		return err;
+	}
+	return pv_push(&p->funcv, fn);
+}
+
+static int add_line(Location *l, uint64_t function, int64_t line, int64_t column)
+{
+	Line **v = realloc(l->line, (l->n_line + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	l->line = v;
+	Line *ln = malloc(sizeof(*ln));
+	if (!ln)
+		return -ENOMEM;
+	*ln = (Line)PERFTOOLS__PROFILES__LINE__INIT;
+	ln->function_id = function;
+	ln->line = line;
+	ln->column = column;
+	l->line[l->n_line++] = ln;
+	return 0;
+}
+
+static int location_id(struct pp *p, const struct rep_input *in, const struct rep_wframe *f,
+		       uint64_t *out)
+{
+	Mapping *m = NULL;
+	int err = 0;
+
+	if (f->kind == REP_W_KERNEL)
+		m = kernel_mapping(p, in, &err);
+	else if ((f->kind == REP_W_USER || f->kind == REP_W_JIT) && f->map)
+		m = user_mapping(p, in, f, &err);
+	if (err)
+		return err;
+
+	struct { int kind; size_t input; uint64_t mapping, addr; } key = {
+		f->kind, m ? 0 : p->input, m ? m->id : 0, f->lookup,
+	};
+	uint64_t v = p->locv.nr + 1;
+	bool found;
+	err = rep_map_get(&p->locations, &key, sizeof(key), &v, &found);
+	if (err)
+		return err;
+	*out = v;
+	if (found)
+		return 0;
+
+	Location *l = malloc(sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	*l = (Location)PERFTOOLS__PROFILES__LOCATION__INIT;
+	l->id = v;
+	l->mapping_id = m ? m->id : 0;
+	l->address = f->lookup;
+	err = pv_push(&p->locv, l);
+	if (err)
+		return err;
+	if (f->kind == REP_W_MISSED_USER || f->kind == REP_W_MISSED_KERNEL) {
+		const char *name = rep_wframe_missed_name(f->kind);
+		uint64_t fid;
+		err = function_id(p, name, name, NULL, &fid);
+		return err ? err : add_line(l, fid, 0, 0);
+	}
+	if (!f->res)
+		return 0;
+	for (uint32_t i = 0; i < f->res->nr_frames && !err; i++) {
+		const struct bsym_frame *bf = &f->res->frames[i];
+		uint64_t fid;
+		err = function_id(p, bf->name, bf->raw_name, bf->file, &fid);
+		if (!err)
+			err = add_line(l, fid, bf->line, bf->column);
+	}
+	if (m && !err) {
+		m->has_functions = true;
+		m->has_filenames |= f->res->nr_frames && f->res->frames[0].file;
+		m->has_line_numbers |= f->res->nr_frames && f->res->frames[0].line;
+		m->has_inline_frames |= f->res->nr_frames > 1;
+	}
+	return err;
+}
+
+static int add_label(Sample *s, int64_t key, int64_t str, int64_t num)
+{
+	Label **v = realloc(s->label, (s->n_label + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->label = v;
+	Label *l = malloc(sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	*l = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
+	l->key = key;
+	l->str = str;
+	l->num = num;
+	s->label[s->n_label++] = l;
+	return 0;
+}
+
+static int on_row(void *arg, const struct rep_input *in, const struct bprof_count *c,
+		  const struct rep_wframe *frames, size_t nr, size_t nr_kernel)
+{
+	struct pp *p = arg;
+	int err;
+
+	(void)nr_kernel;
+	/* key: pid, tid, comm, then the location ids */
+	size_t need = 4 + nr;
+	if (need > p->ids_cap) {
+		uint64_t *ids = realloc(p->ids, need * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		p->ids = ids;
+		p->ids_cap = need;
+	}
+	p->ids[0] = ((uint64_t)c->pid << 32) | c->tid;
+	memcpy(&p->ids[1], c->comm, BPROF_COMM_LEN);
+	p->ids[1 + BPROF_COMM_LEN / 8] = (uint64_t)p->period;
+	for (size_t i = 0; i < nr; i++) {
+		err = location_id(p, in, &frames[i], &p->ids[4 + i]);
+		if (err)
+			return err;
+	}
+	uint64_t v = p->samplev.nr;
+	bool found;
+	err = rep_map_get(&p->samples, p->ids, need * sizeof(*p->ids), &v, &found);
+	if (err)
+		return err;
+	int64_t count = c->count > INT64_MAX ? INT64_MAX : (int64_t)c->count;
+	if (found) {
+		Sample *s = p->samplev.v[v];
+		s->value[0] += count;
+		s->value[1] += count * p->period;
+		return 0;
+	}
+
+	Sample *s = malloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*s = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
+	s->location_id = malloc((nr ? nr : 1) * sizeof(*s->location_id));
+	s->value = malloc(2 * sizeof(*s->value));
+	if (!s->location_id || !s->value) {
+		free(s->location_id);
+		free(s->value);
+		free(s);
+		return -ENOMEM;
+	}
+	memcpy(s->location_id, &p->ids[4], nr * sizeof(*s->location_id));
+	s->n_location_id = nr;
+	s->n_value = 2;
+	s->value[0] = count;
+	s->value[1] = count * p->period;
+	err = pv_push(&p->samplev, s);
+	if (err)
+		return err;
+
+	char comm[BPROF_COMM_LEN + 1];
+	int64_t kcomm, kpid, ktid, scomm;
+	memcpy(comm, c->comm, BPROF_COMM_LEN);
+	comm[BPROF_COMM_LEN] = '\0';
+	if ((err = str_id(p, "comm", &kcomm)) || (err = str_id(p, comm, &scomm)) ||
+	    (err = str_id(p, "pid", &kpid)) || (err = str_id(p, "tid", &ktid)))
+		return err;
+	err = add_label(s, kcomm, scomm, 0);
+	if (!err)
+		err = add_label(s, kpid, 0, c->pid);
+	if (!err && c->tid)
+		err = add_label(s, ktid, 0, c->tid);
+	return err;
+}
+
+static ValueType *value_type(struct pp *p, const char *type, const char *unit)
+{
+	ValueType *v = malloc(sizeof(*v));
+
+	if (!v)
+		return NULL;
+	*v = (ValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	if (str_id(p, type, &v->type) || str_id(p, unit, &v->unit)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static int write_gz(const char *path, const uint8_t *buf, size_t len)
+{
+	gzFile gz;
+	int fd = -1;
+
+	if (strcmp(path, "-") == 0) {
+		fd = dup(STDOUT_FILENO);
+		if (fd < 0)
+			return -errno;
+		gz = gzdopen(fd, "wb");
+	} else {
+		gz = gzopen(path, "wb");
+	}
+	if (!gz) {
+		int e = errno ? errno : ENOMEM;
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	size_t done = 0;
+	while (done < len) {
+		unsigned chunk = len - done > (1u << 30) ? (1u << 30) : (unsigned)(len - done);
+		int n = gzwrite(gz, buf + done, chunk);
+		if (n <= 0) {
+			gzclose(gz);
+			return -EIO;
+		}
+		done += (size_t)n;
+	}
+	return gzclose(gz) == Z_OK ? 0 : -EIO;
+}
+
+static void free_all(struct pp *p)
+{
+	for (size_t i = 0; i < p->strtab.nr; i++)
+		free(p->strtab.v[i]);
+	for (size_t i = 0; i < p->mapv.nr; i++)
+		free(p->mapv.v[i]);
+	for (size_t i = 0; i < p->locv.nr; i++) {
+		Location *l = p->locv.v[i];
+		for (size_t j = 0; j < l->n_line; j++)
+			free(l->line[j]);
+		free(l->line);
+		free(l);
+	}
+	for (size_t i = 0; i < p->funcv.nr; i++)
+		free(p->funcv.v[i]);
+	for (size_t i = 0; i < p->samplev.nr; i++) {
+		Sample *s = p->samplev.v[i];
+		for (size_t j = 0; j < s->n_label; j++)
+			free(s->label[j]);
+		free(s->label);
+		free(s->location_id);
+		free(s->value);
+		free(s);
+	}
+	free(p->strtab.v);
+	free(p->mapv.v);
+	free(p->locv.v);
+	free(p->funcv.v);
+	free(p->samplev.v);
+	free(p->ids);
+	rep_map_free(&p->strings);
+	rep_map_free(&p->mappings);
+	rep_map_free(&p->locations);
+	rep_map_free(&p->functions);
+	rep_map_free(&p->samples);
+}
+
+int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
+		     const struct rep_input *in, size_t nr_in, bool symbolize, struct rep_stats *st)
+{
+	struct pp p = { .symbolize = symbolize, .sym = sym };
+	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	ValueType *types[2] = { NULL, NULL }, *period_type = NULL;
+	uint8_t *buf = NULL;
+	int64_t dummy;
+	int err;
+
+	err = str_id(&p, "", &dummy); /* string_table[0] */
+	if (err)
+		goto out;
+	/* cpu/nanoseconds when sampling by frequency, else events/count */
+	bool by_freq = !nr_in || in[0].rec->meta.sample_freq || !in[0].rec->meta.sample_period;
+	types[0] = value_type(&p, "samples", "count");
+	types[1] = by_freq ? value_type(&p, "cpu", "nanoseconds") : value_type(&p, "events", "count");
+	period_type = by_freq ? value_type(&p, "cpu", "nanoseconds") : value_type(&p, "events", "count");
+	if (!types[0] || !types[1] || !period_type) {
+		err = -ENOMEM;
+		goto out;
+	}
+
+	uint64_t start = UINT64_MAX, end = 0;
+	for (size_t i = 0; i < nr_in; i++) {
+		const struct bprof_meta *m = &in[i].rec->meta;
+		p.input = i;
+		if (by_freq)
+			p.period = m->sample_freq ? (int64_t)(1000000000ull / m->sample_freq) : 0;
+		else
+			p.period = m->sample_period > INT64_MAX ? INT64_MAX : (int64_t)m->sample_period;
+		if (i == 0)
+			prof.period = p.period;
+		if (m->start_time_ns && m->start_time_ns < start)
+			start = m->start_time_ns;
+		if (m->start_time_ns + m->duration_ns > end)
+			end = m->start_time_ns + m->duration_ns;
+		err = rep_walk(cfg, sym, &in[i], symbolize, on_row, &p, st);
+		if (err)
+			goto out;
+	}
+
+	prof.n_sample_type = 2;
+	prof.sample_type = types;
+	prof.period_type = period_type;
+	prof.n_sample = p.samplev.nr;
+	prof.sample = (Sample **)p.samplev.v;
+	prof.n_mapping = p.mapv.nr;
+	prof.mapping = (Mapping **)p.mapv.v;
+	prof.n_location = p.locv.nr;
+	prof.location = (Location **)p.locv.v;
+	prof.n_function = p.funcv.nr;
+	prof.function = (Function **)p.funcv.v;
+	prof.n_string_table = p.strtab.nr;
+	prof.string_table = (char **)p.strtab.v;
+	if (start != UINT64_MAX) {
+		prof.time_nanos = (int64_t)start;
+		prof.duration_nanos = end > start ? (int64_t)(end - start) : 0;
+	}
+
+	size_t len = perftools__profiles__profile__get_packed_size(&prof);
+	buf = malloc(len ? len : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	perftools__profiles__profile__pack(&prof, buf);
+	err = write_gz(path, buf, len);
+out:
+	free(buf);
+	free(types[0]);
+	free(types[1]);
+	free(period_type);
+	free_all(&p);
+	return err;
+}

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * walk.c - the count rows of a recording as structured frames, for the
+ * exporters (pprof, speedscope, --missing-buildids) that need per-address
+ * data (object, file offset, build-id, inlined frames) rather than the text
+ * render.c produces.
+ *
+ * The rules are render.c's, so that every output agrees on totals and
+ * names: -p/--comm/-U/-K filters; the interrupted kernel ip is put first
+ * unless the kernel stack already starts with it; return addresses (every
+ * frame but the leaf) are looked up at addr-1; lost stacks become
+ * "[Missed User Stack]" / "[Missed Kernel Stack]" pseudo-frames.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+static bool stack_missed(int32_t id)
+{
+	return id < 0 && id != -EFAULT && id != BPROF_STACK_NONE;
+}
+
+static bool pid_selected(const struct rep_config *cfg, uint32_t pid)
+{
+	if (!cfg->pids)
+		return true;
+	for (size_t i = 0; i < cfg->nr_pids; i++)
+		if (cfg->pids[i] == pid)
+			return true;
+	return false;
+}
+
+static uint64_t lookup_addr(uint64_t addr, size_t depth) { return depth > 0 && addr ? addr - 1 : addr; }
+
+struct wvec {
+	struct rep_wframe *v;
+	size_t nr, cap;
+};
+
+static struct rep_wframe *wpush(struct wvec *w)
+{
+	if (w->nr == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct rep_wframe *v = realloc(w->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		w->v = v;
+		w->cap = cap;
+	}
+	struct rep_wframe *f = &w->v[w->nr++];
+	memset(f, 0, sizeof(*f));
+	f->object = BSYM_NO_OBJECT;
+	f->object_index = BPROF_NO_OBJECT;
+	return f;
+}
+
+static bool named(const struct bsym_result *res) { return res && res->reason == BSYM_OK && res->nr_frames; }
+
+static int add_kernel(struct wvec *w, struct bsym_ctx *sym, const struct rep_input *in, uint64_t addr,
+		      size_t depth, bool symbolize)
+{
+	struct rep_wframe *f = wpush(w);
+
+	if (!f)
+		return -ENOMEM;
+	f->kind = REP_W_KERNEL;
+	f->addr = addr;
+	f->lookup = lookup_addr(addr, depth);
+	f->reason = BSYM_R_KERNEL_NO_SYMBOLS;
+	if (symbolize && in->kernel != BSYM_NO_OBJECT &&
+	    bsym_symbolize_kernel(sym, in->kernel, f->lookup, &f->res) == 0) {
+		f->reason = f->res->reason;
+		if (!named(f->res))
+			f->res = NULL;
+	}
+	return 0;
+}
+
+static int add_user(struct wvec *w, struct bsym_ctx *sym, const struct rep_input *in,
+		    const struct rep_process_map *pm, uint64_t addr, size_t depth, bool symbolize)
+{
+	struct rep_wframe *f = wpush(w);
+	uint32_t obj, mflags;
+	uint64_t off;
+
+	if (!f)
+		return -ENOMEM;
+	f->kind = REP_W_USER;
+	f->addr = addr;
+	f->lookup = lookup_addr(addr, depth);
+	f->reason = BSYM_R_UNMAPPED;
+	if (!pm || bsym_normalize(pm->maps, pm->proc->nr_mappings, f->lookup, &obj, &off, &mflags))
+		return 0;
+	/* the recorded mapping (same order as pm->maps) */
+	for (uint32_t m = 0; m < pm->proc->nr_mappings; m++) {
+		if (f->lookup >= pm->maps[m].start && f->lookup < pm->maps[m].end) {
+			f->map = &pm->proc->mappings[m];
+			f->object_index = f->map->object_index;
+			break;
+		}
+	}
+	f->file_offset = off + (addr - f->lookup);
+	if (obj == BSYM_NO_OBJECT) {
+		f->reason = (mflags & BSYM_MAP_ANON) ? BSYM_R_JIT : BSYM_R_UNMAPPED;
+		if (mflags & BSYM_MAP_ANON)
+			f->kind = REP_W_JIT;
+		if (symbolize && (mflags & BSYM_MAP_ANON) && pm->perfmap != BSYM_NO_OBJECT &&
+		    bsym_symbolize_perfmap(sym, pm->perfmap, f->lookup, &f->res) == 0) {
+			f->reason = f->res->reason;
+			if (!named(f->res))
+				f->res = NULL;
+		}
+		return 0;
+	}
+	f->object = obj;
+	f->reason = BSYM_R_NO_DEBUGINFO;
+	if (symbolize && bsym_symbolize_offset(sym, obj, off, &f->res) == 0) {
+		f->reason = f->res->reason;
+		if (!named(f->res))
+			f->res = NULL;
+	}
+	return 0;
+}
+
+static int add_missed(struct wvec *w, enum rep_wkind kind)
+{
+	struct rep_wframe *f = wpush(w);
+
+	if (!f)
+		return -ENOMEM;
+	f->kind = kind;
+	f->reason = BSYM_R_INVALID;
+	return 0;
+}
+
+int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct rep_input *in,
+	     bool symbolize, rep_walk_fn fn, void *arg, struct rep_stats *st)
+{
+	const struct bprof_recording *rec = in->rec;
+	struct wvec w = {0};
+	int err = 0;
+
+	for (uint64_t n = 0; n < rec->nr_counts && !err; n++) {
+		const struct bprof_count *c = &rec->counts[n];
+		bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
+
+		if (!pid_selected(cfg, c->pid))
+			continue;
+		if (cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0)
+			continue;
+
+		w.nr = 0;
+		bool kmiss = show_kernel && stack_missed(c->kernel_stack_id);
+		bool umiss = show_user && stack_missed(c->user_stack_id);
+		if (kmiss)
+			err = add_missed(&w, REP_W_MISSED_KERNEL);
+		if (show_kernel && !kmiss && !err) {
+			const struct bprof_stack *s = c->kernel_stack_id >= 0
+							      ? bprof_recording_stack(rec, c->kernel_stack_id)
+							      : NULL;
+			size_t depth = 0;
+			if (c->kernel_ip && (!s || s->nr_ips == 0 || s->ips[0] != c->kernel_ip))
+				err = add_kernel(&w, sym, in, c->kernel_ip, depth++, symbolize);
+			for (uint32_t i = 0; s && i < s->nr_ips && !err; i++)
+				err = add_kernel(&w, sym, in, s->ips[i], depth++, symbolize);
+		}
+		size_t nr_kernel = w.nr;
+		if (show_user && !umiss && c->user_stack_id >= 0 && !err) {
+			const struct bprof_stack *s = bprof_recording_stack(rec, c->user_stack_id);
+			const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
+			for (uint32_t i = 0; s && i < s->nr_ips && !err; i++)
+				err = add_user(&w, sym, in, pm, s->ips[i], i, symbolize);
+		}
+		if (umiss && !err)
+			err = add_missed(&w, REP_W_MISSED_USER);
+		if (err)
+			break;
+		if (st) {
+			st->samples += c->count;
+			if (kmiss)
+				st->missed_kernel++;
+			if (umiss)
+				st->missed_user++;
+		}
+		err = fn(arg, in, c, w.v, w.nr, nr_kernel);
+	}
+	free(w.v);
+	return err;
+}
+
+const char *rep_wframe_missed_name(enum rep_wkind kind)
+{
+	return kind == REP_W_MISSED_USER ? "[Missed User Stack]" : "[Missed Kernel Stack]";
+}
+
+/* ---- a byte-string -> value hash map ------------------------------------ */
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+void rep_map_free(struct rep_map *m)
+{
+	for (size_t i = 0; i < m->nslots; i++)
+		free(m->slots[i].key);
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
+static int map_grow(struct rep_map *m)
+{
+	size_t n = m->nslots ? m->nslots * 2 : 256;
+	struct rep_map_slot *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nslots; i++) {
+		if (!m->slots[i].key)
+			continue;
+		size_t j = m->slots[i].hash & (n - 1);
+		while (s[j].key)
+			j = (j + 1) & (n - 1);
+		s[j] = m->slots[i];
+	}
+	free(m->slots);
+	m->slots = s;
+	m->nslots = n;
+	return 0;
+}
+
+int rep_map_get(struct rep_map *m, const void *key, size_t len, uint64_t *value, bool *found)
+{
+	uint64_t h;
+	size_t j;
+
+	if ((m->nr + 1) * 2 > m->nslots && map_grow(m))
+		return -ENOMEM;
+	h = hash_bytes(key, len);
+	j = h & (m->nslots - 1);
+	while (m->slots[j].key) {
+		struct rep_map_slot *s = &m->slots[j];
+		if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0) {
+			*value = s->value;
+			*found = true;
+			return 0;
+		}
+		j = (j + 1) & (m->nslots - 1);
+	}
+	*found = false;
+	char *k = malloc(len ? len : 1);
+	if (!k)
+		return -ENOMEM;
+	memcpy(k, key, len);
+	m->slots[j] = (struct rep_map_slot){ .key = k, .len = len, .hash = h, .value = *value };
+	m->nr++;
+	return 0;
+}
