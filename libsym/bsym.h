@@ -61,7 +61,10 @@ struct bsym_opts {
 };
 
 /* Create a context; opts may be NULL for defaults.  Strings in opts are
- * copied. */
+ * copied.  Each object (and kernel module, vmlinux) whose files were found
+ * keeps up to two file descriptors open until bsym_destroy(): a caller
+ * symbolizing hundreds of objects should raise RLIMIT_NOFILE; running out
+ * is reported through the log callback. */
 int bsym_create(struct bsym_ctx **out, const struct bsym_opts *opts);
 void bsym_destroy(struct bsym_ctx *ctx);
 

@@ -108,8 +108,8 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o);
 /* Open path and verify its build-id against (bid, len).  Returns an fd and
  * sets *elf (caller ends it), or -1; *mismatch is set when the file exists,
  * is ELF, and carries another build-id. */
-int bsym_open_elf_checked(const char *path, const uint8_t *bid, size_t len, Elf **elf,
-			  bool *mismatch);
+int bsym_open_elf_checked(struct bsym_ctx *ctx, const char *path, const uint8_t *bid, size_t len,
+			  Elf **elf, bool *mismatch);
 bool bsym_elf_build_id_eq(Elf *elf, const uint8_t *bid, size_t len);
 
 /* ---- the context ------------------------------------------------------- */
@@ -127,6 +127,7 @@ struct bsym_ctx {
 	unsigned flags;
 	bsym_log_fn log;
 	void *log_arg;
+	bool warned_nofile;
 	char *debuginfo_path; /* for libdwfl's build-id helpers (dwz alt files) */
 
 	struct bsym_obj **objs;

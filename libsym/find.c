@@ -46,11 +46,20 @@ bool bsym_elf_build_id_eq(Elf *elf, const uint8_t *bid, size_t len)
 	return n > 0 && (size_t)n == len && memcmp(p, bid, len) == 0;
 }
 
-static int open_regular(const char *path)
+static int open_regular(struct bsym_ctx *ctx, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	if (fd < 0) {
+		/* Each loaded object keeps descriptors open (libdwfl's); running
+		 * out must not pass for "no debuginfo" unannounced. */
+		if ((errno == EMFILE || errno == ENFILE) && !ctx->warned_nofile) {
+			ctx->warned_nofile = true;
+			bsym_log(ctx, BSYM_LOG_WARN,
+				 "out of file descriptors (%s): objects will lack symbols; "
+				 "raise RLIMIT_NOFILE", strerror(errno));
+		}
 		return -1;
+	}
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
@@ -59,11 +68,11 @@ static int open_regular(const char *path)
 	return fd;
 }
 
-int bsym_open_elf_checked(const char *path, const uint8_t *bid, size_t len, Elf **elfp,
-			  bool *mismatch)
+int bsym_open_elf_checked(struct bsym_ctx *ctx, const char *path, const uint8_t *bid, size_t len,
+			  Elf **elfp, bool *mismatch)
 {
 	*elfp = NULL;
-	int fd = open_regular(path);
+	int fd = open_regular(ctx, path);
 	if (fd < 0)
 		return -1;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -133,7 +142,7 @@ static struct bsym_dirscan *dirscan(struct bsym_ctx *ctx, size_t di)
 		char *path;
 		if (asprintf(&path, "%s/%s", ctx->debug_dirs[di], e->d_name) < 0)
 			break;
-		int fd = open_regular(path);
+		int fd = open_regular(ctx, path);
 		Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 		const void *bid = NULL;
 		ssize_t n = elf && elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, &bid) : -1;
@@ -328,7 +337,7 @@ static void try_path(struct search *s, char *path /* owned */)
 	if (!path)
 		return;
 	Elf *elf;
-	int fd = bsym_open_elf_checked(path, s->o->build_id, s->o->build_id_len, &elf,
+	int fd = bsym_open_elf_checked(s->ctx, path, s->o->build_id, s->o->build_id_len, &elf,
 				       &s->mismatch);
 	if (fd < 0) {
 		free(path);
@@ -384,7 +393,7 @@ static void search_debuglink(struct search *s, struct cand *m)
 			break;
 		Elf *elf;
 		bool mm = false;
-		int fd = bsym_open_elf_checked(p, s->o->build_id, s->o->build_id_len, &elf, &mm);
+		int fd = bsym_open_elf_checked(s->ctx, p, s->o->build_id, s->o->build_id_len, &elf, &mm);
 		if (fd < 0) {
 			if (mm)
 				bsym_log(s->ctx, BSYM_LOG_INFO, "%s: build-id differs, refused", p);
@@ -490,7 +499,7 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 			return;
 		}
 		char *p = under_sysroot(ctx, o->path);
-		int fd = p ? open_regular(p) : -1;
+		int fd = p ? open_regular(ctx, p) : -1;
 		Elf *elf = NULL;
 		if (fd >= 0 && o->verify(o->verify_arg, fd, p)) {
 			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -255,7 +255,7 @@ static void kernel_load(struct bsym_ctx *ctx, struct bsym_kernel *k)
 			continue;
 		Elf *elf;
 		bool mm = false;
-		int fd = bsym_open_elf_checked(cands[i], k->build_id, k->build_id_len, &elf, &mm);
+		int fd = bsym_open_elf_checked(ctx, cands[i], k->build_id, k->build_id_len, &elf, &mm);
 		if (fd < 0) {
 			if (mm)
 				bsym_log(ctx, BSYM_LOG_INFO, "%s: build-id differs, refused", cands[i]);
@@ -329,7 +329,7 @@ static void kmod_load(struct bsym_ctx *ctx, struct bsym_kernel *k, struct kmod *
 				continue;
 			}
 			bool mm = false;
-			fd = bsym_open_elf_checked(path, m->build_id, m->build_id_len, &elf, &mm);
+			fd = bsym_open_elf_checked(ctx, path, m->build_id, m->build_id_len, &elf, &mm);
 		}
 	}
 	if (fd < 0) {
@@ -339,7 +339,7 @@ static void kmod_load(struct bsym_ctx *ctx, struct bsym_kernel *k, struct kmod *
 		if (dfd >= 0) {
 			close(dfd);
 			bool mm = false;
-			fd = bsym_open_elf_checked(path, m->build_id, m->build_id_len, &elf, &mm);
+			fd = bsym_open_elf_checked(ctx, path, m->build_id, m->build_id_len, &elf, &mm);
 		}
 		if (fd < 0) {
 			free(path);

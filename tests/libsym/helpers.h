@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <gelf.h>

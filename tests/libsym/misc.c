@@ -517,3 +517,34 @@ Test(kernel, module_debuginfo_by_build_id)
 	cr_assert_str_eq(kname(ctx, k, base + 0x10), "kallsyms_name_only");
 	bsym_destroy(ctx);
 }
+
+static void count_warn(void *arg, enum bsym_log_level l, const char *msg)
+{
+	if (l == BSYM_LOG_WARN && strstr(msg, "RLIMIT_NOFILE"))
+		(*(int *)arg)++;
+}
+
+Test(hostile, out_of_file_descriptors_is_announced)
+{
+	struct fx_bid b = fx_build_id(fx("prog-gcc"));
+	int warned = 0;
+	struct bsym_opts o = { .sz = sizeof(o), .flags = BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD,
+			       .log = count_warn, .log_arg = &warned };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	struct bsym_object_desc d = { .sz = sizeof(d), .path = fx("prog-gcc"), .build_id = b.b,
+				      .build_id_len = b.n };
+	uint32_t id;
+	cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+	int t = open("/dev/null", O_RDONLY);
+	close(t);
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = (rlim_t)t; /* no descriptor left */
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_offset(ctx, id, 0x1100, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_NO_DEBUGINFO);
+	cr_assert_eq(warned, 1);
+	bsym_destroy(ctx);
+}
