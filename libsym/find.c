@@ -375,7 +375,14 @@ static void search_debuglink(struct search *s, struct cand *m)
 	else
 		strcpy(dir, ".");
 	/* Where gdb and libdwfl look: beside the file, in .debug/, and in each
-	 * debug dir both flat and under the file's own directory. */
+	 * debug dir both flat and under the file's own directory - as recorded
+	 * on the target (DEBUGDIR/usr/bin/x.debug), not as found under sysroot. */
+	char *rdir = NULL;
+	if (s->o->path && s->o->path[0] == '/' && (rdir = strdup(s->o->path))) {
+		char *rs = strrchr(rdir, '/');
+		*rs = '\0';
+	}
+	const char *tree_dir = rdir ? rdir : dir;
 	size_t nd = s->ctx->nr_debug_dirs;
 	for (size_t i = 0; i < 2 + 2 * nd && s->debug < 0; i++) {
 		char *p = NULL;
@@ -388,7 +395,7 @@ static void search_debuglink(struct search *s, struct cand *m)
 			r = asprintf(&p, "%s/%s", s->ctx->debug_dirs[i - 2], base);
 		else
 			r = asprintf(&p, "%s%s%s/%s", s->ctx->debug_dirs[i - 2 - nd],
-				     dir[0] == '/' ? "" : "/", dir, base);
+				     tree_dir[0] == '/' ? "" : "/", tree_dir, base);
 		if (r < 0)
 			break;
 		Elf *elf;
@@ -412,6 +419,7 @@ static void search_debuglink(struct search *s, struct cand *m)
 		}
 		add_cand(s, p, fd, elf);
 	}
+	free(rdir);
 	free(dir);
 }
 

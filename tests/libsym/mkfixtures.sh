@@ -41,6 +41,11 @@ objcopy --only-keep-debug dl/prog dl/prog.debug
 strip --strip-all dl/prog
 (cd dl && objcopy --add-gnu-debuglink=prog.debug prog)
 
+# .gnu_debuglink resolved in DEBUGDIR/<recorded dir>/ with a sysroot
+mkdir -p dlsys/root/opt/app dlsys/debug/opt/app
+cp dl/prog dlsys/root/opt/app/prog
+cp dl/prog.debug dlsys/debug/opt/app/prog.debug
+
 # .gnu_debuglink, CRC wrong: same build-id, the debug file changed after
 mkdir -p dlbad
 cp dl/prog dl/prog.debug dlbad/

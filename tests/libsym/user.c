@@ -152,6 +152,27 @@ Test(user, gnu_debuglink_with_good_crc)
 	bsym_destroy(ctx);
 }
 
+Test(user, gnu_debuglink_under_debug_dir_with_sysroot)
+{
+	struct fx_bid b = fx_build_id(fx("prog-gcc"));
+	const char *dirs[] = { fx("dlsys/debug") };
+	struct bsym_opts o = { .sz = sizeof(o), .sysroot = fx("dlsys/root"), .debug_dirs = dirs,
+			       .nr_debug_dirs = 1,
+			       .flags = BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	uint32_t id = reg(ctx, "/opt/app/prog", &b);
+	struct bsym_object_info info;
+	cr_assert_eq(bsym_object_info(ctx, id, &info), 0);
+	cr_assert_eq(info.status, BSYM_OK);
+	cr_assert_str_eq(info.elf_path, fx("dlsys/root/opt/app/prog"));
+	cr_assert_str_eq(info.debug_path, fx("dlsys/debug/opt/app/prog.debug"));
+	const struct bsym_result *r = sym1(ctx, id, fx("prog-gcc"), "outer", 1);
+	cr_assert_eq(r->reason, BSYM_OK);
+	cr_assert_str_eq(r->frames[r->nr_frames - 1].name, "outer");
+	bsym_destroy(ctx);
+}
+
 Test(user, gnu_debuglink_with_bad_crc_is_refused)
 {
 	struct fx_bid b = fx_build_id(fx("prog-gcc"));
