@@ -34,6 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct rd {
 	const uint8_t *p;
 	size_t n;
+	size_t budget; /* bytes of long (repeated) names left for this input */
 };
 
 static uint8_t u8(struct rd *r)
@@ -58,6 +59,8 @@ static char *hstr(struct rd *r, size_t maxlen)
 		rep = 1 + (size_t)u8(r) * 16;
 	if (len > r->n)
 		len = r->n;
+	if (len * rep > r->budget)
+		rep = 1;
 	if (len * rep > maxlen)
 		rep = len ? maxlen / len : 1;
 	if (!rep)
@@ -68,6 +71,8 @@ static char *hstr(struct rd *r, size_t maxlen)
 	for (size_t i = 0; i < rep; i++)
 		memcpy(s + i * len, r->p, len);
 	s[len * rep] = '\0';
+	if (rep > 1)
+		r->budget -= len * rep;
 	r->p += len;
 	r->n -= len;
 	return s;
@@ -303,7 +308,9 @@ static void check_rows(const char *buf, size_t len, const struct expect *ex, con
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rd r = { data, size };
+	/* long names: up to 20 KiB per input in all (still past PATH_MAX and
+	 * every fixed buffer of the writers), to keep runs fast */
+	struct rd r = { data, size, 20 << 10 };
 	struct expect ex;
 	struct bprof_error err;
 	struct rep_input in;

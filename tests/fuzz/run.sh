@@ -8,6 +8,12 @@
 #   fuzz_read          whole files -> bprof_read_buffer()
 #   fuzz_read_content  decompressed content, framed by the target, so the
 #                      mutations reach the section parser
+#   fuzz_report        whole files through the report path (reader, libsym
+#                      adapter, aggregation, every writer); output checked
+#   fuzz_report_content  the same from framed content
+#   fuzz_folded        hostile names in an in-memory recording; folded
+#                      output invariants (one line per distinct stack, ...)
+# BPROF_FUZZ_TARGETS="fuzz_report fuzz_folded" runs only those.
 # Prints executions, seconds and the result per target; exits non-zero on
 # any crash, leak or timeout (reproducers in BUILD_DIR/fuzz-artifacts/).
 set -euo pipefail
@@ -61,6 +67,13 @@ run_target() {
 	fi
 }
 
-run_target fuzz_read "$here/corpus/read"
-run_target fuzz_read_content "$here/corpus/content"
+selected() {
+	[ -z "${BPROF_FUZZ_TARGETS:-}" ] || [[ " $BPROF_FUZZ_TARGETS " == *" $1 "* ]]
+}
+
+selected fuzz_read && run_target fuzz_read "$here/corpus/read"
+selected fuzz_read_content && run_target fuzz_read_content "$here/corpus/content"
+selected fuzz_report && run_target fuzz_report "$here/corpus/report"
+selected fuzz_report_content && run_target fuzz_report_content "$here/corpus/report_content"
+selected fuzz_folded && run_target fuzz_folded "$here/corpus/folded"
 exit $failed
