@@ -216,7 +216,13 @@ int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, Dwfl_Mo
 			f->raw_name = d->raw ? d->raw : "??";
 			f->name = disp ? disp : "??";
 		}
-		if (k == 0) {
+		if (k == 0 && nf == 1 && lk.nr > 1) {
+			/* inline expansion off: the outer function, at the line
+			 * where the inlined chain was entered */
+			f->file = lk.chain[1].call_file;
+			f->line = lk.chain[1].call_line;
+			f->column = lk.chain[1].call_column;
+		} else if (k == 0) {
 			f->file = lk.file;
 			f->line = lk.line;
 			f->column = lk.column;

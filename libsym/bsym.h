@@ -43,7 +43,9 @@ enum bsym_log_level { BSYM_LOG_WARN = 1, BSYM_LOG_INFO = 2, BSYM_LOG_DEBUG = 3 }
 typedef void (*bsym_log_fn)(void *arg, enum bsym_log_level level, const char *msg);
 
 /* bsym_opts.flags */
-#define BSYM_NO_INLINE       (1u << 0) /* do not expand inlined frames */
+#define BSYM_NO_INLINE       (1u << 0) /* do not expand inlined frames: one frame, the
+					     * outermost function, at the line where the
+					     * inlined code was called from it */
 #define BSYM_NO_DEMANGLE     (1u << 1) /* keep C++/Rust names mangled */
 #define BSYM_NO_DEBUGINFOD   (1u << 2) /* ignore DEBUGINFOD_URLS */
 #define BSYM_NO_SYSTEM_DEBUG (1u << 3) /* do not search /usr/lib/debug (tests) */

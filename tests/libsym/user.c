@@ -227,6 +227,11 @@ static void inline_chain(const char *bin, unsigned flags)
 		cr_assert_eq(r->frames[r->nr_frames - 1].offset, k);
 		if (flags & BSYM_NO_INLINE) {
 			cr_assert_eq(r->nr_frames, 1);
+			/* the line is one of outer's own (prog.c:23-26), never
+			 * one inside leaf() or mid() */
+			if (r->frames[0].line)
+				cr_assert(r->frames[0].line >= 23 && r->frames[0].line <= 26,
+					  "outer+%#lx: line %u", (unsigned long)k, r->frames[0].line);
 			continue;
 		}
 		if (r->nr_frames == 3) {
