@@ -450,6 +450,42 @@ static void free_all(struct pp *p)
 	rep_map_free(&p->samples);
 }
 
+static int kernel_mappings_last(struct pp *p)
+{
+	int64_t kname;
+	uint64_t *newid = malloc((p->mapv.nr ? p->mapv.nr : 1) * sizeof(*newid));
+	void **v = malloc((p->mapv.nr ? p->mapv.nr : 1) * sizeof(*v));
+	size_t k = 0;
+	int err = str_id(p, "[kernel.kallsyms]", &kname);
+
+	if (!newid || !v || err) {
+		free(newid);
+		free(v);
+		return err ? err : -ENOMEM;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < p->mapv.nr; i++) {
+			Mapping *m = p->mapv.v[i];
+			if ((m->filename == kname) != (pass == 1))
+				continue;
+			newid[i] = ++k;
+			v[k - 1] = m;
+		}
+	}
+	for (size_t i = 0; i < p->mapv.nr; i++)
+		((Mapping *)v[i])->id = i + 1;
+	for (size_t i = 0; i < p->locv.nr; i++) {
+		Location *l = p->locv.v[i];
+		if (l->mapping_id)
+			l->mapping_id = newid[l->mapping_id - 1];
+	}
+	free(p->mapv.v);
+	p->mapv.v = v;
+	p->mapv.cap = p->mapv.nr ? p->mapv.nr : 1;
+	free(newid);
+	return 0;
+}
+
 int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
 		     const struct rep_input *in, size_t nr_in, bool symbolize, struct rep_stats *st)
 {
@@ -492,6 +528,10 @@ int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym
 			goto out;
 	}
 
+	/* pprof takes the first mapping for the main binary: user ones first */
+	err = kernel_mappings_last(&p);
+	if (err)
+		goto out;
 	prof.n_sample_type = 2;
 	prof.sample_type = types;
 	prof.period_type = period_type;

@@ -6,8 +6,8 @@
  * samples, frames narrower than 0.1 px omitted, an "all" root), with
  * embedded JavaScript: click to zoom, search, reset.
  *
- * Frame hues: user code red/orange/yellow ("hot"), kernel (_[k]) orange-
- * brown, inlined (_[i]) aqua, JIT (_[j]) green; differential graphs: red
+ * Frame hues: user code red/orange/yellow ("hot"), kernel (_[k]) lavender
+ * blue, inlined (_[i]) aqua, JIT (_[j]) green; differential graphs: red
  * grew, blue shrank, white unchanged.  The annotation suffix is dropped from
  * the label and kept as data-kind.
  */
@@ -237,8 +237,9 @@ static void color(char kind, const struct node *n, bool diff, uint64_t total_aft
 		return;
 	}
 	switch (kind) {
-	case 'k': /* kernel: orange-brown */
-		snprintf(out, outlen, "rgb(%d,%d,%d)", 200 + (int)(55 * v1), 110 + (int)(50 * v1), 0);
+	case 'k': /* kernel: lavender blue */
+		snprintf(out, outlen, "rgb(%d,%d,%d)", 150 + (int)(50 * v1), 150 + (int)(50 * v1),
+			 230 + (int)(25 * v2));
 		break;
 	case 'i': /* inlined: aqua */
 		snprintf(out, outlen, "rgb(%d,%d,%d)", 60 + (int)(60 * v1), 190 + (int)(55 * v1),

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# --pprof read back by its real consumer, `go tool pprof`: the same total,
+# the same func_a/func_b samples as `prof-report -f` (1:3), labels, build-ids
+# and inlined frames; --no-symbolize leaves names to the consumer, which
+# finds the binary by its recorded path.
+source "$BPROF_SRC/tests/e2e/lib.sh"
+source "$BPROF_SRC/tests/export/lib-export.sh"
+require_bpf
+need_cmd go golang-go
+export HOME=${HOME:-/root} GOFLAGS=-mod=mod GOTOOLCHAIN=local
+export PPROF_TMPDIR=$T_DIR/pprof-tmp
+
+"$BPROF_RECORD" -q -F 499 -o "$T_DIR/r.bprof" -- "$BPROF_WORKLOADS/ratio" 4
+"$BPROF_REPORT" -q -f "$T_DIR/r.bprof" > "$T_DIR/folded"
+"$BPROF_REPORT" -q --pprof "$T_DIR/r.pb.gz" "$T_DIR/r.bprof"
+check "gzip-compressed" sh -c "head -c2 '$T_DIR/r.pb.gz' | od -An -tx1 | grep -q '1f 8b'"
+
+total=$(awk '{ s += $NF } END { print s }' "$T_DIR/folded")
+fa=$(folded_sum "$T_DIR/folded" ';func_a( |;)')
+fb=$(folded_sum "$T_DIR/folded" ';func_b( |;)')
+echo "prof-report -f: total=$total func_a=$fa func_b=$fb"
+
+# -symbolize=none: what the file says, nothing added by pprof
+go tool pprof -symbolize=none -sample_index=samples -top -nodecount=1000 -nodefraction=0 \
+	-edgefraction=0 "$T_DIR/r.pb.gz" > "$T_DIR/top" 2> "$T_DIR/top.err" || { cat "$T_DIR/top.err"; fail "go tool pprof -top"; }
+cat "$T_DIR/top" | head -20
+ptotal=$(sed -n 's/.* of \([0-9]*\) total.*/\1/p' "$T_DIR/top" | head -1)
+cum() { awk -v f="$1" '$6 == f && NF == 6 { print $4 }' "$T_DIR/top"; }
+check "pprof total samples = prof-report -f total ($ptotal = $total)" test "$ptotal" = "$total"
+check "pprof func_a cum = folded func_a ($(cum func_a) = $fa)" test "$(cum func_a)" = "$fa"
+check "pprof func_b cum = folded func_b ($(cum func_b) = $fb)" test "$(cum func_b)" = "$fb"
+check "func_b ~ 3 x func_a in pprof" python3 -c "import sys; r=$(cum func_b)/$(cum func_a); sys.exit(0 if abs(r-3)/3 <= 0.15 else 1)"
+check "pprof names the main binary ratio" grep -q '^File: ratio$' "$T_DIR/top"
+check "sample type cpu: ns = samples x 1e9/499" sh -c \
+	"go tool pprof -symbolize=none -top -unit=ns '$T_DIR/r.pb.gz' 2>/dev/null | grep -q '^Type: cpu'"
+go tool pprof -symbolize=none -raw "$T_DIR/r.pb.gz" > "$T_DIR/raw" 2>&1
+check "period 1e9/499 ns" grep -q 'PeriodType: cpu nanoseconds' "$T_DIR/raw"
+check "values samples/count and cpu/nanoseconds" grep -qE 'samples/count cpu/nanoseconds' "$T_DIR/raw"
+bid=$(eu-readelf -n "$BPROF_WORKLOADS/ratio" | awk '/Build ID:/ { print $3 }')
+check "mapping of ratio carries its build-id $bid" grep -qE "/ratio $bid" "$T_DIR/raw"
+check "inlined frames: spin_units inlined into func_b (one Line each, innermost first)" python3 - "$T_DIR/raw" <<'PY'
+import sys, re
+lines = open(sys.argv[1]).read().split("\n")
+for i, l in enumerate(lines):
+    if re.match(r"^\s+\d+: 0x[0-9a-f]+ M=\d+ spin_units ", l) and i + 1 < len(lines) \
+       and re.match(r"^\s+func_[ab] ", lines[i + 1]):
+        sys.exit(0)
+sys.exit(1)
+PY
+go tool pprof -symbolize=none -tags "$T_DIR/r.pb.gz" > "$T_DIR/tags" 2>&1
+check "label comm=ratio" grep -qE '^\s+[0-9.]+s \(\s*100%\): ratio$' "$T_DIR/tags"
+check "label pid" grep -q 'pid: Total' "$T_DIR/tags"
+
+# raw addresses for a backend: no Line in the file ...
+"$BPROF_REPORT" -q --pprof "$T_DIR/raw.pb.gz" --no-symbolize "$T_DIR/r.bprof"
+go tool pprof -symbolize=none -raw "$T_DIR/raw.pb.gz" > "$T_DIR/raw2" 2>&1
+check "--no-symbolize: no function in the file" sh -c \
+	"! grep -qE '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ [^ ]' '$T_DIR/raw2'"
+check "--no-symbolize: build-ids kept" grep -qE "/ratio $bid" "$T_DIR/raw2"
+# ... which pprof symbolizes itself from the binary at its recorded path (build-id
+# in the mapping).  (Go 1.19's pprof cannot read the build-id of binaries with
+# a .note.gnu.property note, so PPROF_BINARY_PATH lookups by build-id refuse
+# them: "build-id mismatch (... != )"; the recorded path is used here.)
+go tool pprof -symbolize=local -sample_index=samples -top \
+	-nodefraction=0 "$T_DIR/raw.pb.gz" > "$T_DIR/top2" 2>&1
+cat "$T_DIR/top2" | head -12
+check "pprof symbolizes the raw profile: func_a and func_b flat" sh -c \
+	"grep -qE ' func_a$' '$T_DIR/top2' && grep -qE ' func_b$' '$T_DIR/top2'"
+fa2=$(awk '$6 == "func_a" { print $4 }' "$T_DIR/top2"); fb2=$(awk '$6 == "func_b" { print $4 }' "$T_DIR/top2")
+check "same func_a/func_b totals after pprof's symbolization ($fa2/$fb2 vs $fa/$fb)" \
+	test "$fa2" = "$fa" -a "$fb2" = "$fb"
+finish
