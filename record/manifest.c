@@ -579,8 +579,13 @@ static void read_perf_map(struct proc_ent *p)
 	size_t len;
 	int err;
 
+	struct stat st;
+
 	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", p->pid,
 		 p->ns_pid ? p->ns_pid : p->pid);
+	/* JITs only append: an unchanged size means nothing new (rescans) */
+	if (stat(path, &st) || (uint64_t)st.st_size == p->perf_map_len)
+		return;
 	buf = read_file(path, MAX_PERF_MAP, &len, &err);
 	if (!buf)
 		return;
