@@ -64,9 +64,14 @@ static inline uint64_t fx_sym(const char *file, const char *name, uint64_t *size
 	bool found = false;
 	while (fgets(line, sizeof(line), f)) {
 		char a[64], s[64], t[8], n[3000];
-		if (sscanf(line, "%63s %63s %7s %2999s", a, s, t, n) == 4 && !strcmp(n, name)) {
+		int k = sscanf(line, "%63s %63s %7s %2999s", a, s, t, n);
+		if (k == 4 && !strcmp(n, name)) {
 			addr = strtoull(a, NULL, 16);
 			sz = strtoull(s, NULL, 16);
+			found = true;
+		} else if (k == 3 && !strcmp(t, name)) { /* no size */
+			addr = strtoull(a, NULL, 16);
+			sz = 0;
 			found = true;
 		}
 	}

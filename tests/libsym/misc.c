@@ -548,3 +548,54 @@ Test(hostile, out_of_file_descriptors_is_announced)
 	cr_assert_eq(warned, 1);
 	bsym_destroy(ctx);
 }
+
+Test(kernel, vmlinux_kaslr_bias_and_inlines)
+{
+	const char *vm = fx("vmlinux");
+	struct fx_bid b = fx_build_id(vm);
+	uint64_t link_stext = fx_sym(vm, "_stext", NULL);
+	const uint64_t slide = 0x1a00000;
+	/* found by build-id in a debug dir: DIR/.build-id/xx/rest.debug */
+	char dir[] = "/tmp/bsym-vm-XXXXXX";
+	cr_assert(mkdtemp(dir));
+	char cmd[PATH_MAX * 3];
+	char hex[129] = "";
+	for (size_t i = 1; i < b.n; i++)
+		sprintf(hex + 2 * (i - 1), "%02x", b.b[i]);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/.build-id/%02x && cp '%s' %s/.build-id/%02x/%s.debug",
+		 dir, b.b[0], vm, dir, b.b[0], hex);
+	cr_assert_eq(system(cmd), 0);
+	const char *dirs[] = { dir };
+	struct bsym_opts o = { .sz = sizeof(o), .debug_dirs = dirs, .nr_debug_dirs = 1,
+			       .flags = BSYM_NO_SYSTEM_DEBUG | BSYM_NO_DEBUGINFOD };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	struct bsym_kernel_desc d = { .sz = sizeof(d), .release = "test", .build_id = b.b,
+				      .build_id_len = b.n, .stext = link_stext + slide };
+	uint32_t k;
+	cr_assert_eq(bsym_kernel_register(ctx, &d, &k), 0);
+	uint64_t sz, a = fx_sym(vm, "do_work_kernel", &sz);
+	bool inl = false;
+	for (uint64_t i = 0; i < sz; i++) {
+		const struct bsym_result *r;
+		cr_assert_eq(bsym_symbolize_kernel(ctx, k, a + slide + i, &r), 0);
+		cr_assert_eq(r->reason, BSYM_OK);
+		const struct bsym_frame *f = &r->frames[r->nr_frames - 1];
+		cr_assert_str_eq(f->name, "do_work_kernel");
+		cr_assert_eq(f->offset, i);
+		cr_assert_eq(f->kind, BSYM_FRAME_KERNEL);
+		if (r->nr_frames == 2) {
+			cr_assert_str_eq(r->frames[0].name, "vm_inl");
+			cr_assert_eq(r->frames[0].kind, BSYM_FRAME_KERNEL);
+			inl = true;
+		}
+	}
+	cr_assert(inl);
+	/* the unslid address is not do_work_kernel */
+	const struct bsym_result *r;
+	cr_assert_eq(bsym_symbolize_kernel(ctx, k, a + 1, &r), 0);
+	cr_assert(r->reason != BSYM_OK || strcmp(r->frames[r->nr_frames - 1].name, "do_work_kernel"));
+	bsym_destroy(ctx);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}

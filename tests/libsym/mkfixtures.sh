@@ -74,6 +74,9 @@ gcc -O2 -g -Wl,--build-id -DREBUILT -o mismatch/prog "$src/prog.c"
 mkdir -p plain
 objcopy --only-keep-debug prog-clang plain/whatever-name.dbg
 
+# a vmlinux stand-in: ET_EXEC with _stext
+gcc -O2 -g -no-pie -Wl,--build-id -o vmlinux "$src/vmlinux.c"
+
 # a kernel module stand-in: ET_REL with a build-id, debug file in a tree
 gcc -O2 -g -c -o kmod.o "$src/kmod.c"
 ld -r --build-id -o kmod.ko kmod.o
