@@ -170,6 +170,9 @@ int bsym_normalize(const struct bsym_mapping *maps, size_t nr_maps, uint64_t add
 /* Parse a /tmp/perf-PID.map text ("START SIZE name" per line, hex).  The
  * text is copied.  Malformed lines are skipped. */
 int bsym_perfmap_register(struct bsym_ctx *ctx, const char *text, size_t len, uint32_t *id_out);
+/* One BSYM_FRAME_JIT frame (offset from the entry's START; where entries
+ * overlap, the later line wins), or reason BSYM_R_JIT.  Returns -EINVAL for
+ * an unknown id, -ENOMEM. */
 int bsym_symbolize_perfmap(struct bsym_ctx *ctx, uint32_t perfmap, uint64_t addr,
 			   const struct bsym_result **out);
 
@@ -204,6 +207,16 @@ struct bsym_kernel_desc {
  * is copied. */
 int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *desc,
 			 uint32_t *id_out);
+/* Frames for a kernel address (kind BSYM_FRAME_KERNEL).  Inside a module's
+ * [base, base+size): that module's debuginfo found by its build-id (debug
+ * dirs' .build-id trees, debuginfod), else kallsyms.  Elsewhere: a vmlinux
+ * whose build-id matches (opts.vmlinux, DIR/.build-id/xx/rest.debug,
+ * /usr/lib/debug/boot/vmlinux-RELEASE, /boot/vmlinux-RELEASE, debuginfod),
+ * at bias = stext - link-time _stext, names and inlines from DWARF; else
+ * kallsyms: the last symbol at or below addr, not past the next one, not
+ * across a module boundary, at most 1 MiB away.  A kernel recorded without
+ * a build-id never uses a vmlinux.  Returns -EINVAL for an unknown id,
+ * -ENOMEM; reasons: BSYM_R_NO_SYMBOL, BSYM_R_KERNEL_NO_SYMBOLS. */
 int bsym_symbolize_kernel(struct bsym_ctx *ctx, uint32_t kernel, uint64_t addr,
 			  const struct bsym_result **out);
 
