@@ -2,8 +2,8 @@
 /*
  * flamegraph_svg.c - prof-report --svg: an interactive flame graph (or, with
  * --diff, a differential one) drawn from the merged folded stacks, laid out
- * as flamegraph.pl does (children sorted by name, width proportional to
- * samples, frames narrower than 0.1 px omitted, an "all" root), with
+ * as flamegraph.pl does (children sorted by name after the frame's own
+ * samples, width proportional to samples, frames narrower than 0.1 px omitted, an "all" root), with
  * embedded JavaScript: click to zoom, search, reset.
  *
  * Frame hues: user code red/orange/yellow ("hot"), kernel (_[k]) lavender
@@ -140,11 +140,18 @@ static int add_line(struct tree *t, const char *s, size_t len, bool diff)
 	return 0;
 }
 
+/* Order of "name;" strings: flamegraph.pl sorts whole folded lines, so a
+ * frame that is a prefix of its sibling compares by ';' against the
+ * sibling's next byte ("f.isra" sorts before "f"). */
 static int cmp_name(const struct node *a, const struct node *b)
 {
 	size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
 	int c = memcmp(a->name, b->name, n);
-	return c ? c : (a->name_len > b->name_len) - (a->name_len < b->name_len);
+	if (c || a->name_len == b->name_len)
+		return c;
+	unsigned char ca = a->name_len > n ? (unsigned char)a->name[n] : ';';
+	unsigned char cb = b->name_len > n ? (unsigned char)b->name[n] : ';';
+	return ca < cb ? -1 : ca > cb;
 }
 
 /* Children sorted by name (flamegraph.pl sorts the folded lines). */
@@ -380,7 +387,12 @@ static void draw_node(struct draw *d, uint32_t i, uint64_t x, uint32_t depth)
 	}
 	fputs("</text></g>\n", d->f);
 
-	uint64_t cx = x;
+	/* a frame's own samples come first, as the folded line ending at it
+	 * sorts before those going on (' ' < ';') in flamegraph.pl */
+	uint64_t children = 0;
+	for (uint32_t c = n->first_child; c != NONE; c = d->t->n[c].next_sibling)
+		children += d->t->n[c].value;
+	uint64_t cx = x + (n->value > children ? n->value - children : 0);
 	for (uint32_t c = n->first_child; c != NONE; c = d->t->n[c].next_sibling) {
 		draw_node(d, c, cx, depth + 1);
 		cx += d->t->n[c].value;

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# --svg and --diff --svg: flame graphs drawn by prof-report itself, checked
+# in a real browser (Debian's Chromium, headless: screenshot; playwright-core
+# for hover, click-to-zoom and search) and against what flamegraph.pl draws
+# for the same folded stacks (same frames, samples and widths).
+source "$BPROF_SRC/tests/e2e/lib.sh"
+source "$BPROF_SRC/tests/export/lib-export.sh"
+require_bpf
+need_cmd chromium chromium
+need_cmd node nodejs
+FLAMEGRAPH=/usr/share/perl5/Devel/NYTProf/flamegraph.pl
+[ -r "$FLAMEGRAPH" ] || skip "flamegraph.pl missing (libdevel-nytprof-perl)"
+NODE_PATH=$(npm_modules)
+export NODE_PATH
+OUT=${BPROF_SVG_OUT:-$T_DIR}
+
+"$BPROF_RECORD" -q -F 499 -o "$T_DIR/r.bprof" -- "$BPROF_WORKLOADS/ratio" 3
+"$BPROF_RECORD" -q -F 499 -o "$T_DIR/d.bprof" -- "$BPROF_WORKLOADS/demo" 3
+"$BPROF_REPORT" -q --svg "$T_DIR/r.svg" "$T_DIR/r.bprof"
+"$BPROF_REPORT" -q --svg "$OUT/demo.svg" "$T_DIR/d.bprof"
+
+check "well-formed XML" python3 -c "import xml.dom.minidom,sys; [xml.dom.minidom.parse(f) for f in sys.argv[1:]]" \
+	"$T_DIR/r.svg" "$OUT/demo.svg"
+
+# headless Chromium renders it
+chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	--disable-background-networking --disable-component-update --disable-sync \
+	--user-data-dir="$(mktemp -d "$T_DIR/chr.XXXX")" --screenshot="$OUT/demo-headless.png" \
+	--window-size=1200,800 "$OUT/demo.svg" > "$T_DIR/chr.log" 2>&1 || true
+check "headless chromium screenshot of the demo flame graph" test -s "$OUT/demo-headless.png"
+
+# hover, click to zoom, search, reset
+node "$BPROF_SRC/tests/export/svg-click.js" "$T_DIR/r.svg" func_a "$OUT/ratio-before.png" \
+	"$OUT/ratio-zoomed.png" > "$T_DIR/click.json" || fail "svg-click.js: $(cat "$T_DIR/click.json")"
+cat "$T_DIR/click.json"
+check "no script errors, hover shows count and share; zoom makes func_a full width, hides others; search; reset" \
+	python3 - "$T_DIR/click.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not r["errors"], r["errors"]
+assert r["details"].startswith("func_a (") and "samples" in r["details"] and "%" in r["details"], r["details"]
+assert r["before"]["w"] < 0.5 * r["fullWidth"], r["before"]
+assert abs(r["after"]["w"] - r["fullWidth"]) < 0.2, (r["after"], r["fullWidth"])
+assert r["after"]["text"] == "func_a", r["after"]
+assert r["shown1"] < r["shown0"], (r["shown0"], r["shown1"])
+assert r["shown2"] == r["shown0"], (r["shown0"], r["shown2"])
+m = float(r["matched"].split(":")[1].strip().rstrip("%"))
+assert 65 <= m <= 85, r["matched"]
+PY
+check "zoomed screenshot taken" test -s "$OUT/ratio-zoomed.png"
+
+# the same frames, samples and geometry as flamegraph.pl for the same folded input
+"$BPROF_REPORT" -q -f -a "$T_DIR/d.bprof" > "$T_DIR/d.folded"
+perl "$FLAMEGRAPH" "$T_DIR/d.folded" > "$T_DIR/fg.svg"
+check "same frame set, samples and widths as flamegraph.pl (within rounding)" \
+	python3 - "$T_DIR/fg.svg" "$OUT/demo.svg" <<'PY'
+import re, sys, html
+def frames(path):
+    s = open(path).read()
+    out = []
+    for g in re.findall(r"<g[^>]*>(.*?)</g>", s, re.S):
+        t = re.search(r"<title>(.*?)</title>", g, re.S)
+        r = re.search(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"', g)
+        if not t or not r:
+            continue
+        m = re.match(r"(.*) \(([\d,]+) samples?, ", html.unescape(t.group(1)))
+        name = re.sub(r"_\[[kij]\]$", "", m.group(1))
+        out.append((name, int(m.group(2).replace(",", "")), float(r.group(1)), float(r.group(3))))
+    return sorted(out)
+a, b = frames(sys.argv[1]), frames(sys.argv[2])
+print(len(a), "frames from flamegraph.pl,", len(b), "from prof-report")
+assert [(n, c) for n, c, _, _ in a] == [(n, c) for n, c, _, _ in b], set(a) ^ set(b)
+for (n, c, x1, w1), (_, _, x2, w2) in zip(a, b):
+    assert abs(x1 - x2) <= 0.11 and abs(w1 - w2) <= 0.11, (n, c, x1, w1, x2, w2)
+PY
+
+check "frame kinds: kernel, user (and inlined) frames classified" python3 - "$OUT/demo.svg" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+kinds = set(re.findall(r'data-kind="(.)"', s))
+assert {"u", "k"} <= kinds, kinds
+fills = {}
+for k, f in re.findall(r'data-kind="(.)".*?fill="(rgb\([^)]*\))"', s):
+    fills.setdefault(k, set()).add(f)
+# kernel hues (lavender blue: b high) never collide with user (hot: b low)
+assert all(int(f[4:-1].split(",")[2]) >= 230 for f in fills["k"]), fills["k"]
+assert all(int(f[4:-1].split(",")[2]) <= 55 for f in fills["u"]), fills["u"]
+PY
+
+# differential: ratio recorded again; widths from AFTER, colors by the change
+# of each frame's share (func_a and func_b drift apart a little: red and blue)
+"$BPROF_RECORD" -q -F 499 -o "$T_DIR/r2.bprof" -- "$BPROF_WORKLOADS/ratio" 2
+"$BPROF_REPORT" -q --diff -n --svg "$OUT/diff.svg" "$T_DIR/r.bprof" "$T_DIR/r2.bprof"
+check "differential flame graph: well-formed, red and blue frames" python3 - "$OUT/diff.svg" <<'PY'
+import re, sys, xml.dom.minidom
+xml.dom.minidom.parse(sys.argv[1])
+s = open(sys.argv[1]).read()
+fills = re.findall(r'fill="rgb\((\d+),(\d+),(\d+)\)"', s)
+red = [f for f in fills if f[0] == "255" and f[1] == f[2] and f[1] != "255"]
+blue = [f for f in fills if f[2] == "255" and f[0] == f[1] and f[0] != "255"]
+assert red and blue, (len(red), len(blue))
+assert "before" in s and "func_b" in s and "func_a" in s
+PY
+node "$BPROF_SRC/tests/export/svg-click.js" "$OUT/diff.svg" func_b "$OUT/diff-before.png" \
+	"$OUT/diff-zoomed.png" > "$T_DIR/click2.json" || fail "svg-click.js diff: $(cat "$T_DIR/click2.json")"
+check "differential graph zooms in the browser" python3 -c "
+import json,sys; r=json.load(open('$T_DIR/click2.json')); assert not r['errors']; assert abs(r['after']['w']-r['fullWidth'])<0.2, r"
+finish
