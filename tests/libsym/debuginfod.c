@@ -2,6 +2,7 @@
 /* debuginfod.c - debuginfo fetched by build-id from a debuginfod server
  * (a local static HTTP server serving /buildid/HEX/debuginfo), and
  * BSYM_NO_DEBUGINFOD keeping libsym off the network. */
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -103,6 +104,10 @@ Test(debuginfod, fetch_by_build_id_and_opt_out, .fini = stop_server)
 {
 	if (system("python3 -c 'import http.server' >/dev/null 2>&1") != 0)
 		cr_skip_test("python3 not available for the test server");
+	void *so = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (!so)
+		cr_skip_test("libdebuginfod.so.1 not installed (package libdebuginfod1)");
+	dlclose(so);
 	const char *bin = fx("prog-gcc");
 	struct fx_bid b = fx_build_id(bin);
 	int port = start_server(&b, fx("dl/prog.debug"));
