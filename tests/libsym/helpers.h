@@ -63,8 +63,8 @@ static inline uint64_t fx_sym(const char *file, const char *name, uint64_t *size
 	uint64_t addr = 0, sz = 0;
 	bool found = false;
 	while (fgets(line, sizeof(line), f)) {
-		char a[64], s[64], t[8], n[3000];
-		int k = sscanf(line, "%63s %63s %7s %2999s", a, s, t, n);
+		char a[64], s[64], t[3000], n[3000];
+		int k = sscanf(line, "%63s %63s %2999s %2999s", a, s, t, n);
 		if (k == 4 && !strcmp(n, name)) {
 			addr = strtoull(a, NULL, 16);
 			sz = strtoull(s, NULL, 16);
