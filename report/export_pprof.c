@@ -122,7 +122,8 @@ static int set_build_id(struct pp *p, Mapping *m, const uint8_t *id, size_t len)
 
 static Mapping *kernel_mapping(struct pp *p, const struct rep_input *in, int *err)
 {
-	struct { char tag; size_t input; } key = { 'K', p->input };
+	/* keys are arrays: no padding bytes to hash */
+	uint64_t key[2] = { 'K', p->input };
 	bool created;
 	Mapping *m = new_mapping(p, &key, sizeof(key), &created, err);
 
@@ -140,7 +141,7 @@ static Mapping *kernel_mapping(struct pp *p, const struct rep_input *in, int *er
 static Mapping *user_mapping(struct pp *p, const struct rep_input *in, const struct rep_wframe *f,
 			     int *err)
 {
-	struct { char tag; size_t input; const void *map; } key = { 'U', p->input, f->map };
+	uint64_t key[3] = { 'U', p->input, (uintptr_t)f->map };
 	bool created;
 	Mapping *m = new_mapping(p, &key, sizeof(key), &created, err);
 
@@ -231,9 +232,7 @@ static int location_id(struct pp *p, const struct rep_input *in, const struct re
 	if (err)
 		return err;
 
-	struct { int kind; size_t input; uint64_t mapping, addr; } key = {
-		f->kind, m ? 0 : p->input, m ? m->id : 0, f->lookup,
-	};
+	uint64_t key[4] = { (uint64_t)f->kind, m ? 0 : p->input, m ? m->id : 0, f->lookup };
 	uint64_t v = p->locv.nr + 1;
 	bool found;
 	err = rep_map_get(&p->locations, &key, sizeof(key), &v, &found);

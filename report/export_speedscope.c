@@ -161,7 +161,7 @@ static int add_named(struct ss *s, size_t *n, const char *name, const char *suff
 
 static struct sprofile *profile_of(struct ss *s, const struct bprof_count *c, int *err)
 {
-	struct { size_t input; uint32_t pid; } key = { s->input, c->pid };
+	uint64_t key[2] = { s->input, c->pid }; /* no padding to hash */
 	uint64_t v = s->nr_profiles;
 	bool found;
 
@@ -205,9 +205,10 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 		} else if (f->res) {
 			for (uint32_t j = 0; j < f->res->nr_frames && !err; j++) {
 				const struct bsym_frame *b = &f->res->frames[j];
+				/* no line: speedscope keys frames by name, file and line,
+				 * and a function must stay one frame to be summed */
 				err = add_named(s, &n, b->name,
-						suffix ? suffix : b->inlined ? "_[i]" : NULL, b->file,
-						b->line);
+						suffix ? suffix : b->inlined ? "_[i]" : NULL, b->file, 0);
 			}
 		} else {
 			char text[4200];
@@ -361,7 +362,7 @@ static int mb_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	for (size_t i = nr_kernel; i < nr; i++) {
 		if (frames[i].object == BSYM_NO_OBJECT || frames[i].object_index == BPROF_NO_OBJECT)
 			continue;
-		struct { size_t input; uint32_t index; } key = { m->input, frames[i].object_index };
+		uint64_t key[2] = { m->input, frames[i].object_index };
 		uint64_t v = 0;
 		bool found;
 		int err = rep_map_get(&m->seen, &key, sizeof(key), &v, &found);
@@ -377,8 +378,8 @@ static int mb_row(void *arg, const struct rep_input *in, const struct bprof_coun
 			m->objs = o;
 			m->cap = cap;
 		}
-		m->objs[m->nr].input = key.input;
-		m->objs[m->nr++].index = key.index;
+		m->objs[m->nr].input = m->input;
+		m->objs[m->nr++].index = frames[i].object_index;
 	}
 	return 0;
 }
