@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mkrec - write small hostile-but-valid .bprof files for the hardening
+ * tests (format/bprof.h builders; the writer validates them).
+ *
+ *   mkrec empty-comm OUT          a row with an empty comm and no frames at all
+ *   mkrec huge-counts OUT         two stacks whose counts add past 2^64
+ *   mkrec nosym OUT ELF BUILDID   a user frame in ELF (recorded with its real
+ *                                 build-id) at file offset 0, where no symbol is
+ *   mkrec control-comm OUT        comms and a path made of control bytes only
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bprof.h"
+
+static void die(const char *what, int err, const struct bprof_error *e)
+{
+	fprintf(stderr, "mkrec: %s: %s %s\n", what, bprof_strerror(err), e ? e->message : "");
+	exit(1);
+}
+
+static char *dup(const char *s)
+{
+	char *d = strdup(s);
+	if (!d)
+		exit(1);
+	return d;
+}
+
+static struct bprof_recording *base(void)
+{
+	struct bprof_recording *r;
+	int err = bprof_recording_create(&r);
+	if (err)
+		die("create", err, NULL);
+	r->meta.hostname = dup("mkrec");
+	r->meta.kernel_release = dup("6.1.0");
+	r->meta.arch = dup("x86_64");
+	r->meta.recorder_version = dup("mkrec");
+	r->meta.options = dup("");
+	r->meta.event = dup("cpu-clock");
+	r->meta.sample_freq = 49;
+	r->meta.ncpus = 1;
+	r->meta.flags = BPROF_META_USER_STACKS | BPROF_META_KERNEL_STACKS;
+	r->kernel.release = dup("6.1.0");
+	return r;
+}
+
+static void add_count(struct bprof_recording *r, uint32_t pid, const char *comm, int32_t us,
+		      int32_t ks, uint64_t kip, uint64_t count)
+{
+	struct bprof_count c = { .pid = pid, .exec_id = 1, .user_stack_id = us,
+				 .kernel_stack_id = ks, .kernel_ip = kip, .count = count };
+	strncpy(c.comm, comm, BPROF_COMM_LEN - 1);
+	int err = bprof_recording_add_count(r, &c);
+	if (err)
+		die("add_count", err, NULL);
+}
+
+static void add_stack(struct bprof_recording *r, uint32_t id, uint64_t ip)
+{
+	struct bprof_stack s = { .id = id, .nr_ips = 1, .ips = malloc(sizeof(uint64_t)) };
+	if (!s.ips)
+		exit(1);
+	s.ips[0] = ip;
+	int err = bprof_recording_add_stack(r, &s);
+	if (err)
+		die("add_stack", err, NULL);
+}
+
+static void add_proc(struct bprof_recording *r, uint32_t pid, const char *comm, uint32_t obj,
+		     uint64_t start, uint64_t end)
+{
+	struct bprof_process p = { .pid = pid, .ns_pid = pid, .exec_id = 1, .nr_mappings = 1 };
+	strncpy(p.comm, comm, BPROF_COMM_LEN - 1);
+	p.mappings = calloc(1, sizeof(*p.mappings));
+	if (!p.mappings)
+		exit(1);
+	p.mappings[0] = (struct bprof_mapping){ start, end, 0, obj, BPROF_MAP_READ };
+	int err = bprof_recording_add_process(r, &p);
+	if (err)
+		die("add_process", err, NULL);
+}
+
+static int hexbyte(const char *s)
+{
+	unsigned v;
+	return sscanf(s, "%2x", &v) == 1 ? (int)v : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct bprof_recording *r;
+	struct bprof_error e;
+	int err;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: mkrec empty-comm|huge-counts|control-comm OUT | mkrec nosym OUT ELF BUILDID\n");
+		return 2;
+	}
+	r = base();
+	if (!strcmp(argv[1], "empty-comm")) {
+		/* no user stack (-EFAULT), no kernel stack, no kernel ip */
+		add_count(r, 7, "", -EFAULT, -EFAULT, 0, 5);
+		add_count(r, 8, "named", -EFAULT, -EFAULT, 0, 3);
+	} else if (!strcmp(argv[1], "huge-counts")) {
+		add_stack(r, 1, 0x1000);
+		add_stack(r, 2, 0x2000);
+		add_count(r, 7, "big", 1, BPROF_STACK_NONE, 0, 1ull << 63);
+		add_count(r, 7, "big", 2, BPROF_STACK_NONE, 0, 1ull << 63);
+	} else if (!strcmp(argv[1], "control-comm")) {
+		struct bprof_object o = { .path = dup("/\x1b[2J\x1b]0;pwned\x07/lib.so") };
+		uint32_t idx;
+		if ((err = bprof_recording_add_object(r, &o, &idx)))
+			die("add_object", err, NULL);
+		add_proc(r, 9, "\x1b[31m\r\b", idx, 0x400000, 0x500000);
+		add_stack(r, 1, 0x400100);
+		add_count(r, 9, "\x1b[31m\r\b", 1, -EFAULT, 0, 4);
+		add_count(r, 10, "\x01\x02\x03", -EFAULT, -EFAULT, 0, 2);
+	} else if (!strcmp(argv[1], "nosym") && argc == 5) {
+		struct bprof_object o = { .path = dup(argv[3]), .flags = BPROF_OBJ_HAS_BUILD_ID };
+		uint32_t idx;
+		size_t n = strlen(argv[4]) / 2;
+		if (n == 0 || n > BPROF_BUILD_ID_MAX)
+			return 2;
+		for (size_t i = 0; i < n; i++)
+			o.build_id[i] = (uint8_t)hexbyte(argv[4] + 2 * i);
+		o.build_id_len = (uint32_t)n;
+		if ((err = bprof_recording_add_object(r, &o, &idx)))
+			die("add_object", err, NULL);
+		/* the mapping maps file offset 0 at 0x400000: the ELF header */
+		add_proc(r, 11, "nosym", idx, 0x400000, 0x401000);
+		add_stack(r, 1, 0x400000);
+		add_count(r, 11, "nosym", 1, BPROF_STACK_NONE, 0, 6);
+	} else {
+		return 2;
+	}
+	struct bprof_write_opts wo = { .sz = sizeof(wo), .mode = 0644 };
+	err = bprof_write_file(r, argv[2], &wo, &e);
+	if (err)
+		die("write", err, &e);
+	bprof_recording_free(r);
+	return 0;
+}
