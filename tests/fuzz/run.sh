@@ -23,6 +23,10 @@ if [ $# -ne 2 ]; then
 	exit 2
 fi
 build=$(cd "$1" && pwd)
+# Undefined behaviour is a finding: stop at the first report (the targets
+# are built with recoverable UBSan).  UBSAN_OPTIONS=halt_on_error=0 to
+# explore past a known one.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 seconds=$2
 here=$(cd "$(dirname "$0")" && pwd)
 failed=0
@@ -58,6 +62,11 @@ run_target() {
 	echo "$name executions: ${execs:-?}"
 	echo "$name seconds: ${secs:-$seconds}"
 	echo "$name coverage: ${cov:-?}, corpus: $(ls "$work" | wc -l) new files"
+	if [ "$status" -eq 0 ] && grep -q 'runtime error' "$log"; then
+		grep 'runtime error' "$log" | sort | uniq -c | head -10
+		echo "$name: undefined behaviour reported (UBSAN_OPTIONS=$UBSAN_OPTIONS)"
+		status=1
+	fi
 	if [ "$status" -ne 0 ]; then
 		grep -E 'ERROR|SUMMARY|Test unit written|runtime error' "$log" | head -20 || true
 		echo "$name RESULT: FAIL (exit $status), log: $log"
