@@ -143,6 +143,7 @@ struct bsym_ctx {
 
 	/* debuginfod, dlopened on first need */
 	bool dinfod_tried;
+	bool dinfod_dead; /* timed out or unreachable once: not asked again */
 	void *dinfod_so;
 	void *dinfod_client;
 	void *dinfod_begin, *dinfod_end, *dinfod_find_debuginfo, *dinfod_find_executable;

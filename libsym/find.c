@@ -231,11 +231,19 @@ int bsym_debuginfod_find(struct bsym_ctx *ctx, const uint8_t *bid, size_t len, b
 		return -1;
 	dbg_find_fn f = (dbg_find_fn)(executable ? ctx->dinfod_find_executable
 						 : ctx->dinfod_find_debuginfo);
+	if (ctx->dinfod_dead)
+		return -1;
 	int fd = f(ctx->dinfod_client, bid, (int)len, path_out);
 	if (fd < 0) {
+		/* Servers that time out or cannot be reached would make every
+		 * later object wait as long: give up on them for this context. */
+		bool dead = fd == -ETIMEDOUT || fd == -ETIME || fd == -ECONNREFUSED ||
+			    fd == -EHOSTUNREACH || fd == -ENETUNREACH || fd == -ECONNRESET;
 		if (fd != -ENOENT)
-			bsym_log(ctx, BSYM_LOG_WARN, "debuginfod: %s lookup failed: %s",
-				 executable ? "executable" : "debuginfo", strerror(-fd));
+			bsym_log(ctx, BSYM_LOG_WARN, "debuginfod: %s lookup failed: %s%s",
+				 executable ? "executable" : "debuginfo", strerror(-fd),
+				 dead ? "; not asking again" : "");
+		ctx->dinfod_dead = dead;
 		free(*path_out);
 		*path_out = NULL;
 		return -1;

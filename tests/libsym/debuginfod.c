@@ -140,3 +140,41 @@ Test(debuginfod, fetch_by_build_id_and_opt_out, .fini = stop_server)
 	cr_assert_eq(r->frames[0].kind, BSYM_FRAME_KERNEL);
 	bsym_destroy(ctx);
 }
+
+static void count_warn(void *arg, enum bsym_log_level l, const char *msg)
+{
+	if (l == BSYM_LOG_WARN && strstr(msg, "debuginfod"))
+		(*(int *)arg)++;
+}
+
+Test(debuginfod, unreachable_server_is_given_up_once)
+{
+	void *so = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (!so)
+		cr_skip_test("libdebuginfod.so.1 not installed (package libdebuginfod1)");
+	dlclose(so);
+	snprintf(cache, sizeof(cache), "/tmp/bsym-dfc-XXXXXX");
+	cr_assert(mkdtemp(cache));
+	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1); /* nothing listens on port 1 */
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	int warned = 0;
+	struct bsym_opts o = { .sz = sizeof(o), .flags = BSYM_NO_SYSTEM_DEBUG, .log = count_warn,
+			       .log_arg = &warned };
+	struct bsym_ctx *ctx;
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	for (int i = 0; i < 5; i++) {
+		uint8_t bid[20];
+		memset(bid, 0x10 + i, sizeof(bid));
+		struct bsym_object_desc d = { .sz = sizeof(d), .build_id = bid, .build_id_len = 20 };
+		uint32_t id;
+		cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+		const struct bsym_result *r;
+		cr_assert_eq(bsym_symbolize_offset(ctx, id, 0x1000, &r), 0);
+		cr_assert_eq(r->reason, BSYM_R_NO_DEBUGINFO);
+	}
+	cr_assert_eq(warned, 1, "%d warnings", warned);
+	bsym_destroy(ctx);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache);
+	cr_assert_eq(system(cmd), 0);
+}
