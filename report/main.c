@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "report.h"
@@ -412,6 +413,15 @@ int main(int argc, char **argv)
 
 	/* A closed pipe is reported by write errors (EPIPE), handled quietly. */
 	signal(SIGPIPE, SIG_IGN);
+
+	/* libsym keeps the ELF and debug files of every object open (up to
+	 * two descriptors each) for the life of the report, and a fleet's worth
+	 * of recordings can name thousands of objects. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 
 	argp_err_exit_status = EXIT_USAGE;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
