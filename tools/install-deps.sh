@@ -16,6 +16,13 @@ PKGS=(
 	libdevel-nytprof-perl python3 procps
 	# benchmark: perf to compare with, zstd to compress perf.data fairly
 	linux-perf zstd
+	# exports (report/): protobuf-c for pprof's profile.proto; their consumers in
+	# tests/export: go tool pprof, Chromium (flame graphs, speedscope app),
+	# elfutils' debuginfod (+ iproute2/util-linux for a loopback-only netns),
+	# node (npm itself: tests/export/npm-setup.sh, as nodesource's nodejs
+	# provides it and conflicts with Debian's npm package)
+	protobuf-c-compiler libprotobuf-c-dev
+	golang-go chromium debuginfod iproute2 util-linux nodejs ca-certificates
 )
 
 missing=()

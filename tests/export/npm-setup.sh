@@ -8,7 +8,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:?usage: npm-setup.sh DIR}
 mkdir -p "$dir"
 if [ ! -f "$dir/node_modules/.bprof-ok" ] || ! cmp -s "$here/package.json" "$dir/package.json"; then
-	command -v npm >/dev/null || { echo "npm-setup: npm not found (tools/install-deps.sh installs it)" >&2; exit 1; }
+	if ! command -v npm >/dev/null; then
+		# Debian's nodejs comes without npm (package npm); nodesource's
+		# nodejs provides it and conflicts with that package, so npm is not
+		# in tools/install-deps.sh: install it here when it is missing.
+		if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+			echo "npm-setup: installing Debian's npm" >&2
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >&2 ||
+				{ apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >&2; }
+		fi
+		command -v npm >/dev/null || { echo "npm-setup: npm not found (Debian package npm)" >&2; exit 1; }
+	fi
 	cp "$here/package.json" "$dir/package.json"
 	# a lock so parallel tests do not install twice into one directory
 	exec 9>"$dir/.lock"
