@@ -8,6 +8,8 @@
  *   mkrec nosym OUT ELF BUILDID   a user frame in ELF (recorded with its real
  *                                 build-id) at file offset 0, where no symbol is
  *   mkrec control-comm OUT        comms and a path made of control bytes only
+ *   mkrec many OUT N              N distinct unmapped user stacks (8 frames):
+ *                                 a large output with --addresses
  */
 #include <errno.h>
 #include <stdio.h>
@@ -98,7 +100,7 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: mkrec empty-comm|huge-counts|control-comm OUT | mkrec nosym OUT ELF BUILDID\n");
+		fprintf(stderr, "usage: mkrec empty-comm|huge-counts|control-comm OUT | mkrec many OUT N | mkrec nosym OUT ELF BUILDID\n");
 		return 2;
 	}
 	r = base();
@@ -120,6 +122,19 @@ int main(int argc, char **argv)
 		add_stack(r, 1, 0x400100);
 		add_count(r, 9, "\x1b[31m\r\b", 1, -EFAULT, 0, 4);
 		add_count(r, 10, "\x01\x02\x03", -EFAULT, -EFAULT, 0, 2);
+	} else if (!strcmp(argv[1], "many") && argc == 4) {
+		long n = strtol(argv[3], NULL, 10);
+		for (long i = 0; i < n; i++) {
+			struct bprof_stack st = { .id = (uint32_t)i, .nr_ips = 8,
+						  .ips = calloc(8, sizeof(uint64_t)) };
+			if (!st.ips)
+				exit(1);
+			for (int j = 0; j < 8; j++)
+				st.ips[j] = 0x100000 + (uint64_t)i * 0x100 + (uint64_t)j;
+			if ((err = bprof_recording_add_stack(r, &st)))
+				die("add_stack", err, NULL);
+			add_count(r, 12, "many", (int32_t)i, BPROF_STACK_NONE, 0, 1 + (uint64_t)i % 7);
+		}
 	} else if (!strcmp(argv[1], "nosym") && argc == 5) {
 		struct bprof_object o = { .path = dup(argv[3]), .flags = BPROF_OBJ_HAS_BUILD_ID };
 		uint32_t idx;
