@@ -5,6 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <dwarf.h>
+#include <gelf.h>
+
 #include "bsym_internal.h"
 
 static const char *const reason_str[] = {
@@ -468,6 +471,84 @@ int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_o
 	if (bsym_map_put(&o->cache, file_offset, (void *)r))
 		return -ENOMEM;
 	*out = r;
+	return 0;
+}
+
+/* DWARF register numbers of the frame and stack pointers, per machine. */
+static bool fp_sp_regs(Dwfl_Module *mod, unsigned *fp, unsigned *sp)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Ehdr eh;
+
+	if (!elf || !gelf_getehdr(elf, &eh))
+		return false;
+	switch (eh.e_machine) {
+	case EM_X86_64: *fp = 6; *sp = 7; return true;   /* rbp, rsp */
+	case EM_AARCH64: *fp = 29; *sp = 31; return true; /* x29, sp */
+	default: return false;
+	}
+}
+
+static enum bsym_fp_state cfa_state(Dwarf_CFI *cfi, Dwarf_Addr addr, unsigned fp, unsigned sp)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op *ops = NULL;
+	size_t nops = 0;
+	enum bsym_fp_state st = BSYM_FP_UNKNOWN;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &frame) != 0)
+		return BSYM_FP_UNKNOWN;
+	/* libdw presents a register+offset CFA rule as one DW_OP_bregx */
+	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
+		unsigned reg = ~0u;
+		if (ops[0].atom == DW_OP_bregx)
+			reg = (unsigned)ops[0].number;
+		else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
+			reg = ops[0].atom - DW_OP_breg0;
+		if (reg == fp)
+			st = BSYM_FP_FRAME;
+		else if (reg == sp)
+			st = BSYM_FP_NO_FRAME;
+	}
+	free(frame);
+	return st;
+}
+
+int bsym_fp_state(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
+		  enum bsym_fp_state *out)
+{
+	if (!ctx || !out)
+		return -EINVAL;
+	*out = BSYM_FP_UNKNOWN;
+	if (object >= ctx->nr_objs)
+		return -EINVAL;
+	struct bsym_obj *o = ctx->objs[object];
+	void *cached = bsym_map_get(&o->fpcache, file_offset);
+	if (cached) {
+		*out = (enum bsym_fp_state)((uintptr_t)cached - 1);
+		return 0;
+	}
+	if (!o->loaded)
+		bsym_obj_load(ctx, o);
+	uint64_t vaddr;
+	unsigned fp, sp;
+	enum bsym_fp_state st = BSYM_FP_UNKNOWN;
+	if (o->status == BSYM_OK && o->mod && off_to_vaddr(o, file_offset, &vaddr) &&
+	    fp_sp_regs(o->mod, &fp, &sp)) {
+		Dwarf_Addr bias = 0;
+		/* .eh_frame of the loaded ELF first (what the compiler emits on
+		 * x86-64), else .debug_frame */
+		Dwarf_CFI *cfi = dwfl_module_eh_cfi(o->mod, &bias);
+		st = cfi ? cfa_state(cfi, vaddr - bias, fp, sp) : BSYM_FP_UNKNOWN;
+		if (st == BSYM_FP_UNKNOWN) {
+			cfi = dwfl_module_dwarf_cfi(o->mod, &bias);
+			st = cfi ? cfa_state(cfi, vaddr - bias, fp, sp) : BSYM_FP_UNKNOWN;
+		}
+	}
+	if (bsym_map_put(&o->fpcache, file_offset, (void *)(uintptr_t)(st + 1)))
+		return -ENOMEM;
+	*out = st;
 	return 0;
 }
 

@@ -138,6 +138,25 @@ int bsym_object_register(struct bsym_ctx *ctx, const struct bsym_object_desc *de
 int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
 			  const struct bsym_result **out);
 
+/*
+ * Frame-pointer walks - the kernel's walk of user stacks - silently skip the
+ * caller of a function that has not set up its frame pointer at the sampled
+ * instruction: a leaf that gcc built without a frame (gcc 12 does so even
+ * with -fno-omit-frame-pointer), a prologue or epilogue, or code built
+ * without frame pointers (libc's syscall wrappers).  The walk then shows the
+ * caller's caller as the caller, which is a lie.  This answers, from the
+ * object's call frame information (.eh_frame / .debug_frame), whether the
+ * CFA at file_offset is computed from the frame pointer.
+ * Returns 0 and sets *out; -EINVAL for a bad id.
+ */
+enum bsym_fp_state {
+	BSYM_FP_UNKNOWN = 0, /* no CFI for the address (or unsupported arch) */
+	BSYM_FP_FRAME,       /* CFA from the frame pointer: the walk is whole */
+	BSYM_FP_NO_FRAME,    /* CFA from the stack pointer: the caller was skipped */
+};
+int bsym_fp_state(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
+		  enum bsym_fp_state *out);
+
 /* What was found for an object, for --info and the end-of-report summary.
  * Forces the debuginfo lookup. Strings owned by ctx. */
 struct bsym_object_info {

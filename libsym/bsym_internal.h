@@ -99,6 +99,7 @@ struct bsym_obj {
 	size_t nr_segs;
 
 	struct bsym_map cache; /* file offset -> const struct bsym_result * */
+	struct bsym_map fpcache; /* file offset -> (void *)(enum bsym_fp_state + 1) */
 };
 
 struct bsym_ctx;

@@ -657,5 +657,6 @@ void bsym_obj_release(struct bsym_obj *o)
 	free(o->debug_path);
 	free(o->path);
 	bsym_map_free(&o->cache);
+	bsym_map_free(&o->fpcache);
 	free(o);
 }

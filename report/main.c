@@ -247,7 +247,9 @@ static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_
 	for (size_t i = 0; i < n; i++) {
 		const struct bprof_object *o = object_of(in, nr_in, ids[i]);
 		struct bsym_object_info oi = {0};
-		if (!o || bsym_object_info(sym, ids[i], &oi) != 0)
+		/* an object with symbols can still have unnamed addresses (a PLT
+		 * stub, padding): only objects lacking symbols are worth a line */
+		if (!o || bsym_object_info(sym, ids[i], &oi) != 0 || oi.status == BSYM_OK)
 			continue;
 		rep_hex(hex, o->build_id, o->build_id_len);
 		fprintf(stderr, "prof-report: no symbols for %s (build-id %s): %s\n", o->path,

@@ -345,12 +345,24 @@ static void add_user_frames(struct rep_agg *agg, struct row *r, const struct rep
 	const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
 	char text[64 + 4096];
 
+	uint32_t leaf_obj = BSYM_NO_OBJECT;
+	uint64_t leaf_off = 0;
+
 	for (uint32_t i = 0; i < s->nr_ips; i++) {
 		uint64_t addr = s->ips[i];
 		uint64_t a = lookup_addr(addr, i);
 		const struct bsym_result *res = NULL;
 		uint32_t obj, mflags;
 		uint64_t off;
+
+		/* The kernel walked this stack by frame pointers.  If the leaf had
+		 * not set up its frame when sampled, the walk skipped the leaf's
+		 * caller: say so rather than show the caller's caller as the
+		 * caller (bsym_fp_state explains). */
+		enum bsym_fp_state fps;
+		if (i == 1 && leaf_obj != BSYM_NO_OBJECT &&
+		    bsym_fp_state(sym, leaf_obj, leaf_off, &fps) == 0 && fps == BSYM_FP_NO_FRAME)
+			add_unknown(r, "[missing caller]", 0, cfg, st);
 
 		if (!pm || bsym_normalize(pm->maps, pm->proc->nr_mappings, a, &obj, &off, &mflags)) {
 			snprintf(text, sizeof(text), "0x%llx", (unsigned long long)addr);
@@ -369,6 +381,10 @@ static void add_user_frames(struct rep_agg *agg, struct row *r, const struct rep
 				 (unsigned long long)addr);
 			add_unknown(r, text, (mflags & BSYM_MAP_ANON) ? FR_JIT : 0, cfg, st);
 			continue;
+		}
+		if (i == 0) {
+			leaf_obj = obj;
+			leaf_off = off;
 		}
 		if (bsym_symbolize_offset(sym, obj, off, &res) == 0 && res->reason == BSYM_OK) {
 			add_result(r, res, 0, cfg, st);

@@ -27,6 +27,8 @@ for cc in gcc clang; do
 	$cc -O2 -g -Wl,--build-id -o prog-$cc "$src/prog.c"
 	make_tree prog-$cc tree-$cc prog-$cc.stripped
 done
+# frame pointers kept: for bsym_fp_state (CFA from rbp in bodies, rsp at entries)
+gcc -O2 -g -fno-omit-frame-pointer -Wl,--build-id -o fp-gcc "$src/prog.c"
 for cxx in g++ clang++; do
 	$cxx -O2 -g -Wl,--build-id -o cxx-$cxx "$src/cxx.cc"
 done

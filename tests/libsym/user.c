@@ -430,3 +430,50 @@ Test(user, sysroot_prefixes_recorded_path)
 	cr_assert_str_eq(r->frames[r->nr_frames - 1].name, "work");
 	bsym_destroy(ctx);
 }
+
+/* bsym_fp_state: at a function's first instruction the CFA is rsp+8 (no
+ * frame yet: a frame-pointer walk skips the caller); once the prologue has
+ * run in a function built with frame pointers, the CFA comes from rbp. */
+Test(user, fp_state_from_cfi)
+{
+	static const char *fns[] = { "outer", "work", "helper_static", "main" };
+	const char *bin = fx("fp-gcc");
+	struct fx_bid b = fx_build_id(bin);
+	struct bsym_ctx *ctx = mkctx(NULL, 0);
+	uint32_t id = reg(ctx, bin, &b);
+	enum bsym_fp_state st;
+	int framed = 0;
+
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		uint64_t sz, entry = fx_sym(bin, fns[i], &sz);
+		uint64_t off = fx_vaddr_to_off(bin, entry);
+
+		cr_assert_eq(bsym_fp_state(ctx, id, off, &st), 0);
+		cr_expect_eq(st, BSYM_FP_NO_FRAME, "entry of %s: state %d", fns[i], st);
+		for (uint64_t k = 1; k < sz; k++) {
+			cr_assert_eq(bsym_fp_state(ctx, id, off + k, &st), 0);
+			cr_assert(st != BSYM_FP_UNKNOWN, "%s+%" PRIu64 " has CFI", fns[i], k);
+			framed += st == BSYM_FP_FRAME;
+		}
+	}
+	/* main calls others, so gcc gives it a frame; leaves may have none */
+	cr_expect_gt(framed, 0, "some instructions run with rbp as the CFA base");
+	cr_expect_eq(bsym_fp_state(ctx, 9999, 0, &st), -EINVAL);
+	bsym_destroy(ctx);
+}
+
+/* Without the binary (debug file only: its .eh_frame is NOBITS) there is
+ * no call frame information, and no claim is made. */
+Test(user, fp_state_unknown_without_cfi)
+{
+	const char *bin = fx("prog-gcc");
+	struct fx_bid b = fx_build_id(bin);
+	struct bsym_ctx *ctx = mkctx(fx("tree-gcc"), BSYM_NO_ORIGINAL_PATH);
+	uint32_t id = reg(ctx, "/nonexistent/prog-gcc", &b);
+	enum bsym_fp_state st = BSYM_FP_FRAME;
+	uint64_t sz, entry = fx_sym(bin, "main", &sz);
+
+	cr_assert_eq(bsym_fp_state(ctx, id, fx_vaddr_to_off(bin, entry), &st), 0);
+	cr_expect(st == BSYM_FP_UNKNOWN || st == BSYM_FP_NO_FRAME, "state %d", st);
+	bsym_destroy(ctx);
+}

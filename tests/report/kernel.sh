@@ -19,4 +19,10 @@ check "-K keeps kernel stacks" test "$n_k" -gt 0
 check "-U has no kernel frames" sh -c "! grep -qE 'entry_SYSCALL|do_syscall' '$T_DIR/uonly'"
 named=$(grep '^syscalls;' "$T_DIR/konly" | tr ';' '\n' | grep -vc -e '^syscalls$' -e '^\[unknown\]' || true)
 check "kernel frames named (not [unknown])" test "$named" -gt 0
+# libc's read/write wrappers run without a frame, so the kernel's frame
+# pointer walk skips their caller (copy_loop). The report must not claim
+# that main calls read directly; it marks the skipped caller instead.
+"$BPROF_REPORT" -q -f -U "$T_DIR/k.bprof" > "$T_DIR/user"
+check "no false main->read edge" sh -c "! grep -qE ';main;[^;]*libc_(read|write)' '$T_DIR/user'"
+check "the skipped caller is marked" grep -qE ';main;\[unknown\];[^ ]*libc_(read|write)' "$T_DIR/user"
 finish
