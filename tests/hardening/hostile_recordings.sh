@@ -45,7 +45,24 @@ check "control bytes: summary on stderr clean" $TC stderr "$T_DIR/ctl.err"
 "$R" --info "$T_DIR/ctl.bprof" >"$T_DIR/ctl.info" 2>&1
 check "control bytes: --info clean" $TC info "$T_DIR/ctl.info"
 
-# 4. an object that has symbols, sampled where none is (its ELF header):
+# 4. recorded paths naming special files (a FIFO no one writes, /dev/zero,
+#    a directory): prof-report opens recorded paths to check build-ids and
+#    fallback hashes; it must neither block nor read forever
+mkfifo "$T_DIR/fifo"
+mkdir "$T_DIR/dir"
+for p in "$T_DIR/fifo" /dev/zero "$T_DIR/dir"; do
+	for bid in 0123456789abcdef0123456789abcdef01234567 none; do
+		"$MK" nosym "$T_DIR/special.bprof" "$p" "$bid"
+		for mode in -f --info; do
+			rc=0
+			timeout -k 2 10 "$R" "$mode" "$T_DIR/special.bprof" >/dev/null 2>&1 </dev/null || rc=$?
+			check "object path $p (build-id $bid), $mode: exit 0 (got $rc; 124 = hung)" test "$rc" -eq 0
+		done
+		rm -f "$T_DIR/special.bprof"
+	done
+done
+
+# 5. an object that has symbols, sampled where none is (its ELF header):
 #    the summary must not claim "no symbols for X: ok"
 elf=$BPROF_WORKLOADS/demo
 if [ -n "${BPROF_WORKLOADS:-}" ] && [ -x "$elf" ]; then

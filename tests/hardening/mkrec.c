@@ -6,7 +6,9 @@
  *   mkrec empty-comm OUT          a row with an empty comm and no frames at all
  *   mkrec huge-counts OUT         two stacks whose counts add past 2^64
  *   mkrec nosym OUT ELF BUILDID   a user frame in ELF (recorded with its real
- *                                 build-id) at file offset 0, where no symbol is
+ *                                 build-id) at file offset 0, where no symbol is;
+ *                                 BUILDID "none": recorded without build-id
+ *                                 (fallback hash 0, size 0), as an unreadable file
  *   mkrec control-comm OUT        comms and a path made of control bytes only
  *   mkrec many OUT N              N distinct unmapped user stacks (8 frames):
  *                                 a large output with --addresses
@@ -139,8 +141,12 @@ int main(int argc, char **argv)
 		struct bprof_object o = { .path = dup(argv[3]), .flags = BPROF_OBJ_HAS_BUILD_ID };
 		uint32_t idx;
 		size_t n = strlen(argv[4]) / 2;
-		if (n == 0 || n > BPROF_BUILD_ID_MAX)
+		if (!strcmp(argv[4], "none")) {
+			o.flags = BPROF_OBJ_FALLBACK_ID;
+			n = 0;
+		} else if (n == 0 || n > BPROF_BUILD_ID_MAX) {
 			return 2;
+		}
 		for (size_t i = 0; i < n; i++)
 			o.build_id[i] = (uint8_t)hexbyte(argv[4] + 2 * i);
 		o.build_id_len = (uint32_t)n;
