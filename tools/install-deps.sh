@@ -23,6 +23,8 @@ PKGS=(
 	# provides it and conflicts with Debian's npm package)
 	protobuf-c-compiler libprotobuf-c-dev
 	golang-go chromium debuginfod iproute2 util-linux nodejs ca-certificates
+	# man pages and completions (tests/export/install.sh)
+	man-db groff-base bash-completion
 )
 
 missing=()
