@@ -70,7 +70,72 @@ struct pp {
 	struct bsym_ctx *sym;
 };
 
+static int str_id_raw(struct pp *p, const char *s, int64_t *out);
+
+/* proto3 strings must be UTF-8 (generated decoders reject the message
+ * otherwise) and names come from hostile files: invalid sequences become
+ * U+FFFD.  NULL when s is already valid. */
+static char *utf8_clean(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t bad = 0, len = 0;
+	char *out = NULL, *o = NULL;
+
+	for (int pass = 0; pass < 2; pass++) {
+		p = (const unsigned char *)s;
+		while (*p) {
+			unsigned char c = *p;
+			size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+			uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+			bool valid = n > 0;
+			for (size_t i = 1; valid && i < n; i++) {
+				if ((p[i] & 0xc0) != 0x80)
+					valid = false;
+				else
+					cp = (cp << 6) | (p[i] & 0x3f);
+			}
+			if (valid && ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+				      (n == 4 && (cp < 0x10000 || cp > 0x10ffff))))
+				valid = false;
+			if (!valid)
+				n = 1;
+			if (pass == 0) {
+				bad += !valid;
+				len += valid ? n : 3;
+			} else if (valid) {
+				memcpy(o, p, n);
+				o += n;
+			} else {
+				memcpy(o, "\xef\xbf\xbd", 3);
+				o += 3;
+			}
+			p += n;
+		}
+		if (pass == 0) {
+			if (!bad)
+				return NULL;
+			out = o = malloc(len + 1);
+			if (!out)
+				return NULL;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 static int str_id(struct pp *p, const char *s, int64_t *out)
+{
+	char *clean = utf8_clean(s);
+	int err;
+
+	if (clean)
+		s = clean;
+	err = str_id_raw(p, s, out);
+	free(clean);
+	return err;
+}
+
+static int str_id_raw(struct pp *p, const char *s, int64_t *out)
 {
 	uint64_t v = p->strtab.nr;
 	bool found;
