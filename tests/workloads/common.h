@@ -10,6 +10,14 @@
 
 #define NOINLINE __attribute__((noinline))
 
+/*
+ * First statement of every named function: GCC 12 sets up no frame in a
+ * function that calls nothing, even with -fno-omit-frame-pointer
+ * -mno-omit-leaf-frame-pointer, and a frame-pointer walk then loses the
+ * leaf's caller.  Taking the frame address forces the frame.
+ */
+#define KEEP_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+
 static inline double now_s(void)
 {
 	struct timespec ts;

@@ -33,6 +33,7 @@ static double deadline;
 
 NOINLINE static void generate_input(char *in, size_t len, unsigned seed)
 {
+	KEEP_FRAME();
 	for (size_t i = 0; i < len; i++) {
 		seed = seed * 1103515245 + 12345;
 		in[i] = (i % 16 == 15) ? '\n' : 'a' + (seed >> 16) % 26;
@@ -41,6 +42,7 @@ NOINLINE static void generate_input(char *in, size_t len, unsigned seed)
 
 NOINLINE static void parse_records(const char *in, struct stage_buf *b)
 {
+	KEEP_FRAME();
 	for (int i = 0; i < RECORDS; i++) {
 		const char *line = in + (size_t)i * 16;
 		uint32_t k = 0;
@@ -59,6 +61,7 @@ NOINLINE static uint64_t fnv1a(const void *p, size_t n)
 	const unsigned char *s = p;
 	uint64_t h = 0xcbf29ce484222325ULL;
 
+	KEEP_FRAME();
 	while (n--)
 		h = (h ^ *s++) * 0x100000001b3ULL;
 	return h;
@@ -66,6 +69,7 @@ NOINLINE static uint64_t fnv1a(const void *p, size_t n)
 
 NOINLINE static void hash_records(struct stage_buf *b)
 {
+	KEEP_FRAME();
 	for (int round = 0; round < 4; round++)
 		for (int i = 0; i < RECORDS; i++)
 			b->hashes[i] = fnv1a(&b->rec[i], sizeof(b->rec[i])) + round;
@@ -75,6 +79,7 @@ NOINLINE static double score_records(const struct stage_buf *b)
 {
 	double s = 0;
 
+	KEEP_FRAME();
 	for (int i = 0; i < RECORDS; i++)
 		s += sqrt((double)(b->hashes[i] & 0xffff)) + log1p((double)(b->rec[i].value & 0xff));
 	return s;
@@ -86,6 +91,7 @@ NOINLINE static void compress_block(struct stage_buf *b)
 	size_t o = 0;
 	uint64_t prev = 0;
 
+	KEEP_FRAME();
 	for (int round = 0; round < 3; round++) {
 		o = 0;
 		for (int i = 0; i < RECORDS; i++) {
@@ -105,6 +111,7 @@ NOINLINE static void compress_block(struct stage_buf *b)
 
 NOINLINE static void write_block(int fd, const struct stage_buf *b)
 {
+	KEEP_FRAME();
 	for (size_t off = 0; off < b->out_len; off += 512)
 		if (write(fd, b->out + off, b->out_len - off < 512 ? b->out_len - off : 512) < 0)
 			break;
@@ -118,6 +125,7 @@ NOINLINE static void *pipeline(void *arg)
 	unsigned seed = (unsigned)(uintptr_t)arg;
 	double score = 0;
 
+	KEEP_FRAME();
 	while (now_s() < deadline) {
 		generate_input(in, sizeof(in), seed++);
 		parse_records(in, &b);

@@ -7,6 +7,7 @@ NOINLINE unsigned long dl_work(double secs)
 	double end = now_s() + secs;
 	unsigned long sink = 0;
 
+	KEEP_FRAME();
 	while (now_s() < end)
 		sink += spin_units(20);
 	return sink;

@@ -16,6 +16,7 @@ NOINLINE unsigned long child_work(double secs)
 	double end = now_s() + secs;
 	unsigned long sink = 0;
 
+	KEEP_FRAME();
 	while (now_s() < end)
 		sink += spin_units(10);
 	return sink;

@@ -13,11 +13,13 @@ static double deadline;
 
 NOINLINE unsigned long func_a(void)
 {
+	KEEP_FRAME();
 	return spin_units(N);
 }
 
 NOINLINE unsigned long func_b(void)
 {
+	KEEP_FRAME();
 	return spin_units(3 * N);
 }
 
@@ -25,6 +27,7 @@ NOINLINE static void *worker(void *arg)
 {
 	unsigned long sink = 0;
 
+	KEEP_FRAME();
 	while (now_s() < deadline) {
 		sink += func_a();
 		sink += func_b();

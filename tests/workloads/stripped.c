@@ -8,6 +8,7 @@ NOINLINE unsigned long stripped_work(double secs)
 	double end = now_s() + secs;
 	unsigned long sink = 0;
 
+	KEEP_FRAME();
 	while (now_s() < end)
 		sink += spin_units(20);
 	return sink;

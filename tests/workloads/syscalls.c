@@ -10,6 +10,7 @@ NOINLINE static void copy_loop(int in, int out, double deadline)
 	static char buf[65536];
 	unsigned n = 0;
 
+	KEEP_FRAME();
 	for (;;) {
 		if (read(in, buf, sizeof(buf)) < 0 || write(out, buf, sizeof(buf)) < 0) {
 			perror("syscalls");
