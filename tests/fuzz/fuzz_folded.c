@@ -219,7 +219,9 @@ static struct bprof_recording *build(struct rd *r, struct expect *ex)
 		for (uint32_t i = 0; i < st.nr_ips; i++) {
 			uint8_t b = u8(r), o = u8(r);
 			static const uint64_t base[4] = { OBJ0, OBJ1, JIT, 0x1000 };
-			st.ips[i] = base[b % 4] + (uint64_t)o * 0x10 + 1;
+			/* JIT addresses fall in one of the first 8 perf map entries */
+			st.ips[i] = base[b % 4] + (b % 4 == 2 ? (uint64_t)(o % 8) * 0x100 + (o >> 3)
+							    : (uint64_t)o * 0x10) + 1;
 		}
 		add(bprof_recording_add_stack(rec, &st));
 	}
@@ -347,6 +349,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rep_print(fz_open(&o), agg[i], &cfgs[i]) != 0)
 			abort();
 		fz_close(&o);
+		if (getenv("FUZZ_FOLDED_PRINT")) /* debugging: show what is checked */
+			fwrite(o.buf, 1, o.len, stderr);
 		if (cfgs[i].mode == REP_FOLDED) {
 			fz_check_folded(o.buf, o.len, 1, &sum);
 			if (sum != ex.total || st.samples != ex.total)
