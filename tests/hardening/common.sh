@@ -34,13 +34,16 @@ plant_earlier() {
 #  - DIR/NAME is either absent or a complete file bprof-dump reads;
 #  - nothing else but earlier.bprof in DIR (no temporary file left);
 #  - earlier.bprof untouched.
-# Sets HAVE_FILE=1 when DIR/NAME exists; its dump is then in DIR.NAME.txt.
+# Sets HAVE_FILE=1 when DIR/NAME exists; its dump is then in DIR.NAME.txt
+# (DIR.long-name.txt for names over 100 bytes).
 aftermath() {
 	local what=$1 dir=$2 name=$3 other
 	HAVE_FILE=0
 	if [ -e "$dir/$name" ] || [ -L "$dir/$name" ]; then
 		HAVE_FILE=1
-		check "$what: $name is complete (bprof-dump reads it)" dump_to "$dir/$name" "$dir.$name.txt"
+		local txt=$dir.$name.txt
+		[ ${#name} -le 100 ] || txt=$dir.long-name.txt
+		check "$what: $name is complete (bprof-dump reads it)" dump_to "$dir/$name" "$txt"
 	else
 		ok "$what: no $name"
 	fi
