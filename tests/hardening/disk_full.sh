@@ -42,6 +42,43 @@ if ! command -v strace >/dev/null; then
 	skip "strace not installed (apt-get install strace) for the injected faults"
 fi
 
+# inject_case WHAT NAME STRACE-ARGS -- RECORD-ARGS: prof-record under strace
+# fault injection; outcome checked by aftermath; the message must match the
+# outcome: "nothing written" exactly when there is no file (when the file is
+# in place but its directory could not be synced, say so - exit 0 with a
+# warning or 1 are both acceptable).
+inject_case() {
+	local what=$1 name=$2 rc=0; shift 2
+	local sargs=()
+	while [ "$1" != "--" ]; do sargs+=("$1"); shift; done
+	shift
+	local d=$T_DIR/inject-$name
+	mkdir "$d"
+	plant_earlier "$d"
+	strace -f "${sargs[@]}" -o /dev/null "$REC" -q -F 99 "$@" -o "$d/new.bprof" 1 \
+		2>"$T_DIR/err" || rc=$?
+	cat "$T_DIR/err"
+	check "$what: exit below 128 (got $rc)" test "$rc" -lt 128
+	aftermath "$what" "$d" new.bprof
+	if [ "$HAVE_FILE" = 0 ]; then
+		check "$what: no file, so a non-zero exit" test "$rc" -ne 0
+	fi
+	if [ "$HAVE_FILE" = 1 ]; then
+		check "$what: the file is there, so the message must not say 'nothing written'" \
+			sh -c "! grep -q 'nothing written' '$T_DIR/err'"
+	else
+		check "$what: no file, message says 'nothing written'" grep -q 'nothing written' "$T_DIR/err"
+	fi
+}
+
+# the steps of the atomic write failing one by one
+inject_case "link EIO (no --force)" link -e trace=link,linkat -e inject=link,linkat:error=EIO --
+inject_case "rename EIO (--force)" rename -e trace=rename,renameat,renameat2 \
+	-e inject=rename,renameat,renameat2:error=EIO -- --force
+inject_case "fsync of the file EIO" fsync1 -e trace=fsync -e inject=fsync:error=EIO:when=1 --
+# the directory's fsync (the last step) failing: the file is in place
+inject_case "fsync of the directory EIO" fsync2 -e trace=fsync -e inject=fsync:error=EIO:when=2 --
+
 # write(2) -> ENOSPC from the third call on.  stderr is written with
 # write(2) too, so the message cannot be checked here, only the outcome.
 d=$T_DIR/inject-write
