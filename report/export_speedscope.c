@@ -269,7 +269,12 @@ static int write_json(FILE *f, struct ss *s, const struct rep_input *in, size_t 
 	rep_json_string(f, "prof-report");
 	fputs(",\"name\":", f);
 	rep_json_string(f, nr_in == 1 ? in[0].path : "merged recordings");
-	fputs(",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[\n", f);
+	/* open on the busiest process */
+	size_t active = 0;
+	for (size_t i = 1; i < s->nr_profiles; i++)
+		if (s->profiles[i].total > s->profiles[active].total)
+			active = i;
+	fprintf(f, ",\"activeProfileIndex\":%zu,\n\"shared\":{\"frames\":[\n", active);
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		const struct sframe *fr = &s->frames[i];
 		fputs(i ? ",\n{\"name\":" : "{\"name\":", f);

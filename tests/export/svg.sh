@@ -64,7 +64,8 @@ def frames(path):
         if not t or not r:
             continue
         m = re.match(r"(.*) \(([\d,]+) samples?, ", html.unescape(t.group(1)))
-        name = re.sub(r"_\[[kij]\]$", "", m.group(1))
+        # this flamegraph.pl turns <> into () (C++ templates); annotations dropped
+        name = re.sub(r"_\[[kij]\]$", "", m.group(1)).replace("<", "(").replace(">", ")")
         out.append((name, int(m.group(2).replace(",", "")), float(r.group(1)), float(r.group(3))))
     return sorted(out)
 a, b = frames(sys.argv[1]), frames(sys.argv[2])
