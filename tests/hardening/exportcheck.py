@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""exportcheck.py KIND FILE: an export written from hostile strings must
+still be a valid document of its kind.
+
+KIND speedscope  strict UTF-8 JSON (json.loads)
+     svg         strict UTF-8, well-formed XML (xml.etree)
+     pprof       gzip; every string of profile.proto's string_table (field 6)
+                 valid UTF-8 (Go's proto decoder rejects anything else)
+"""
+import gzip
+import json
+import sys
+import xml.etree.ElementTree as ET
+
+kind, path = sys.argv[1], sys.argv[2]
+data = open(path, 'rb').read()
+
+
+def bad(msg):
+    print(f'{path}: {msg}', file=sys.stderr)
+    sys.exit(1)
+
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        if i >= len(b):
+            raise ValueError('truncated varint')
+        c = b[i]
+        i += 1
+        v |= (c & 0x7f) << s
+        s += 7
+        if not c & 0x80:
+            return v, i
+
+
+if kind == 'speedscope':
+    try:
+        json.loads(data.decode('utf-8'))
+    except (UnicodeDecodeError, ValueError) as e:
+        bad(f'not valid UTF-8 JSON: {e}')
+elif kind == 'svg':
+    try:
+        data.decode('utf-8')
+        ET.fromstring(data)
+    except (UnicodeDecodeError, ET.ParseError) as e:
+        bad(f'not well-formed UTF-8 XML: {e}')
+elif kind == 'pprof':
+    try:
+        raw = gzip.decompress(data)
+    except OSError as e:
+        bad(f'not gzip: {e}')
+    i, n = 0, 0
+    try:
+        while i < len(raw):
+            key, i = varint(raw, i)
+            field, wt = key >> 3, key & 7
+            if wt == 0:
+                _, i = varint(raw, i)
+            elif wt == 1:
+                i += 8
+            elif wt == 5:
+                i += 4
+            elif wt == 2:
+                ln, i = varint(raw, i)
+                chunk = raw[i:i + ln]
+                if len(chunk) != ln:
+                    bad('truncated field')
+                i += ln
+                if field == 6:
+                    n += 1
+                    try:
+                        chunk.decode('utf-8')
+                    except UnicodeDecodeError:
+                        bad(f'string_table entry {n} is not UTF-8: {chunk[:80]!r}')
+            else:
+                bad(f'bad wire type {wt}')
+    except ValueError as e:
+        bad(str(e))
+    if n == 0:
+        bad('no string_table')
+else:
+    bad(f'unknown kind {kind}')
+print(f'{path}: valid {kind}')
