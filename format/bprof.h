@@ -191,6 +191,9 @@ struct bprof_ksym {
 
 /* Kernel section flags. */
 #define BPROF_KERNEL_KALLSYMS_HIDDEN (1u << 0) /* kptr_restrict hid addresses */
+/* ksyms holds only the symbols that contain a sampled kernel address, each
+ * with its successor (so a lookup is bounded exactly as with the full table) */
+#define BPROF_KERNEL_KALLSYMS_PARTIAL (1u << 1)
 
 struct bprof_kernel {
 	char *release;

@@ -215,3 +215,94 @@ int kernel_collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden)
 		return err;
 	return collect_kallsyms(k, with_kallsyms, hidden);
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Index of the last symbol at or below addr, or -1. */
+static long ksym_containing(const struct bprof_ksym *s, uint32_t n, uint64_t addr)
+{
+	long lo = 0, hi = (long)n - 1, found = -1;
+
+	while (lo <= hi) {
+		long mid = lo + (hi - lo) / 2;
+		if (s[mid].addr <= addr) {
+			found = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return found;
+}
+
+int kernel_prune_ksyms(struct bprof_kernel *k, const struct bprof_recording *rec)
+{
+	uint64_t *addrs = NULL;
+	size_t nr = 0, cap = 0;
+	bool *keep = NULL;
+	int err = -ENOMEM;
+
+	if (!k->nr_ksyms)
+		return 0;
+	for (uint64_t i = 0; i < rec->nr_counts; i++) {
+		const struct bprof_count *c = &rec->counts[i];
+		const struct bprof_stack *s = c->kernel_stack_id >= 0
+						      ? bprof_recording_stack(rec, c->kernel_stack_id)
+						      : NULL;
+		size_t need = 1 + 2 * (size_t)(s ? s->nr_ips : 0);
+		if (nr + need > cap) {
+			size_t nc = cap ? cap * 2 : 4096;
+			while (nc < nr + need)
+				nc *= 2;
+			uint64_t *a = realloc(addrs, nc * sizeof(*a));
+			if (!a)
+				goto out;
+			addrs = a;
+			cap = nc;
+		}
+		if (c->kernel_ip)
+			addrs[nr++] = c->kernel_ip;
+		for (uint32_t j = 0; s && j < s->nr_ips; j++) {
+			addrs[nr++] = s->ips[j];
+			/* a return address may lie just past its symbol (a call as
+			 * the last instruction): the report looks up addr - 1 */
+			if (j > 0 && s->ips[j])
+				addrs[nr++] = s->ips[j] - 1;
+		}
+	}
+	keep = calloc(k->nr_ksyms, sizeof(*keep));
+	if (!keep)
+		goto out;
+	if (nr)
+		qsort(addrs, nr, sizeof(*addrs), cmp_u64);
+	for (size_t i = 0; i < nr; i++) {
+		if (i && addrs[i] == addrs[i - 1])
+			continue;
+		long at = ksym_containing(k->ksyms, k->nr_ksyms, addrs[i]);
+		if (at < 0)
+			continue;
+		keep[at] = true;
+		if ((uint32_t)at + 1 < k->nr_ksyms)
+			keep[at + 1] = true;
+	}
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < k->nr_ksyms; i++) {
+		if (keep[i])
+			k->ksyms[w++] = k->ksyms[i];
+		else
+			free(k->ksyms[i].name);
+	}
+	k->nr_ksyms = w;
+	/* an empty partial table would read as "no snapshot"; say nothing then */
+	if (w)
+		k->flags |= BPROF_KERNEL_KALLSYMS_PARTIAL;
+	err = 0;
+out:
+	free(keep);
+	free(addrs);
+	return err;
+}

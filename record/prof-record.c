@@ -51,6 +51,7 @@ struct env {
 	bool kernel_only;
 	bool include_idle;
 	bool no_kallsyms;
+	bool full_kallsyms;
 	bool quiet;
 	bool verbose;
 	bool force;
@@ -120,6 +121,7 @@ enum {
 	OPT_HASH_STORAGE,
 	OPT_CGROUP,
 	OPT_NO_KALLSYMS,
+	OPT_FULL_KALLSYMS,
 	OPT_FORCE,
 };
 
@@ -137,6 +139,7 @@ static const struct argp_option opts[] = {
 	{ "hash-storage-size", OPT_HASH_STORAGE, "N", 0, "Unique counted keys that can be stored (default 40960)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Profile tasks under this cgroup v2 directory only", 0 },
 	{ "no-kallsyms", OPT_NO_KALLSYMS, NULL, 0, "Do not store a /proc/kallsyms snapshot", 0 },
+	{ "full-kallsyms", OPT_FULL_KALLSYMS, NULL, 0, "Store all of /proc/kallsyms (~650 KiB), not only the symbols of sampled kernel addresses", 0 },
 	{ "output", 'o', "FILE", 0, "Output file (default prof-HOST-YYYYmmdd-HHMMSS.bprof)", 0 },
 	{ "force", OPT_FORCE, NULL, 0, "Replace an existing output file", 0 },
 	{ "quiet", 'q', NULL, 0, "No start and status lines (warnings and errors still)", 0 },
@@ -263,6 +266,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CGROUP:
 		env->cgroup = arg;
+		break;
+	case OPT_FULL_KALLSYMS:
+		env->full_kallsyms = true;
 		break;
 	case OPT_NO_KALLSYMS:
 		env->no_kallsyms = true;
@@ -801,8 +807,19 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 		if (i && ids[i] == ids[i - 1])
 			continue;
 		memset(ips, 0, sizeof(ips));
-		if (bpf_map_lookup_elem(sfd, &ids[i], ips))
-			continue; /* cannot happen: ids are never deleted */
+		if (bpf_map_lookup_elem(sfd, &ids[i], ips)) {
+			/* Not expected (ids are never deleted), but a count must
+			 * never point at a stack the file lacks: the writer would
+			 * refuse the whole recording.  Mark those stacks lost. */
+			for (uint64_t c = 0; c < rec->nr_counts; c++) {
+				if (rec->counts[c].user_stack_id == ids[i])
+					rec->counts[c].user_stack_id = -ENOENT;
+				if (rec->counts[c].kernel_stack_id == ids[i])
+					rec->counts[c].kernel_stack_id = -ENOENT;
+			}
+			rec->losses.other++;
+			continue;
+		}
 		while (n < PROFILE_MAX_STACK_DEPTH && ips[n])
 			n++;
 		s.id = ids[i];
@@ -1289,7 +1306,8 @@ int main(int argc, char **argv)
 	}
 	dump_losses(obj, &rec->losses, nr_cpus);
 	if (manifest_emit(man, rec, &rec->losses.manifest_lost) ||
-	    kernel_collect(&rec->kernel, !env.no_kallsyms, &hidden)) {
+	    kernel_collect(&rec->kernel, !env.no_kallsyms, &hidden) ||
+	    (!env.full_kallsyms && kernel_prune_ksyms(&rec->kernel, rec))) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}

@@ -337,6 +337,9 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 	struct rep_stats st = {0};
 	char errbuf[512];
 	int ret = 1, err;
+	/* set while writing the report, so a failure names the output */
+	const char *writing = NULL;
+	const char *out_name = a->output ? a->output : "standard output";
 
 	if (!in) {
 		fprintf(stderr, "prof-report: out of memory\n");
@@ -354,6 +357,7 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 		for (size_t i = 0; i < a->nr_files; i++) {
 			if (i)
 				fputc('\n', out);
+			writing = out_name;
 			err = rep_print_info(out, sym, &in[i]);
 			if (err)
 				goto out_err;
@@ -378,6 +382,7 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 		if (err)
 			goto out_err;
 	}
+	writing = out_name;
 	err = a->diff ? rep_print_diff(out, agg[0], agg[1], a->normalize)
 		      : rep_print(out, agg[0], &a->cfg);
 	if (err)
@@ -393,7 +398,10 @@ out_err:
 	if (err == -EPIPE) {
 		ret = 0; /* a reader that closes early (| head) is not an error */
 	} else {
-		fprintf(stderr, "prof-report: %s\n", strerror(-err));
+		if (writing)
+			fprintf(stderr, "prof-report: writing %s: %s\n", writing, strerror(-err));
+		else
+			fprintf(stderr, "prof-report: %s\n", strerror(-err));
 		ret = 1;
 	}
 out:

@@ -828,7 +828,7 @@ int main(int argc, char **argv)
 	/* kernel: flags, bid len 20, stext, bid, "6.1.0-18-amd64", 2 modules */
 	DAMAGED(d, &c)
 	{
-		set32(&d, payload(&d, BPROF_SECT_KERNEL), 0x2);
+		set32(&d, payload(&d, BPROF_SECT_KERNEL), 0x4); /* bit 2: the lowest reserved bit */
 		invalid(g, "kernel-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
 		free(d.p);
 	}

@@ -25,4 +25,17 @@ check "kernel frames named (not [unknown])" test "$named" -gt 0
 "$BPROF_REPORT" -q -f -U "$T_DIR/k.bprof" > "$T_DIR/user"
 check "no false main->read edge" sh -c "! grep -qE ';main;[^;]*libc_(read|write)' '$T_DIR/user'"
 check "the skipped caller is marked" grep -qE ';main;\[unknown\];[^ ]*libc_(read|write)' "$T_DIR/user"
+# By default only the kallsyms entries of sampled kernel addresses are kept
+# (flag 0x2, partial); names must be the same as with the full table.
+"$BPROF_RECORD" -q -F 499 --full-kallsyms -o "$T_DIR/full.bprof" -- "$BPROF_WORKLOADS/syscalls" 2
+read -r _ _ _ _ nks flags _ < <("$BPROF_DUMP" "$T_DIR/k.bprof" | grep '^kernel ')
+read -r _ _ _ _ nks_full flags_full _ < <("$BPROF_DUMP" "$T_DIR/full.bprof" | grep '^kernel ')
+echo "ksyms: default $nks ($flags), --full-kallsyms $nks_full ($flags_full)"
+check "default snapshot is partial and small" sh -c "[ '$flags' = 0x2 ] && [ $nks -gt 0 ] && [ $nks -lt 5000 ]"
+check "--full-kallsyms keeps the whole table" sh -c "[ '$flags_full' = 0x0 ] && [ $nks_full -gt 10000 ]"
+"$BPROF_REPORT" -q -f -K "$T_DIR/full.bprof" | tr ';' '\n' | sed 's/ [0-9]*$//' | sort -u > "$T_DIR/names_full"
+tr ';' '\n' < "$T_DIR/konly" | sed 's/ [0-9]*$//' | sort -u > "$T_DIR/names_part"
+common=$(comm -12 "$T_DIR/names_full" "$T_DIR/names_part" | grep -c . || true)
+check "partial and full snapshots name the hot kernel path alike ($common common names)" \
+	sh -c "[ $common -ge 5 ] && grep -qx read_zero '$T_DIR/names_part' && grep -qx read_zero '$T_DIR/names_full'"
 finish
