@@ -101,11 +101,12 @@ check "hanging server: the report completes (exit 0)" test "$rc" -eq 0
 check "hanging server: a clear warning naming debuginfod and the timeout" \
 	grep -qiE 'warning: debuginfod.*(Timer expired|timed out)' "$T_DIR/slow.err"
 check "hanging server: the report is still written" grep -q '^stripped;' "$T_DIR/slow.out"
-check "hanging server: DEBUGINFOD_TIMEOUT=2 respected: ${took}s <= $lookups lookups x 2s + 3s" \
-	test "$took" -le $((lookups * 2 + 3))
+# (about 2.4 s per lookup is measured: connection set-up on top of the timeout)
+check "hanging server: DEBUGINFOD_TIMEOUT=2 respected: ${took}s <= $lookups lookups x 3s + 5s" \
+	test "$lookups" -ge 1 -a "$took" -le $((lookups * 3 + 5))
 slow_run 1
-check "hanging server, one retry: ${took}s <= $lookups lookups x 2 x 2s + 3s" \
-	test "$rc" -eq 0 -a "$took" -le $((lookups * 4 + 3))
+check "hanging server, one retry: ${took}s <= $lookups lookups x 2 x 3s + 5s" \
+	test "$rc" -eq 0 -a "$took" -le $((lookups * 6 + 5))
 
 # a server that is down: nothing listens on the port
 kill "$DPID"; wait "$DPID" 2>/dev/null || true; DPID=
