@@ -13,6 +13,8 @@
 #   fuzz_report_content  the same from framed content
 #   fuzz_folded        hostile names in an in-memory recording; folded
 #                      output invariants (one line per distinct stack, ...)
+#   fuzz_exports       the same recordings through the exporters: SVG
+#                      well-formed, speedscope valid JSON, pprof written
 # BPROF_FUZZ_TARGETS="fuzz_report fuzz_folded" runs only those.
 # Prints executions, seconds and the result per target; exits non-zero on
 # any crash, leak or timeout (reproducers in BUILD_DIR/fuzz-artifacts/).
@@ -85,4 +87,5 @@ selected fuzz_read_content && run_target fuzz_read_content "$here/corpus/content
 selected fuzz_report && run_target fuzz_report "$here/corpus/report"
 selected fuzz_report_content && run_target fuzz_report_content "$here/corpus/report_content"
 selected fuzz_folded && run_target fuzz_folded "$here/corpus/folded"
+selected fuzz_exports && run_target fuzz_exports "$here/corpus/exports"
 exit $failed
