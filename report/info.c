@@ -24,6 +24,14 @@ static void print_time(FILE *f, uint64_t ns)
 
 static const char *str_or(const char *s, const char *dflt) { return s && *s ? s : dflt; }
 
+/* "label" + a recorded (hostile) string, escaped, + "\n" */
+static void line(FILE *f, const char *label, const char *s)
+{
+	fputs(label, f);
+	rep_fputs_clean(f, str_or(s, "?"));
+	fputc('\n', f);
+}
+
 int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 {
 	const struct bprof_recording *rec = in->rec;
@@ -37,20 +45,22 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 		samples = samples + rec->counts[i].count < samples ? UINT64_MAX
 								   : samples + rec->counts[i].count;
 
-	fprintf(f, "file:           %s\n", in->path);
-	fprintf(f, "host:           %s\n", str_or(m->hostname, "?"));
-	fprintf(f, "kernel:         %s (%s)\n", str_or(m->kernel_release, "?"), str_or(m->arch, "?"));
-	fprintf(f, "recorder:       %s\n", str_or(m->recorder_version, "?"));
-	fprintf(f, "command line:   %s\n", str_or(m->options, "?"));
+	line(f, "file:           ", in->path);
+	line(f, "host:           ", m->hostname);
+	line(f, "kernel:         ", m->kernel_release);
+	line(f, "arch:           ", m->arch);
+	line(f, "recorder:       ", m->recorder_version);
+	line(f, "command line:   ", m->options);
 	fprintf(f, "start:          ");
 	print_time(f, m->start_time_ns);
 	fprintf(f, "\nduration:       %.3f s\n", (double)m->duration_ns / 1e9);
+	fputs("sampling:       ", f);
+	rep_fputs_clean(f, str_or(m->event, "?"));
 	if (m->sample_freq)
-		fprintf(f, "sampling:       %s at %llu Hz on %u CPUs\n", str_or(m->event, "?"),
-			(unsigned long long)m->sample_freq, m->ncpus);
+		fprintf(f, " at %llu Hz on %u CPUs\n", (unsigned long long)m->sample_freq, m->ncpus);
 	else
-		fprintf(f, "sampling:       %s every %llu events on %u CPUs\n", str_or(m->event, "?"),
-			(unsigned long long)m->sample_period, m->ncpus);
+		fprintf(f, " every %llu events on %u CPUs\n", (unsigned long long)m->sample_period,
+			m->ncpus);
 	fprintf(f, "stacks:         %s%s%s%s\n",
 		(m->flags & BPROF_META_USER_STACKS) ? "user " : "",
 		(m->flags & BPROF_META_KERNEL_STACKS) ? "kernel " : "",
@@ -72,11 +82,15 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 	fprintf(f, "  other:                           %llu\n", (unsigned long long)l->other);
 
 	rep_hex(hex, k->build_id, k->build_id_len);
-	fprintf(f, "kernel image:   %s build-id %s, _stext at 0x%llx, %u modules\n",
-		str_or(k->release, "?"), k->build_id_len ? hex : "-", (unsigned long long)k->stext,
-		k->nr_modules);
+	fputs("kernel image:   ", f);
+	rep_fputs_clean(f, str_or(k->release, "?"));
+	fprintf(f, " build-id %s, _stext at 0x%llx, %u modules\n", k->build_id_len ? hex : "-",
+		(unsigned long long)k->stext, k->nr_modules);
 	if (k->flags & BPROF_KERNEL_KALLSYMS_HIDDEN)
 		fprintf(f, "kallsyms:       hidden on the host (kptr_restrict): kernel frames need vmlinux debuginfo\n");
+	else if (k->nr_ksyms && (k->flags & BPROF_KERNEL_KALLSYMS_PARTIAL))
+		fprintf(f, "kallsyms:       %u text symbols recorded (those of sampled kernel addresses)\n",
+			k->nr_ksyms);
 	else if (k->nr_ksyms)
 		fprintf(f, "kallsyms:       %u text symbols recorded\n", k->nr_ksyms);
 	else
@@ -94,14 +108,20 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 			snprintf(hex, sizeof(hex), "(no build-id; fallback %016llx)",
 				 (unsigned long long)o->fallback_hash);
 		}
-		fprintf(f, "  %s %s%s\n", hex, str_or(o->path, "?"),
-			(o->flags & BPROF_OBJ_DELETED) ? " (deleted on host)" : "");
+		fprintf(f, "  %s ", hex);
+		rep_fputs_clean(f, str_or(o->path, "?"));
+		fputs((o->flags & BPROF_OBJ_DELETED) ? " (deleted on host)\n" : "\n", f);
 		if (err)
 			fprintf(f, "      error: %s\n", strerror(-err));
-		else if (oi.status == BSYM_OK)
-			fprintf(f, "      symbols: %s%s%s%s\n", str_or(oi.elf_path, "?"),
-				oi.debug_path ? ", debuginfo " : "", oi.debug_path ? oi.debug_path : "",
-				oi.has_dwarf ? "" : " (no DWARF: function names only)");
+		else if (oi.status == BSYM_OK) {
+			fputs("      symbols: ", f);
+			rep_fputs_clean(f, str_or(oi.elf_path, "?"));
+			if (oi.debug_path) {
+				fputs(", debuginfo ", f);
+				rep_fputs_clean(f, oi.debug_path);
+			}
+			fputs(oi.has_dwarf ? "\n" : " (no DWARF: function names only)\n", f);
+		}
 		else
 			fprintf(f, "      MISSING: %s\n", bsym_reason_str(oi.status));
 	}

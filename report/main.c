@@ -220,8 +220,12 @@ static void log_cb(void *arg, enum bsym_log_level level, const char *msg)
 {
 	const bool *quiet = arg;
 
-	if (level == BSYM_LOG_WARN && !*quiet)
-		fprintf(stderr, "prof-report: warning: %s\n", msg);
+	if (level == BSYM_LOG_WARN && !*quiet) {
+		/* libsym's messages quote recorded paths */
+		fputs("prof-report: warning: ", stderr);
+		rep_fputs_clean(stderr, msg);
+		fputc('\n', stderr);
+	}
 }
 
 /* Find the recorded object behind a bsym id, for the summary. */
@@ -252,8 +256,10 @@ static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_
 		if (!o || bsym_object_info(sym, ids[i], &oi) != 0 || oi.status == BSYM_OK)
 			continue;
 		rep_hex(hex, o->build_id, o->build_id_len);
-		fprintf(stderr, "prof-report: no symbols for %s (build-id %s): %s\n", o->path,
-			o->build_id_len ? hex : "none", bsym_reason_str(oi.status));
+		fputs("prof-report: no symbols for ", stderr);
+		rep_fputs_clean(stderr, o->path);
+		fprintf(stderr, " (build-id %s): %s\n", o->build_id_len ? hex : "none",
+			bsym_reason_str(oi.status));
 	}
 	if (st->missed_user + st->missed_kernel)
 		fprintf(stderr, "WARNING: %llu stack traces could not be displayed.%s\n",

@@ -84,46 +84,16 @@ static void sb_put_sanitized(struct sbuf *b, const char *name)
 	const unsigned char *p = (const unsigned char *)name;
 
 	while (*p) {
-		unsigned char c = *p;
-		size_t n = 1;
-
-		if (c < 0x80) {
-			char out = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-			sb_putn(b, &out, 1);
-			p++;
-			continue;
-		}
-		/* validate one UTF-8 sequence (no overlongs, no surrogates) */
-		uint32_t cp = 0;
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 2;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 3;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 4;
-			cp = c & 0x07;
-		} else {
-			n = 0;
-		}
-		bool valid = n > 0;
-		for (size_t i = 1; valid && i < n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				valid = false;
-			else
-				cp = (cp << 6) | (p[i] & 0x3f);
-		}
-		if (valid && ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-			      (n == 4 && (cp < 0x10000 || cp > 0x10ffff))))
-			valid = false;
-		if (valid) {
+		size_t n = rep_utf8_len(p);
+		if (n == 1 && *p == ';') {
+			sb_putn(b, ":", 1);
+		} else if (n) {
 			sb_putn(b, (const char *)p, n);
-			p += n;
 		} else {
 			sb_putn(b, "?", 1);
-			p++;
+			n = 1;
 		}
+		p += n;
 	}
 }
 
@@ -208,7 +178,7 @@ static int agg_add(struct rep_agg *a, const char *key, size_t len, uint64_t coun
 	uint64_t h = hash_str(key, len);
 	size_t j = h & (a->nslots - 1);
 
-	a->total += count;
+	a->total = a->total + count < a->total ? UINT64_MAX : a->total + count;
 	while (a->slots[j]) {
 		struct agg_entry *e = &a->entries[a->slots[j] - 1];
 		if (e->hash == h && strcmp(e->key, key) == 0) {
@@ -459,8 +429,11 @@ static void render(struct sbuf *out, const struct rep_config *cfg, const struct 
 {
 	bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
 
+	/* an empty comm would start the line with ';' (or leave no frame) */
+	const char *comm = c->comm[0] ? c->comm : "[unknown]";
+
 	if (cfg->mode == REP_FOLDED) {
-		sb_put_sanitized(out, c->comm);
+		sb_put_sanitized(out, comm);
 		if (show_user) {
 			if (umiss)
 				sb_puts(out, ";[Missed User Stack]");
@@ -496,7 +469,7 @@ static void render(struct sbuf *out, const struct rep_config *cfg, const struct 
 			sb_printf(out, "    %s\n", r->text.s + r->frames[i].off);
 	}
 	sb_printf(out, "    %-16s ", "-");
-	sb_put_sanitized(out, c->comm);
+	sb_put_sanitized(out, comm);
 	sb_printf(out, " (%u)", c->pid);
 }
 
@@ -559,7 +532,8 @@ int rep_agg_add_input(struct rep_agg *agg, const struct rep_config *cfg, struct 
 			err = -ENOMEM;
 			break;
 		}
-		st->samples += c->count;
+		st->samples = st->samples + c->count < st->samples ? UINT64_MAX
+								   : st->samples + c->count;
 		err = agg_add(agg, line.s ? line.s : "", line.len, c->count);
 		if (err)
 			break;
@@ -639,8 +613,10 @@ int rep_print_diff(FILE *f, const struct rep_agg *before, const struct rep_agg *
 		int c = i >= before->nr ? 1 : j >= after->nr ? -1 : strcmp(a[i]->key, b[j]->key);
 		const char *key = c <= 0 ? a[i]->key : b[j]->key;
 		uint64_t x = c <= 0 ? a[i]->count : 0, y = c >= 0 ? b[j]->count : 0;
-		if (normalize)
-			x = (uint64_t)((double)x * scale + 0.5);
+		if (normalize && scale != 1.0) {
+			double v = (double)x * scale + 0.5;
+			x = v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+		}
 		fprintf(f, "%s %llu %llu\n", key, (unsigned long long)x, (unsigned long long)y);
 		if (c <= 0)
 			i++;

@@ -83,7 +83,12 @@ int rep_print_diff(FILE *f, const struct rep_agg *before, const struct rep_agg *
 		   bool normalize);
 int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in);
 
-/* Text helpers */
+/* Text helpers (text.c).  rep_utf8_len: length of the printable UTF-8
+ * character at p, 0 for a control character (C0, DEL, C1) or invalid UTF-8.
+ * rep_fputs_clean: print s with such bytes and '\\' escaped as \\xHH. */
+size_t rep_utf8_len(const unsigned char *p);
+void rep_fputs_clean(FILE *f, const char *s);
+
 void rep_hex(char *out, const uint8_t *bytes, size_t len); /* out: 2*len+1 */
 
 /* ---- structured walk (walk.c), for the exporters ------------------------- */
