@@ -389,6 +389,45 @@ static int mb_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	return 0;
 }
 
+/* A recorded path as one line of clean text: valid UTF-8 is kept (spaces
+ * too: the path is the rest of the line), backslash, control bytes (C1
+ * included) and invalid bytes become C escapes (\\, \n, \xff), which
+ * `printf '%b'` undoes. */
+static void put_path(FILE *f, const char *path)
+{
+	const unsigned char *p = (const unsigned char *)path;
+
+	while (*p) {
+		unsigned char c = *p;
+		size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+		uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+		bool valid = n > 0;
+		for (size_t i = 1; valid && i < n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				valid = false;
+			else
+				cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		if (valid && ((n == 2 && cp < 0xa0) || (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+			      (n == 4 && (cp < 0x10000 || cp > 0x10ffff))))
+			valid = false; /* C1 controls, overlongs, surrogates */
+		if (valid && n == 1 && c == '\\') {
+			fputs("\\\\", f);
+		} else if (valid && n == 1 && c == '\n') {
+			fputs("\\n", f);
+		} else if (valid && n == 1 && c == '\t') {
+			fputs("\\t", f);
+		} else if (valid && !(n == 1 && (c < 0x20 || c == 0x7f))) {
+			fwrite(p, 1, n, f);
+			p += n;
+			continue;
+		} else {
+			fprintf(f, "\\x%02x", c);
+		}
+		p++;
+	}
+}
+
 int rep_print_missing_buildids(FILE *f, const struct rep_config *cfg, struct bsym_ctx *sym,
 			       const struct rep_input *in, size_t nr_in)
 {
@@ -418,7 +457,9 @@ int rep_print_missing_buildids(FILE *f, const struct rep_config *cfg, struct bsy
 		err = rep_map_get(&printed, hex, strlen(hex), &v, &found);
 		if (err || found)
 			continue;
-		fprintf(f, "%s %s\n", hex, o->path ? o->path : "");
+		fprintf(f, "%s ", hex);
+		put_path(f, o->path && *o->path ? o->path : "[unknown]");
+		fputc('\n', f);
 	}
 	rep_map_free(&printed);
 	rep_map_free(&m.seen);
