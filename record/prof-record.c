@@ -358,6 +358,13 @@ static int check_output(const char *path, bool force)
 		free(dir);
 		return -EEXIST;
 	}
+	/* --force replaces a file, never a directory (rename would fail only
+	 * after the whole recording) */
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "prof-record: %s is a directory; give a file name with -o\n", path);
+		free(dir);
+		return -EISDIR;
+	}
 	slash = strrchr(dir, '/');
 	if (!slash)
 		strcpy(dir, ".");
@@ -1327,9 +1334,20 @@ int main(int argc, char **argv)
 	}
 	wopts.flags = env.force ? 0 : BPROF_WRITE_NO_CLOBBER;
 	wopts.mode = 0600;
+	struct stat before;
+	bool existed = lstat(output, &before) == 0;
 	err = bprof_write_file(rec, output, &wopts, &berr);
 	if (err) {
-		if (err == BPROF_E_EXISTS)
+		struct stat after;
+		/* The last step, syncing the directory, can fail after the file
+		 * took its name: then the file is there (but may not survive a
+		 * crash), and "nothing written" would be a lie. */
+		bool placed = lstat(output, &after) == 0 &&
+			      (!existed || after.st_ino != before.st_ino || after.st_dev != before.st_dev);
+		if (err == BPROF_E_IO && placed)
+			fprintf(stderr, "prof-record: wrote %s, but syncing its directory failed: %s; the file may not survive a crash\n",
+				output, strerror(berr.sys_errno));
+		else if (err == BPROF_E_EXISTS)
 			fprintf(stderr, "prof-record: %s appeared meanwhile; not replaced (use --force); nothing written\n", output);
 		else if (err == BPROF_E_IO)
 			fprintf(stderr, "prof-record: cannot write %s: %s%s; nothing written\n", output,

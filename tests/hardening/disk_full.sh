@@ -1,6 +1,6 @@
 #!/bin/bash
 # A full disk while writing the recording: a 64 KiB tmpfs is far too small
-# for a recording with its kallsyms snapshot.  prof-record must say so
+# for a recording with the full kallsyms snapshot (--full-kallsyms).  prof-record must say so
 # (ENOSPC / "No space"), exit non-zero, leave no file and no temporary file,
 # and not touch an earlier file in that directory.  Then the same with
 # write(2) failing with ENOSPC injected by strace (from the third write on),
@@ -15,7 +15,8 @@ CLEANUP='umount "$T_DIR/full" 2>/dev/null || true'
 plant_earlier "$full"
 
 rc=0
-"$REC" -q -F 99 -o "$full/new.bprof" 1 2>"$T_DIR/err" || rc=$?
+# --full-kallsyms: ~650 KiB, far more than the 64 KiB the tmpfs holds
+"$REC" -q -F 99 --full-kallsyms -o "$full/new.bprof" 1 2>"$T_DIR/err" || rc=$?
 cat "$T_DIR/err"
 check "tmpfs full: non-zero exit" test "$rc" -ne 0
 check "tmpfs full: exit below 128 (no crash)" test "$rc" -lt 128
@@ -86,7 +87,7 @@ mkdir "$d"
 plant_earlier "$d"
 rc=0
 strace -f -e trace=write -e inject=write:error=ENOSPC:when=3+ -o /dev/null \
-	"$REC" -q -F 99 -o "$d/new.bprof" 1 2>"$T_DIR/err" || rc=$?
+	"$REC" -q -F 99 --full-kallsyms -o "$d/new.bprof" 1 2>"$T_DIR/err" || rc=$?
 check "write ENOSPC (strace): non-zero exit" test "$rc" -ne 0
 check "write ENOSPC (strace): exit below 128 (no crash)" test "$rc" -lt 128
 aftermath "write ENOSPC (strace)" "$d" new.bprof
