@@ -11,6 +11,9 @@ seed=${SEED:-$$}
 RANDOM=$seed
 echo "seed $seed (SEED=$seed reproduces the delays)"
 # many distinct stacks, so that reading and writing the tables takes a while
+# the whole kallsyms too (when the recorder offers it): a longer write
+FULL=""
+if "$REC" --help | grep -q -- --full-kallsyms; then FULL=--full-kallsyms; fi
 bg "$W/demo" 60
 bg "$W/syscalls" 60
 
@@ -44,7 +47,7 @@ for i in $(seq 1 $runs); do
 
 	# (a background job of a script starts with SIGINT ignored: undo that,
 	# as a terminal's Ctrl-C would find the default action)
-	env --default-signal=INT,TERM "$REC" -F 499 --hash-storage-size 200000 --stack-storage-size 65536 \
+	env --default-signal=INT,TERM "$REC" -F 499 $FULL --hash-storage-size 200000 --stack-storage-size 65536 \
 		-o "$d/$name" 1 >"$d.out" 2>"$d.err" &
 	rp=$!
 	if [ $((i % 2)) -eq 0 ]; then
