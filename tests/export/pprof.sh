@@ -69,4 +69,12 @@ check "pprof symbolizes the raw profile: func_a and func_b flat" sh -c \
 fa2=$(awk '$6 == "func_a" { print $4 }' "$T_DIR/top2"); fb2=$(awk '$6 == "func_b" { print $4 }' "$T_DIR/top2")
 check "same func_a/func_b totals after pprof's symbolization ($fa2/$fb2 vs $fa/$fb)" \
 	test "$fa2" = "$fa" -a "$fb2" = "$fb"
+# C++: demangled name for pprof's views, the mangled symbol as system_name
+"$BPROF_RECORD" -q -F 499 -o "$T_DIR/c.bprof" -- "$BPROF_WORKLOADS/cxxwork" 2
+"$BPROF_REPORT" -q --pprof "$T_DIR/c.pb.gz" "$T_DIR/c.bprof"
+go tool pprof -symbolize=none -sample_index=samples -top "$T_DIR/c.pb.gz" > "$T_DIR/ctop" 2>&1
+check "pprof shows demangled C++ names" grep -q 'bprof_demo::Accumulator<double>::accumulate(' "$T_DIR/ctop"
+python3 "$BPROF_SRC/tests/export/pprof-functions.py" "$T_DIR/c.pb.gz" > "$T_DIR/cfuncs"
+check "Function.system_name is the mangled symbol" \
+	grep -qP '^bprof_demo::Accumulator<double>::accumulate\(.*\t_ZN10bprof_demo11AccumulatorIdE10accumulate' "$T_DIR/cfuncs"
 finish
