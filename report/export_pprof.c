@@ -317,7 +317,8 @@ static int location_id(struct pp *p, const struct rep_input *in, const struct re
 	err = pv_push(&p->locv, l);
 	if (err)
 		return err;
-	if (f->kind == REP_W_MISSED_USER || f->kind == REP_W_MISSED_KERNEL) {
+	if (f->kind == REP_W_MISSED_USER || f->kind == REP_W_MISSED_KERNEL ||
+	    f->kind == REP_W_MISSING_CALLER) {
 		const char *name = rep_wframe_missed_name(f->kind);
 		uint64_t fid;
 		err = function_id(p, name, name, NULL, &fid);

@@ -99,6 +99,7 @@ enum rep_wkind {
 	REP_W_JIT,            /* anonymous executable memory */
 	REP_W_MISSED_USER,    /* pseudo-frame: the user stack was lost */
 	REP_W_MISSED_KERNEL,  /* pseudo-frame: the kernel stack was lost */
+	REP_W_MISSING_CALLER, /* pseudo-frame: the FP walk skipped the leaf's caller */
 };
 
 /* One address of a count row. */
@@ -123,6 +124,7 @@ typedef int (*rep_walk_fn)(void *arg, const struct rep_input *in, const struct b
  * every res NULL (raw addresses).  st may be NULL. */
 int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct rep_input *in,
 	     bool symbolize, rep_walk_fn fn, void *arg, struct rep_stats *st);
+/* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);
 
 /* A byte-string -> uint64 map (keys copied). */

@@ -9,7 +9,8 @@
  * names: -p/--comm/-U/-K filters; the interrupted kernel ip is put first
  * unless the kernel stack already starts with it; return addresses (every
  * frame but the leaf) are looked up at addr-1; lost stacks become
- * "[Missed User Stack]" / "[Missed Kernel Stack]" pseudo-frames.
+ * "[Missed User Stack]" / "[Missed Kernel Stack]" pseudo-frames, and a
+ * caller the frame-pointer walk skipped a "[missing caller]" one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -170,8 +171,19 @@ int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct re
 		if (show_user && !umiss && c->user_stack_id >= 0 && !err) {
 			const struct bprof_stack *s = bprof_recording_stack(rec, c->user_stack_id);
 			const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
-			for (uint32_t i = 0; s && i < s->nr_ips && !err; i++)
-				err = add_user(&w, sym, in, pm, s->ips[i], i, symbolize);
+			for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
+				/* as render.c: a leaf that had not set up its frame
+				 * made the FP walk skip its caller (bsym_fp_state) */
+				enum bsym_fp_state fps;
+				const struct rep_wframe *leaf = i == 1 ? &w.v[w.nr - 1] : NULL;
+				if (leaf && symbolize && leaf->kind == REP_W_USER &&
+				    leaf->object != BSYM_NO_OBJECT &&
+				    bsym_fp_state(sym, leaf->object, leaf->file_offset, &fps) == 0 &&
+				    fps == BSYM_FP_NO_FRAME)
+					err = add_missed(&w, REP_W_MISSING_CALLER);
+				if (!err)
+					err = add_user(&w, sym, in, pm, s->ips[i], i, symbolize);
+			}
 		}
 		if (umiss && !err)
 			err = add_missed(&w, REP_W_MISSED_USER);
@@ -192,7 +204,9 @@ int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct re
 
 const char *rep_wframe_missed_name(enum rep_wkind kind)
 {
-	return kind == REP_W_MISSED_USER ? "[Missed User Stack]" : "[Missed Kernel Stack]";
+	return kind == REP_W_MISSED_USER     ? "[Missed User Stack]"
+	       : kind == REP_W_MISSED_KERNEL ? "[Missed Kernel Stack]"
+					     : "[missing caller]";
 }
 
 /* ---- a byte-string -> value hash map ------------------------------------ */
