@@ -14,6 +14,7 @@ need_cmd unshare util-linux
 need_cmd ip iproute2
 
 if [ -z "${BPROF_IN_NETNS:-}" ]; then
+	unshare -n true 2>/dev/null || skip "cannot create a network namespace (unshare -n)"
 	rm -rf "$T_DIR"
 	BPROF_IN_NETNS=1 exec unshare -n bash "$0" "$@"
 fi
