@@ -186,7 +186,7 @@ static int parse_id_list(const char *arg, pid_t *ids, int *nr)
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	struct env *env = state->input;
-	long v;
+	long v = 0; /* argp_usage() exits, but clang cannot tell */
 
 	switch (key) {
 	case 'h':
