@@ -5,7 +5,10 @@ still be a valid document of its kind.
 KIND speedscope  strict UTF-8 JSON (json.loads)
      svg         strict UTF-8, well-formed XML (xml.etree)
      pprof       gzip; every string of profile.proto's string_table (field 6)
-                 valid UTF-8 (Go's proto decoder rejects anything else)
+                 valid UTF-8 (Go's proto decoder rejects anything else);
+                 every sample value (Sample.value, field 2 of field 2)
+                 non-negative, and with [samples, cpu time] values the time
+                 at least the count (period >= 1 ns: a product that wrapped)
 """
 import gzip
 import json
@@ -32,6 +35,38 @@ def varint(b, i):
         s += 7
         if not c & 0x80:
             return v, i
+
+
+def check_sample(msg):
+    """Sample: 1 location_id (packed), 2 value (packed int64), 3 label."""
+    j = 0
+    allv = []
+    while j < len(msg):
+        key, j = varint(msg, j)
+        f, wt = key >> 3, key & 7
+        vals = []
+        if wt == 0:
+            v, j = varint(msg, j)
+            vals = [v] if f == 2 else []
+        elif wt == 2:
+            ln, j = varint(msg, j)
+            sub = msg[j:j + ln]
+            j += ln
+            if f == 2:
+                k = 0
+                while k < len(sub):
+                    v, k = varint(sub, k)
+                    vals.append(v)
+        elif wt == 1:
+            j += 8
+        elif wt == 5:
+            j += 4
+        for v in vals:
+            if v >= 1 << 63:
+                bad(f'negative sample value {v - (1 << 64)} (overflow)')
+        allv += vals
+    if len(allv) == 2 and allv[1] < allv[0]:
+        bad(f'sample cpu time {allv[1]} below its count {allv[0]} (product wrapped)')
 
 
 if kind == 'speedscope':
@@ -67,6 +102,8 @@ elif kind == 'pprof':
                 if len(chunk) != ln:
                     bad('truncated field')
                 i += ln
+                if field == 2:
+                    check_sample(chunk)
                 if field == 6:
                     n += 1
                     try:
