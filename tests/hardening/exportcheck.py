@@ -2,7 +2,9 @@
 """exportcheck.py KIND FILE: an export written from hostile strings must
 still be a valid document of its kind.
 
-KIND speedscope  strict UTF-8 JSON (json.loads)
+KIND speedscope  strict UTF-8 JSON (json.loads); each sampled profile spans
+                 its weights: endValue - startValue is their sum (or, past
+                 2^64, at least the largest: a total that wrapped is not)
      svg         strict UTF-8, well-formed XML (xml.etree)
      pprof       gzip; every string of profile.proto's string_table (field 6)
                  valid UTF-8 (Go's proto decoder rejects anything else);
@@ -71,9 +73,17 @@ def check_sample(msg):
 
 if kind == 'speedscope':
     try:
-        json.loads(data.decode('utf-8'))
+        doc = json.loads(data.decode('utf-8'))
     except (UnicodeDecodeError, ValueError) as e:
         bad(f'not valid UTF-8 JSON: {e}')
+    for prof in doc.get('profiles', []):
+        if prof.get('type') != 'sampled':
+            continue
+        w = prof.get('weights', [])
+        span = prof.get('endValue', 0) - prof.get('startValue', 0)
+        total = sum(w)
+        if (total < 1 << 64 and span != total) or (w and span < max(w)):
+            bad(f'profile {prof.get("name")!r}: endValue - startValue = {span}, weights sum to {total}')
 elif kind == 'svg':
     try:
         data.decode('utf-8')

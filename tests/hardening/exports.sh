@@ -24,7 +24,7 @@ for f in odd control-comm empty-comm huge-counts; do
 	rc=0
 	"$R" -q --speedscope "$T_DIR/$f.json" "$in" 2>"$T_DIR/err" || rc=$?
 	check "$f: --speedscope exit 0 (got $rc)" test "$rc" -eq 0
-	check "$f: speedscope is valid JSON" $EC speedscope "$T_DIR/$f.json"
+	check "$f: speedscope valid JSON, profile spans its weights" $EC speedscope "$T_DIR/$f.json"
 	rc=0
 	"$R" -q --svg "$T_DIR/$f.svg" "$in" 2>"$T_DIR/err" || rc=$?
 	check "$f: --svg exit 0 (got $rc)" test "$rc" -eq 0
