@@ -235,14 +235,23 @@ int bsym_debuginfod_find(struct bsym_ctx *ctx, const uint8_t *bid, size_t len, b
 		return -1;
 	int fd = f(ctx->dinfod_client, bid, (int)len, path_out);
 	if (fd < 0) {
-		/* Servers that time out or cannot be reached would make every
-		 * later object wait as long: give up on them for this context. */
-		bool dead = fd == -ETIMEDOUT || fd == -ETIME || fd == -ECONNREFUSED ||
-			    fd == -EHOSTUNREACH || fd == -ENETUNREACH || fd == -ECONNRESET;
-		if (fd != -ENOENT)
-			bsym_log(ctx, BSYM_LOG_WARN, "debuginfod: %s lookup failed: %s%s",
-				 executable ? "executable" : "debuginfo", strerror(-fd),
-				 dead ? "; not asking again" : "");
+		/* "Not found" is an answer.  Anything else - a timeout, a refused
+		 * or reset connection, a server error - would cost every later
+		 * object as long (DEBUGINFOD_TIMEOUT x retries each): give up on
+		 * the servers for this context after saying so once. */
+		bool dead = fd != -ENOENT;
+		if (dead) {
+			char hex[2 * BSYM_MAX_BUILD_ID + 1];
+			for (size_t i = 0; i < len && i < BSYM_MAX_BUILD_ID; i++)
+				snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+			hex[2 * (len < BSYM_MAX_BUILD_ID ? len : BSYM_MAX_BUILD_ID)] = 0;
+			const char *urls = getenv("DEBUGINFOD_URLS");
+			bsym_log(ctx, BSYM_LOG_WARN,
+				 "debuginfod (%s): %s lookup for build-id %s failed: %s; not asking "
+				 "again (DEBUGINFOD_TIMEOUT sets the wait)",
+				 urls ? urls : "?", executable ? "executable" : "debuginfo", hex,
+				 strerror(-fd));
+		}
 		ctx->dinfod_dead = dead;
 		free(*path_out);
 		*path_out = NULL;
