@@ -34,6 +34,9 @@ const volatile bool filter_tid = false;     /* keep tids in "tids" only */
 const volatile bool filter_cgroup = false;  /* keep tasks under cgroup_map[0] */
 const volatile bool per_thread = false;     /* put the tid in the key */
 const volatile bool follow_children = false; /* add forks of "pids" to "pids" */
+/* ids of "stacks2" are reported offset by this: a power of two at least the
+ * bucket count of "stacks", so the two id ranges never meet */
+const volatile __s32 stacks2_base = 16384;
 
 /* max_entries of counts, stacks, seen, tracked, exec_gen are set by
  * prof-record before load (bpf_map__set_max_entries). */
@@ -50,6 +53,33 @@ struct {
 	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
 	__uint(max_entries, 16384);
 } stacks SEC(".maps");
+
+/*
+ * Second chance for collision victims.  Without BPF_F_REUSE_STACKID (which
+ * makes old ids name new stacks) a stack whose bucket in "stacks" is held by
+ * another gets -EEXIST on every sample, and the birthday bound makes that
+ * common long before the map is full: ~3% of stacks at the default size,
+ * and a hot victim loses all its samples.  Only victims reach this map, so
+ * it is sparse and a second collision is rare.  Sized by prof-record.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 4096);
+} stacks2 SEC(".maps");
+
+static __always_inline long get_stack(struct bpf_perf_event_data *ctx, __u64 flags)
+{
+	long id = bpf_get_stackid(ctx, &stacks, flags);
+
+	if (id == -EEXIST) {
+		long id2 = bpf_get_stackid(ctx, &stacks2, flags);
+		if (id2 >= 0)
+			return id2 + stacks2_base;
+	}
+	return id; /* a second failure is reported as the first */
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -202,7 +232,7 @@ int do_perf_event(struct bpf_perf_event_data *ctx)
 		 * snapshot can symbolize that stack, so record none. */
 		key.user_stack_id = -EFAULT;
 	} else if (user_stacks) {
-		err = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		err = get_stack(ctx, BPF_F_USER_STACK);
 		key.user_stack_id = err;
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
@@ -210,7 +240,7 @@ int do_perf_event(struct bpf_perf_event_data *ctx)
 		key.user_stack_id = PROFILE_STACK_NONE;
 	}
 	if (kernel_stacks) {
-		err = bpf_get_stackid(ctx, &stacks, 0);
+		err = get_stack(ctx, 0);
 		key.kernel_stack_id = err;
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);

@@ -345,7 +345,14 @@ static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_e
 		o.flags |= BPROF_OBJ_UNREADABLE;
 	}
 	h = obj_hash(o.dev, o.inode, o.mtime_ns, 0);
-	if (obj_find(m, h, o.dev, o.inode, o.mtime_ns, 0, &idx))
+	struct obj_ent *known = obj_find(m, h, o.dev, o.inode, o.mtime_ns, 0, &idx);
+	/* An entry made from a BPF walk of a process already gone (exit,
+	 * prepare_exec) has a basename and no build-id.  Now that a live
+	 * mapping shows the same file, read its identity; otherwise every
+	 * later image mapping it (the command prof-record starts, after its
+	 * exec) would inherit the unreadable entry. */
+	if (known && ((known->o.flags & BPROF_OBJ_UNREADABLE) == 0 ||
+		      (o.flags & BPROF_OBJ_UNREADABLE)))
 		return idx;
 
 	if (deleted)
@@ -367,6 +374,15 @@ static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_e
 		if (elf)
 			elf_end(elf);
 		close(fd);
+	}
+	if (known) {
+		if (o.flags & BPROF_OBJ_UNREADABLE) {
+			free(o.path); /* no better than what we had */
+			return idx;
+		}
+		free(known->o.path);
+		known->o = o; /* out_index stays: mappings refer to idx */
+		return idx;
 	}
 	if (obj_add(m, &o, h, &idx)) {
 		free(o.path);

@@ -135,7 +135,7 @@ static const struct argp_option opts[] = {
 	{ "event", 'e', "EVENT", 0, "cpu-clock (default, as bcc's profile) or cycles (hardware; falls back to cpu-clock where there is no PMU)", 0 },
 	{ "include-idle", 'I', NULL, 0, "Include CPU idle stacks (pid 0)", 0 },
 	{ "cpu", 'C', "CPU", 0, "Sample this CPU only", 0 },
-	{ "stack-storage-size", OPT_STACK_STORAGE, "N", 0, "Unique stack traces that can be stored (default 16384)", 0 },
+	{ "stack-storage-size", OPT_STACK_STORAGE, "N", 0, "Unique stack traces that can be stored (default 16384; a quarter more is kept for hash-collision victims)", 0 },
 	{ "hash-storage-size", OPT_HASH_STORAGE, "N", 0, "Unique counted keys that can be stored (default 40960)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Profile tasks under this cgroup v2 directory only", 0 },
 	{ "no-kallsyms", OPT_NO_KALLSYMS, NULL, 0, "Do not store a /proc/kallsyms snapshot", 0 },
@@ -345,6 +345,16 @@ static bool has_caps(void)
 	return (data[1].effective & (1u << (38 - 32))) && (data[1].effective & (1u << (39 - 32)));
 }
 
+/* The bucket count of a stack map of n entries, which bounds its ids. */
+static uint32_t stacks2_base(long n)
+{
+	uint32_t b = 1;
+
+	while (b < (uint64_t)n)
+		b <<= 1;
+	return b;
+}
+
 static int check_output(const char *path, bool force)
 {
 	char *dir = strdup(path), *slash, tmpl[PATH_MAX];
@@ -512,6 +522,12 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, in
 
 	bpf_map__set_max_entries(obj->maps.counts, env->hash_storage_size);
 	bpf_map__set_max_entries(obj->maps.stacks, env->stack_storage_size);
+	/* victims of bucket collisions in "stacks" get a second chance in a
+	 * map a quarter its size; their ids start at the power of two that
+	 * bounds the ids of "stacks" (its bucket count) */
+	bpf_map__set_max_entries(obj->maps.stacks2,
+				 env->stack_storage_size / 4 > 1 ? env->stack_storage_size / 4 : 1);
+	obj->rodata->stacks2_base = (int32_t)stacks2_base(env->stack_storage_size);
 	bpf_map__set_max_entries(obj->maps.seen, env->hash_storage_size);
 	bpf_map__set_max_entries(obj->maps.tracked, env->hash_storage_size);
 	bpf_map__set_max_entries(obj->maps.exec_gen, env->hash_storage_size);
@@ -743,6 +759,8 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 		       struct manifest *man, struct dump_totals *tot)
 {
 	int fd = bpf_map__fd(obj->maps.counts), sfd = bpf_map__fd(obj->maps.stacks);
+	int sfd2 = bpf_map__fd(obj->maps.stacks2);
+	int32_t base2 = obj->rodata->stacks2_base;
 	struct profile_key key, next, *prev = NULL;
 	int32_t *ids = NULL;
 	size_t nr_ids = 0, cap_ids = 0;
@@ -814,7 +832,9 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 		if (i && ids[i] == ids[i - 1])
 			continue;
 		memset(ips, 0, sizeof(ips));
-		if (bpf_map_lookup_elem(sfd, &ids[i], ips)) {
+		/* ids from the second-chance map are offset by base2 */
+		int32_t local = ids[i] >= base2 ? ids[i] - base2 : ids[i];
+		if (bpf_map_lookup_elem(ids[i] >= base2 ? sfd2 : sfd, &local, ips)) {
 			/* Not expected (ids are never deleted), but a count must
 			 * never point at a stack the file lacks: the writer would
 			 * refuse the whole recording.  Mark those stacks lost. */
