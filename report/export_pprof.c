@@ -359,6 +359,18 @@ static int add_label(Sample *s, int64_t key, int64_t str, int64_t num)
 	return 0;
 }
 
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 static int on_row(void *arg, const struct rep_input *in, const struct bprof_count *c,
 		  const struct rep_wframe *frames, size_t nr, size_t nr_kernel)
 {
@@ -388,11 +400,14 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	err = rep_map_get(&p->samples, p->ids, need * sizeof(*p->ids), &v, &found);
 	if (err)
 		return err;
+	/* pprof values are int64; counts from a hostile file saturate there
+	 * rather than wrap (or overflow, which is undefined) */
 	int64_t count = c->count > INT64_MAX ? INT64_MAX : (int64_t)c->count;
+	int64_t ns = sat_mul(count, p->period);
 	if (found) {
 		Sample *s = p->samplev.v[v];
-		s->value[0] += count;
-		s->value[1] += count * p->period;
+		s->value[0] = sat_add(s->value[0], count);
+		s->value[1] = sat_add(s->value[1], ns);
 		return 0;
 	}
 
@@ -412,7 +427,7 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	s->n_location_id = nr;
 	s->n_value = 2;
 	s->value[0] = count;
-	s->value[1] = count * p->period;
+	s->value[1] = ns;
 	err = pv_push(&p->samplev, s);
 	if (err)
 		return err;

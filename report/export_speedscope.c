@@ -259,7 +259,7 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	for (size_t i = n; i > 0; i--) /* root first */
 		p->idx[p->nr_idx++] = s->stack[i - 1];
 	p->weights[p->nr++] = c->count;
-	p->total += c->count;
+	p->total = p->total + c->count < p->total ? UINT64_MAX : p->total + c->count;
 	return 0;
 }
 
