@@ -528,9 +528,13 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, in
 	bpf_map__set_max_entries(obj->maps.stacks2,
 				 env->stack_storage_size / 4 > 1 ? env->stack_storage_size / 4 : 1);
 	obj->rodata->stacks2_base = (int32_t)stacks2_base(env->stack_storage_size);
-	bpf_map__set_max_entries(obj->maps.seen, env->hash_storage_size);
-	bpf_map__set_max_entries(obj->maps.tracked, env->hash_storage_size);
-	bpf_map__set_max_entries(obj->maps.exec_gen, env->hash_storage_size);
+	/* The process-image sets are not the counts table: shrinking
+	 * --hash-storage-size (to bound the counts) must not also drop the
+	 * notifications that keep the manifest complete. */
+	long procs = env->hash_storage_size > 40960 ? env->hash_storage_size : 40960;
+	bpf_map__set_max_entries(obj->maps.seen, procs);
+	bpf_map__set_max_entries(obj->maps.tracked, procs);
+	bpf_map__set_max_entries(obj->maps.exec_gen, procs);
 	bpf_map__set_max_entries(obj->maps.pids, env->command ? 65536 : env->nr_pids ? env->nr_pids : 1);
 	bpf_map__set_max_entries(obj->maps.tids, env->nr_tids ? env->nr_tids : 1);
 	bpf_program__set_autoload(obj->progs.handle_mmap, optional & OPT_PROG_MMAP);
