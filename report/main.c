@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "report.h"
@@ -226,6 +227,38 @@ static void log_cb(void *arg, enum bsym_log_level level, const char *msg)
 		rep_fputs_clean(stderr, msg);
 		fputc('\n', stderr);
 	}
+}
+
+/* Progress for large inputs, only on a terminal: a log or a pipe gets
+ * nothing.  Rate-limited to a few updates a second. */
+struct progress {
+	struct timespec last;
+	bool shown;
+};
+
+static void progress_cb(void *arg, const char *file, uint64_t done, uint64_t total)
+{
+	struct progress *p = arg;
+	struct timespec now;
+
+	if (done == total) { /* this input is done: clear the line */
+		if (p->shown)
+			fputs("\r\033[K", stderr);
+		p->shown = false;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (done && (now.tv_sec - p->last.tv_sec) * 1000000000L + (now.tv_nsec - p->last.tv_nsec) <
+			    250000000L)
+		return;
+	p->last = now;
+	if (done == 0 && total < 20000)
+		return; /* small: done before a line would be read */
+	fputs("\rprof-report: ", stderr);
+	rep_fputs_clean(stderr, file);
+	fprintf(stderr, ": %llu of %llu rows symbolized\033[K",
+		(unsigned long long)done, (unsigned long long)total);
+	p->shown = true;
 }
 
 /* Find the recorded object behind a bsym id, for the summary. */
@@ -466,6 +499,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "prof-report: cannot write %s: %s\n", a.output, strerror(errno));
 			goto out;
 		}
+	}
+	struct progress prog = {0};
+	if (isatty(STDERR_FILENO) && !a.cfg.quiet) {
+		a.cfg.progress = progress_cb;
+		a.cfg.progress_arg = &prog;
 	}
 	ret = run(&a, sym, out);
 	if (out != stdout && fclose(out) != 0 && ret == 0) {

@@ -482,6 +482,8 @@ int rep_agg_add_input(struct rep_agg *agg, const struct rep_config *cfg, struct 
 	int err = 0;
 
 	for (uint64_t n = 0; n < rec->nr_counts; n++) {
+		if (cfg->progress && (n & 4095) == 0)
+			cfg->progress(cfg->progress_arg, in->path, n, rec->nr_counts);
 		const struct bprof_count *c = &rec->counts[n];
 		bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
 
@@ -538,6 +540,8 @@ int rep_agg_add_input(struct rep_agg *agg, const struct rep_config *cfg, struct 
 		if (err)
 			break;
 	}
+	if (cfg->progress)
+		cfg->progress(cfg->progress_arg, in->path, rec->nr_counts, rec->nr_counts);
 	free(r.frames);
 	free(r.text.s);
 	free(line.s);

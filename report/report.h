@@ -30,6 +30,9 @@ struct rep_config {
 	uint32_t *pids;     /* -p filter, NULL = all */
 	size_t nr_pids;
 	const char *comm;   /* --comm filter */
+	/* called now and then while rows are symbolized (NULL: never) */
+	void (*progress)(void *arg, const char *file, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 /* One recording made ready for symbolization. */
