@@ -73,8 +73,8 @@ struct pp {
 static int str_id_raw(struct pp *p, const char *s, int64_t *out);
 
 /* proto3 strings must be UTF-8 (generated decoders reject the message
- * otherwise) and names come from hostile files: invalid sequences become
- * U+FFFD.  NULL when s is already valid. */
+ * otherwise) and names come from hostile files: invalid sequences and
+ * control characters become U+FFFD.  NULL when s is already clean. */
 static char *utf8_clean(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -84,19 +84,9 @@ static char *utf8_clean(const char *s)
 	for (int pass = 0; pass < 2; pass++) {
 		p = (const unsigned char *)s;
 		while (*p) {
-			unsigned char c = *p;
-			size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-			uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+			/* rep_utf8_len also refuses control characters: they go too */
+			size_t n = rep_utf8_len(p);
 			bool valid = n > 0;
-			for (size_t i = 1; valid && i < n; i++) {
-				if ((p[i] & 0xc0) != 0x80)
-					valid = false;
-				else
-					cp = (cp << 6) | (p[i] & 0x3f);
-			}
-			if (valid && ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-				      (n == 4 && (cp < 0x10000 || cp > 0x10ffff))))
-				valid = false;
 			if (!valid)
 				n = 1;
 			if (pass == 0) {

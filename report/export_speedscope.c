@@ -399,32 +399,20 @@ static void put_path(FILE *f, const char *path)
 	const unsigned char *p = (const unsigned char *)path;
 
 	while (*p) {
-		unsigned char c = *p;
-		size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-		uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
-		bool valid = n > 0;
-		for (size_t i = 1; valid && i < n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				valid = false;
-			else
-				cp = (cp << 6) | (p[i] & 0x3f);
-		}
-		if (valid && ((n == 2 && cp < 0xa0) || (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-			      (n == 4 && (cp < 0x10000 || cp > 0x10ffff))))
-			valid = false; /* C1 controls, overlongs, surrogates */
-		if (valid && n == 1 && c == '\\') {
-			fputs("\\\\", f);
-		} else if (valid && n == 1 && c == '\n') {
-			fputs("\\n", f);
-		} else if (valid && n == 1 && c == '\t') {
-			fputs("\\t", f);
-		} else if (valid && !(n == 1 && (c < 0x20 || c == 0x7f))) {
+		size_t n = rep_utf8_len(p);
+		if (n && *p != '\\') {
 			fwrite(p, 1, n, f);
 			p += n;
 			continue;
-		} else {
-			fprintf(f, "\\x%02x", c);
 		}
+		if (*p == '\\')
+			fputs("\\\\", f);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else
+			fprintf(f, "\\x%02x", *p);
 		p++;
 	}
 }

@@ -303,10 +303,6 @@ static void add_unknown(struct row *r, const char *addr_text, unsigned flags,
 	row_add(r, cfg->addresses && addr_text ? addr_text : "[unknown]", flags, cfg);
 }
 
-/* Return addresses point after the call; look up the call instruction
- * instead, or the caller's line and inline context can be wrong. */
-static uint64_t lookup_addr(uint64_t addr, size_t depth) { return depth > 0 && addr ? addr - 1 : addr; }
-
 static void add_user_frames(struct rep_agg *agg, struct row *r, const struct rep_config *cfg,
 			    struct bsym_ctx *sym, const struct rep_input *in,
 			    const struct bprof_count *c, const struct bprof_stack *s,
@@ -320,7 +316,7 @@ static void add_user_frames(struct rep_agg *agg, struct row *r, const struct rep
 
 	for (uint32_t i = 0; i < s->nr_ips; i++) {
 		uint64_t addr = s->ips[i];
-		uint64_t a = lookup_addr(addr, i);
+		uint64_t a = rep_lookup_addr(addr, i);
 		const struct bsym_result *res = NULL;
 		uint32_t obj, mflags;
 		uint64_t off;
@@ -383,7 +379,7 @@ static void add_kernel_addr(struct row *r, const struct rep_config *cfg, struct 
 			    struct rep_stats *st)
 {
 	const struct bsym_result *res = NULL;
-	uint64_t a = lookup_addr(addr, depth);
+	uint64_t a = rep_lookup_addr(addr, depth);
 	char text[256];
 
 	if (in->kernel != BSYM_NO_OBJECT && bsym_symbolize_kernel(sym, in->kernel, a, &res) == 0 &&
@@ -402,21 +398,6 @@ static void add_kernel_addr(struct row *r, const struct rep_config *cfg, struct 
 		}
 	}
 	add_unknown(r, text, FR_KERNEL, cfg, st);
-}
-
-static bool stack_missed(int32_t id)
-{
-	return id < 0 && id != -EFAULT && id != BPROF_STACK_NONE;
-}
-
-static bool pid_selected(const struct rep_config *cfg, uint32_t pid)
-{
-	if (!cfg->pids)
-		return true;
-	for (size_t i = 0; i < cfg->nr_pids; i++)
-		if (cfg->pids[i] == pid)
-			return true;
-	return false;
 }
 
 /*
@@ -487,15 +468,15 @@ int rep_agg_add_input(struct rep_agg *agg, const struct rep_config *cfg, struct 
 		const struct bprof_count *c = &rec->counts[n];
 		bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
 
-		if (!pid_selected(cfg, c->pid))
+		if (!rep_pid_selected(cfg, c->pid))
 			continue;
 		if (cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0)
 			continue;
 
 		r.nr = 0;
 		r.text.len = 0;
-		bool kmiss = show_kernel && stack_missed(c->kernel_stack_id);
-		bool umiss = show_user && stack_missed(c->user_stack_id);
+		bool kmiss = show_kernel && rep_stack_missed(c->kernel_stack_id);
+		bool umiss = show_user && rep_stack_missed(c->user_stack_id);
 		if (kmiss) {
 			st->missed_kernel++;
 			st->missed_enomem |= c->kernel_stack_id == -ENOMEM;

@@ -10,6 +10,7 @@
 #ifndef BPROF_REPORT_H
 #define BPROF_REPORT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +86,33 @@ int rep_print(FILE *f, const struct rep_agg *agg, const struct rep_config *cfg);
 int rep_print_diff(FILE *f, const struct rep_agg *before, const struct rep_agg *after,
 		   bool normalize);
 int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in);
+
+/* Row rules shared by the text renderer (render.c) and the structured
+ * walker (walk.c), so every output agrees. */
+
+/* A stack lost in the kernel (map full, collision); -EFAULT is "no such
+ * stack" (a kernel thread's user stack) and BPROF_STACK_NONE "not asked". */
+static inline bool rep_stack_missed(int32_t id)
+{
+	return id < 0 && id != -EFAULT && id != BPROF_STACK_NONE;
+}
+
+static inline bool rep_pid_selected(const struct rep_config *cfg, uint32_t pid)
+{
+	if (!cfg->pids)
+		return true;
+	for (size_t i = 0; i < cfg->nr_pids; i++)
+		if (cfg->pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* Return addresses point after the call; look up the call instruction
+ * instead, or the caller's line and inline context can be wrong. */
+static inline uint64_t rep_lookup_addr(uint64_t addr, size_t depth)
+{
+	return depth > 0 && addr ? addr - 1 : addr;
+}
 
 /* Text helpers (text.c).  rep_utf8_len: length of the printable UTF-8
  * character at p, 0 for a control character (C0, DEL, C1) or invalid UTF-8.

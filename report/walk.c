@@ -18,23 +18,6 @@
 
 #include "report.h"
 
-static bool stack_missed(int32_t id)
-{
-	return id < 0 && id != -EFAULT && id != BPROF_STACK_NONE;
-}
-
-static bool pid_selected(const struct rep_config *cfg, uint32_t pid)
-{
-	if (!cfg->pids)
-		return true;
-	for (size_t i = 0; i < cfg->nr_pids; i++)
-		if (cfg->pids[i] == pid)
-			return true;
-	return false;
-}
-
-static uint64_t lookup_addr(uint64_t addr, size_t depth) { return depth > 0 && addr ? addr - 1 : addr; }
-
 struct wvec {
 	struct rep_wframe *v;
 	size_t nr, cap;
@@ -68,7 +51,7 @@ static int add_kernel(struct wvec *w, struct bsym_ctx *sym, const struct rep_inp
 		return -ENOMEM;
 	f->kind = REP_W_KERNEL;
 	f->addr = addr;
-	f->lookup = lookup_addr(addr, depth);
+	f->lookup = rep_lookup_addr(addr, depth);
 	f->reason = BSYM_R_KERNEL_NO_SYMBOLS;
 	if (symbolize && in->kernel != BSYM_NO_OBJECT &&
 	    bsym_symbolize_kernel(sym, in->kernel, f->lookup, &f->res) == 0) {
@@ -90,7 +73,7 @@ static int add_user(struct wvec *w, struct bsym_ctx *sym, const struct rep_input
 		return -ENOMEM;
 	f->kind = REP_W_USER;
 	f->addr = addr;
-	f->lookup = lookup_addr(addr, depth);
+	f->lookup = rep_lookup_addr(addr, depth);
 	f->reason = BSYM_R_UNMAPPED;
 	if (!pm || bsym_normalize(pm->maps, pm->proc->nr_mappings, f->lookup, &obj, &off, &mflags))
 		return 0;
@@ -147,14 +130,14 @@ int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct re
 		const struct bprof_count *c = &rec->counts[n];
 		bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
 
-		if (!pid_selected(cfg, c->pid))
+		if (!rep_pid_selected(cfg, c->pid))
 			continue;
 		if (cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0)
 			continue;
 
 		w.nr = 0;
-		bool kmiss = show_kernel && stack_missed(c->kernel_stack_id);
-		bool umiss = show_user && stack_missed(c->user_stack_id);
+		bool kmiss = show_kernel && rep_stack_missed(c->kernel_stack_id);
+		bool umiss = show_user && rep_stack_missed(c->user_stack_id);
 		if (kmiss)
 			err = add_missed(&w, REP_W_MISSED_KERNEL);
 		if (show_kernel && !kmiss && !err) {
