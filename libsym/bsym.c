@@ -165,7 +165,8 @@ static const char *dw_display(struct bsym_ctx *ctx, const struct bsym_dwframe *f
 	return d;
 }
 
-int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, Dwfl_Module *mod,
+int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, struct bsym_symtab **symtab,
+			   Dwfl_Module *mod,
 			   uint64_t dwaddr, uint64_t modaddr, enum bsym_frame_kind kind,
 			   const struct bsym_result **out)
 {
@@ -180,7 +181,8 @@ int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, Dwfl_Mo
 	GElf_Off soff = 0;
 	if (mod && (lk.nr == 0 || !lk.chain[0].raw)) {
 		GElf_Sym sym;
-		sname = dwfl_module_addrinfo(mod, modaddr, &soff, &sym, NULL, NULL, NULL);
+		sname = symtab ? bsym_symtab_lookup(symtab, mod, modaddr, &soff)
+			       : dwfl_module_addrinfo(mod, modaddr, &soff, &sym, NULL, NULL, NULL);
 	}
 	if (lk.nr == 0) {
 		if (!sname) {
@@ -463,7 +465,7 @@ int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_o
 	} else if (!off_to_vaddr(o, file_offset, &vaddr)) {
 		r = bsym_result_reason(BSYM_R_INVALID);
 	} else {
-		int err = bsym_frames_from_dwarf(ctx, o->idx, o->mod, vaddr - o->dwbias, vaddr,
+		int err = bsym_frames_from_dwarf(ctx, o->idx, &o->symtab, o->mod, vaddr - o->dwbias, vaddr,
 						 BSYM_FRAME_USER, &r);
 		if (err)
 			return err;

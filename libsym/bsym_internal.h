@@ -100,10 +100,21 @@ struct bsym_obj {
 
 	struct bsym_map cache; /* file offset -> const struct bsym_result * */
 	struct bsym_map fpcache; /* file offset -> (void *)(enum bsym_fp_state + 1) */
+	struct bsym_symtab *symtab; /* built on first symbol-table lookup */
 };
 
 struct bsym_ctx;
 void bsym_obj_release(struct bsym_obj *o);
+
+/* A module's symbol table sorted by address, built once: elfutils 0.188's
+ * dwfl_module_addrinfo scans the whole table on every call, which made
+ * objects with big symbol tables and no DWARF (compilers, libLLVM) cost
+ * seconds.  bsym_symtab_lookup: the name of the function holding addr (and
+ * the offset into it), or NULL. */
+struct bsym_symtab;
+const char *bsym_symtab_lookup(struct bsym_symtab **tab, Dwfl_Module *mod, GElf_Addr addr,
+			       GElf_Off *off);
+void bsym_symtab_free(struct bsym_symtab *tab);
 void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o);
 
 /* Open path and verify its build-id against (bid, len).  Returns an fd and
@@ -169,7 +180,9 @@ uint32_t bsym_crc32_fd(int fd, bool *ok);
 /* results (bsym.c) */
 const struct bsym_result *bsym_result_reason(enum bsym_reason r);
 struct bsym_result *bsym_result_new(struct bsym_ctx *ctx, unsigned nr_frames);
-int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, Dwfl_Module *mod,
+/* symtab: the module's sorted table cache, or NULL to ask libdwfl */
+int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, struct bsym_symtab **symtab,
+			   Dwfl_Module *mod,
 			   uint64_t dwaddr, uint64_t modaddr, enum bsym_frame_kind kind,
 			   const struct bsym_result **out);
 

@@ -667,5 +667,6 @@ void bsym_obj_release(struct bsym_obj *o)
 	free(o->path);
 	bsym_map_free(&o->cache);
 	bsym_map_free(&o->fpcache);
+	bsym_symtab_free(o->symtab);
 	free(o);
 }

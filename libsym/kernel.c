@@ -423,7 +423,7 @@ static const struct bsym_result *kmod_lookup(struct bsym_ctx *ctx, struct bsym_k
 			continue;
 		uint64_t a = m->secs[i].dwfl_addr + (rt - m->secs[i].rt_off);
 		const struct bsym_result *r;
-		*err = bsym_frames_from_dwarf(ctx, m->idx, m->mod, a - m->dwbias, a,
+		*err = bsym_frames_from_dwarf(ctx, m->idx, NULL, m->mod, a - m->dwbias, a,
 					      BSYM_FRAME_KERNEL, &r);
 		if (*err || r->reason != BSYM_OK)
 			return NULL;
@@ -504,7 +504,7 @@ int bsym_symbolize_kernel(struct bsym_ctx *ctx, uint32_t kernel, uint64_t addr,
 	}
 	if (k->mod && !in_module) {
 		uint64_t a = addr - k->bias;
-		err = bsym_frames_from_dwarf(ctx, k->idx, k->mod, a - k->dwbias, a,
+		err = bsym_frames_from_dwarf(ctx, k->idx, NULL, k->mod, a - k->dwbias, a,
 					     BSYM_FRAME_KERNEL, &r);
 		if (err)
 			return err;

@@ -81,20 +81,21 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
  * ';' becomes ':', control bytes and invalid UTF-8 become '?'. */
 static void sb_put_sanitized(struct sbuf *b, const char *name)
 {
-	const unsigned char *p = (const unsigned char *)name;
+	const unsigned char *p = (const unsigned char *)name, *run = p;
 
+	/* copy runs of clean text at once: this is on every frame of every row */
 	while (*p) {
 		size_t n = rep_utf8_len(p);
-		if (n == 1 && *p == ';') {
-			sb_putn(b, ":", 1);
-		} else if (n) {
-			sb_putn(b, (const char *)p, n);
-		} else {
-			sb_putn(b, "?", 1);
-			n = 1;
+		if (n && *p != ';') {
+			p += n;
+			continue;
 		}
-		p += n;
+		sb_putn(b, (const char *)run, (size_t)(p - run));
+		sb_putn(b, *p == ';' ? ":" : "?", 1);
+		p++;
+		run = p;
 	}
+	sb_putn(b, (const char *)run, (size_t)(p - run));
 }
 
 /* ---- the aggregate: rendered stack -> count -------------------------------- */

@@ -15,7 +15,7 @@ PKGS=(
 	libcriterion-dev elfutils binutils xz-utils libclang-rt-14-dev
 	libdevel-nytprof-perl python3 procps
 	# benchmark: perf to compare with, zstd to compress perf.data fairly
-	linux-perf zstd
+	linux-perf zstd time
 	# exports (report/): protobuf-c for pprof's profile.proto; their consumers in
 	# tests/export: go tool pprof, Chromium (flame graphs, speedscope app),
 	# elfutils' debuginfod (+ iproute2/util-linux for a loopback-only netns),
