@@ -10,6 +10,8 @@
  * skip mappings they already know, so a rescan costs one read of
  * /proc/PID/maps.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -952,11 +954,120 @@ static int emit_object(struct manifest *m, struct bprof_recording *rec, uint32_t
 	return 0;
 }
 
+static size_t count_unreadable(const struct manifest *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nr_objs; i++)
+		n += (m->objs[i].o.flags & (BPROF_OBJ_UNREADABLE | BPROF_OBJ_VDSO)) ==
+		     BPROF_OBJ_UNREADABLE;
+	return n;
+}
+
+/* Look through one process's maps for files behind unreadable objects. */
+static int resolve_from(struct manifest *m, uint32_t pid, const char *maps_path)
+{
+	FILE *f = fopen(maps_path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		char perms[8];
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
+			   &min, &ino, &pos) < 7 || !pos || strlen(perms) < 3 || perms[2] != 'x' || !ino)
+			continue;
+		for (size_t i = 0; i < m->nr_objs; i++) {
+			struct bprof_object *o = &m->objs[i].o;
+			if ((o->flags & (BPROF_OBJ_UNREADABLE | BPROF_OBJ_VDSO)) != BPROF_OBJ_UNREADABLE ||
+			    o->dev != makedev(maj, min) || o->inode != ino)
+				continue;
+			struct mmap_ent me = { .start = start, .end = end, .off = off,
+					       .dev = o->dev, .ino = ino, .obj = BPROF_NO_OBJECT };
+			char *name = line + pos;
+			name[strcspn(name, "\n")] = 0;
+			size_t nl = strlen(name);
+			bool deleted = nl > 10 && !strcmp(name + nl - 10, " (deleted)");
+			if (deleted)
+				name[nl - 10] = 0;
+			/* upgrades the entry when (dev, inode, mtime) match */
+			uint32_t j = object_for(m, pid, &me, name, deleted);
+			if (j == BPROF_NO_OBJECT) {
+				free(line);
+				fclose(f);
+				return -ENOMEM;
+			}
+			/* An entry made when the process vanished before its
+			 * map_files could be stat'ed has no mtime; like the exit
+			 * walk, take (dev, inode) within this recording as the
+			 * file's identity and copy what the live mapping shows. */
+			struct bprof_object *live = &m->objs[j].o;
+			o = &m->objs[i].o; /* object_for may have moved the array */
+			if (j != i && (o->flags & BPROF_OBJ_UNREADABLE) && !o->mtime_ns &&
+			    !(live->flags & BPROF_OBJ_UNREADABLE)) {
+				char *path = strdup(live->path);
+				if (!path) {
+					free(line);
+					fclose(f);
+					return -ENOMEM;
+				}
+				free(o->path);
+				*o = *live;
+				o->path = path;
+			}
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/*
+ * Objects seen only through the BPF walk of processes already gone (a
+ * build's compiler processes live milliseconds) have a basename and no
+ * build-id.  Any live process mapping the same file lets us read it now:
+ * prof-record itself maps libc and ld.so, the most common of them; then the
+ * other processes, only while something is still unresolved.
+ */
+static int resolve_unreadable(struct manifest *m)
+{
+	char path[64];
+	DIR *d;
+	int err;
+
+	if (!count_unreadable(m))
+		return 0;
+	if ((err = resolve_from(m, (uint32_t)getpid(), "/proc/self/maps")))
+		return err;
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	for (struct dirent *de; count_unreadable(m) && (de = readdir(d));) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/maps", de->d_name);
+		if ((err = resolve_from(m, (uint32_t)strtoul(de->d_name, NULL, 10), path))) {
+			closedir(d);
+			return err;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
 int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *lost)
 {
 	size_t n = m->nr_procs;
 
 	*lost = 0;
+	if (resolve_unreadable(m) == -ENOMEM)
+		return -ENOMEM;
 	/* Last chance for images whose first-sample event was dropped or came
 	 * too late: those still alive are read now. */
 	for (size_t i = 0; i < n; i++) {
