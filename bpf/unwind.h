@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * unwind.h - the layout of the user-stack unwind tables, shared by the BPF
+ * unwinder (profile.bpf.c, unwind_step.h), the table builder that turns an
+ * object's .eh_frame into rows (record/ehtab.h) and the loader in
+ * prof-record.  x86-64 only.
+ *
+ * Only fixed-width types and constants: compiled for the BPF target (with
+ * vmlinux.h) and for the host (with linux/types.h).
+ *
+ * The model.  At every address of an object, the call frame information
+ * (CFI) says how to find the canonical frame address (CFA: the value of rsp
+ * just before the call instruction that entered this frame), where the
+ * return address is, and where the caller's rbp was saved.  On x86-64 with
+ * the System V ABI the return address is always at CFA - 8 except in a few
+ * hand-written places (UNWIND_RA_REG, UNWIND_CFA_SIGNAL), and only rsp, rbp
+ * and rip need to be tracked from one frame to the next; every other
+ * register rule is irrelevant to finding the callers.
+ *
+ * Storage, per object (an ELF file, identified by build-id), in three
+ * levels so that a lookup is one hash lookup and one bounded binary search,
+ * and a row costs 4 bytes:
+ *
+ *   rules  a system-wide array of distinct unwind rules (struct unwind_rule);
+ *          a whole Debian host needs a few thousand, 65536 fit a u16 index.
+ *   pages  (object id, vaddr >> 16) -> a run of rows in the rows array.
+ *   rows   u32 each: the low 16 bits of the vaddr at which a rule starts to
+ *          apply, and the 16-bit index of that rule.  Sorted by address
+ *          within a page.  The first row of every page starts at offset 0
+ *          (the rule in force where the page begins, UNWIND_CFA_NONE in a
+ *          gap), so a lookup never has to look at the previous page.
+ *
+ * A page absent from the pages map means: no FDE covers any byte of that
+ * 64 KiB of the object.
+ */
+#ifndef BPROF_UNWIND_H
+#define BPROF_UNWIND_H
+
+#define UNWIND_PAGE_SHIFT 16
+#define UNWIND_PAGE_MASK ((1u << UNWIND_PAGE_SHIFT) - 1)
+#define UNWIND_MAX_RULES 65536     /* u16 rule index */
+#define UNWIND_ROW(lo, rule) (((__u32)(rule) << 16) | ((lo) & 0xffffu))
+#define UNWIND_ROW_LO(row) ((row) & 0xffffu)
+#define UNWIND_ROW_RULE(row) ((row) >> 16)
+/* Rows in one page: at most one per byte. Bounds the binary search. */
+#define UNWIND_PAGE_MAX_ROWS 65536
+#define UNWIND_ROW_SEARCH_STEPS 17
+
+/* How to compute the CFA. */
+enum unwind_cfa_kind {
+	UNWIND_CFA_NONE = 0,  /* no FDE covers this address (a gap) */
+	UNWIND_CFA_RSP,       /* CFA = rsp + cfa_off */
+	UNWIND_CFA_RBP,       /* CFA = rbp + cfa_off */
+	UNWIND_CFA_DEREF_RSP, /* CFA = *(u64 *)(rsp + cfa_off) + aux
+			       * (gcc's expression around stack realignment) */
+	UNWIND_CFA_DEREF_RBP, /* CFA = *(u64 *)(rbp + cfa_off) + aux */
+	UNWIND_CFA_PLT,       /* the linker's PLT expression:
+			       * CFA = rsp + cfa_off + ((rip & 15) >= aux ? 8 : 0),
+			       * aux is 11 (.plt) or 10 (the other variant) */
+	UNWIND_CFA_REG,       /* CFA = reg[aux] + cfa_off, aux a DWARF register
+			       * number; only where all registers are known (the
+			       * interrupted frame): hand-written assembly */
+	UNWIND_CFA_SIGNAL,    /* a sigreturn trampoline (__restore_rt, the CIE's
+			       * 'S' augmentation): the interrupted context's
+			       * registers are in the ucontext at rsp */
+	UNWIND_CFA_END,       /* outermost frame (return address undefined:
+			       * _start, clone, clone3): the stack is complete */
+	UNWIND_CFA_INVALID,   /* covered by an FDE, but the rules here cannot be
+			       * expressed: cannot unwind here */
+	UNWIND_CFA_KIND_MAX,
+};
+
+/* Where the caller's rbp is. */
+enum unwind_rbp_kind {
+	UNWIND_RBP_SAME = 0,  /* unchanged (not saved, or already restored) */
+	UNWIND_RBP_CFA,       /* saved at CFA + rbp_off */
+	UNWIND_RBP_UNDEFINED, /* not recoverable: rules that need it fail */
+};
+
+/* Where the return address is. */
+enum unwind_ra_kind {
+	UNWIND_RA_CFA = 0,    /* at CFA - 8: every normal frame */
+	UNWIND_RA_REG,        /* in register aux (a DWARF register number):
+			       * __vfork after popping it into rdi; only where
+			       * all registers are known (the interrupted frame) */
+};
+
+/* DWARF register numbers of x86-64 (System V psABI, figure 3.36). */
+enum unwind_dwarf_reg {
+	UNWIND_REG_RAX = 0, UNWIND_REG_RDX, UNWIND_REG_RCX, UNWIND_REG_RBX,
+	UNWIND_REG_RSI, UNWIND_REG_RDI, UNWIND_REG_RBP, UNWIND_REG_RSP,
+	UNWIND_REG_R8, UNWIND_REG_R9, UNWIND_REG_R10, UNWIND_REG_R11,
+	UNWIND_REG_R12, UNWIND_REG_R13, UNWIND_REG_R14, UNWIND_REG_R15,
+	UNWIND_REG_RA, /* 16: the return address column */
+	UNWIND_NR_REGS,
+};
+
+/*
+ * One distinct rule: 12 bytes, compared and hashed bytewise (keep the
+ * padding explicit and zero).  Builders MUST produce the canonical form:
+ * fields a kind does not use are 0, so equal rules are equal bytes.
+ */
+struct unwind_rule {
+	__s32 cfa_off;
+	__s32 rbp_off;   /* UNWIND_RBP_CFA only */
+	__u8 cfa_kind;   /* enum unwind_cfa_kind */
+	__u8 rbp_kind;   /* enum unwind_rbp_kind */
+	__u8 ra_kind;    /* enum unwind_ra_kind */
+	__s8 aux;        /* see the kinds: DEREF offset, PLT threshold, register */
+};
+
+/* Rule index 0 is reserved: the all-zero rule, UNWIND_CFA_NONE. */
+#define UNWIND_RULE_NONE 0
+
+struct unwind_page_key {
+	__u32 obj_id;    /* prof-record's id of the object, 1.. */
+	__u32 page;      /* ELF vaddr >> UNWIND_PAGE_SHIFT */
+};
+
+struct unwind_page {
+	__u32 first_row; /* index into the rows array */
+	__u32 nr_rows;   /* 1 .. UNWIND_PAGE_MAX_ROWS */
+};
+
+/* State of an object's table (the "unwind_objs" array, by obj_id). */
+enum unwind_obj_state {
+	UNWIND_OBJ_PENDING = 0, /* mapped, table not loaded yet */
+	UNWIND_OBJ_LOADED,      /* its pages and rows are in the maps */
+	UNWIND_OBJ_NO_TABLE,    /* no usable .eh_frame, or it could not be read */
+};
+
+/*
+ * The executable mappings of one process image, sorted by start, not
+ * overlapping, keyed by struct profile_seen_key (tgid, self_exec_id) so that
+ * an exec never makes the old image's mappings apply to the new one.
+ */
+#define UNWIND_MAX_MAPPINGS 256
+#define UNWIND_MAPPING_SEARCH_STEPS 9
+
+struct unwind_mapping {
+	__u64 start;     /* [start, end) in the process's address space */
+	__u64 end;
+	__u64 bias;      /* ELF vaddr = address - bias */
+	__u32 obj_id;    /* 0: no object (anonymous or JIT memory) */
+	__u32 flags;     /* reserved, 0 */
+};
+
+struct unwind_proc {
+	__u32 nr;        /* mappings used, <= UNWIND_MAX_MAPPINGS */
+	__u32 pad;
+	struct unwind_mapping m[UNWIND_MAX_MAPPINGS];
+};
+
+/* Unwinding modes (--unwind). */
+enum unwind_mode {
+	UNWIND_MODE_FP = 0,  /* the kernel's frame-pointer walk (bpf_get_stackid) */
+	UNWIND_MODE_CFI,     /* the tables, frame pointers where there is none */
+};
+
+/*
+ * Per-CPU counters of the unwinder ("unwind_stats" array).  SAMPLES_* count
+ * samples (each at most once per kind), FRAMES_* count frames.
+ */
+enum unwind_stat {
+	UNWIND_STAT_SAMPLES = 0,       /* user stacks walked by the unwinder */
+	UNWIND_STAT_SAMPLES_COMPLETE,  /* ... that reached the outermost frame */
+	UNWIND_STAT_SAMPLES_TRUNCATED, /* ... that were cut at the depth limit */
+	UNWIND_STAT_SAMPLES_FP_ONLY,   /* ... with no mapping table for the process
+					* yet: walked by frame pointers only */
+	UNWIND_STAT_SAMPLES_PENDING,   /* ... that met an object whose table had
+					* not arrived (fell back to frame pointers) */
+	UNWIND_STAT_FRAMES_CFI,        /* frames unwound with a table row */
+	UNWIND_STAT_FRAMES_FP,         /* frames unwound by frame pointer */
+	UNWIND_STAT_FP_NO_MAPPING,     /* fallbacks: pc in no known mapping */
+	UNWIND_STAT_FP_NO_TABLE,       /* fallbacks: object without a table */
+	UNWIND_STAT_FP_PENDING,        /* fallbacks: table not loaded yet */
+	UNWIND_STAT_FP_NO_ROW,         /* fallbacks: address in no FDE */
+	UNWIND_STAT_STOP_INVALID,      /* walk ended: an UNWIND_CFA_INVALID row */
+	UNWIND_STAT_STOP_READ,         /* walk ended: user memory unreadable */
+	UNWIND_STAT_STOP_BAD_FRAME,    /* walk ended: the stack did not grow up,
+					* or a zero return address outside an
+					* outermost frame */
+	UNWIND_STAT_STOP_NEEDS_REGS,   /* walk ended: a register rule beyond the
+					* interrupted frame */
+	UNWIND_STAT_MAX,
+};
+
+#endif /* BPROF_UNWIND_H */
