@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "profile.h"
+#include "unwind.h"
 
 #define EEXIST 17
 #define ENOMEM 12
@@ -34,6 +35,9 @@ const volatile bool filter_tid = false;     /* keep tids in "tids" only */
 const volatile bool filter_cgroup = false;  /* keep tasks under cgroup_map[0] */
 const volatile bool per_thread = false;     /* put the tid in the key */
 const volatile bool follow_children = false; /* add forks of "pids" to "pids" */
+/* --unwind=cfi: stop where there is no table instead of following the
+ * frame pointer (auto) */
+const volatile bool fp_fallback = true;
 /* ids of "stacks2" are reported offset by this: a power of two at least the
  * bucket count of "stacks", so the two id ranges never meet */
 const volatile __s32 stacks2_base = 16384;
@@ -140,6 +144,310 @@ struct {
 	__uint(max_entries, 1024 * 1024); /* bursts of exits: ~100 B per mapping */
 } events SEC(".maps");
 
+/* ---- the user-stack unwinder (--unwind=auto|cfi); layout in unwind.h ---- */
+
+/* (tgid, self_exec_id) -> executable mappings.  Written by prof-record
+ * only; BPF never allocates, so no preallocation. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct profile_seen_key);
+	__type(value, struct unwind_proc);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} unwind_procs SEC(".maps");
+
+/* obj_id -> enum unwind_obj_state */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} unwind_objs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct unwind_page_key);
+	__type(value, struct unwind_page);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} unwind_pages SEC(".maps");
+
+/* The rows of every loaded object, appended by prof-record through mmap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_rule);
+	__uint(max_entries, UNWIND_MAX_RULES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} unwind_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, UNWIND_STAT_MAX);
+} unwind_stats SEC(".maps");
+
+/* Walked user stacks by id (PROFILE_CFI_STACK_BASE | 30 hash bits). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct profile_ustack);
+	__uint(max_entries, 16384);
+} ustacks SEC(".maps");
+
+static __always_inline void unwind_count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &idx);
+
+	if (v)
+		*v += 1; /* per-CPU */
+}
+
+static __always_inline __u32 unwind_obj_state(__u32 obj_id)
+{
+	__u32 *v = bpf_map_lookup_elem(&unwind_objs, &obj_id);
+
+	return v ? *v : UNWIND_OBJ_NO_TABLE;
+}
+
+static __always_inline int unwind_read(void *dst, __u32 size, __u64 addr)
+{
+	return bpf_probe_read_user(dst, size, (const void *)addr);
+}
+
+/* See UNW_OPAQUE in unwind_step.h: a value read back from map memory is
+ * unknown to the verifier. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} unwind_opaque_map SEC(".maps");
+
+static __always_inline __u32 unwind_opaque(__u32 v)
+{
+	__u32 zero = 0, *p = bpf_map_lookup_elem(&unwind_opaque_map, &zero);
+
+	if (!p)
+		return 0;
+	*p = v;
+	return *(volatile __u32 *)p;
+}
+
+#define UNW_ENV void *
+#define UNW_READ(env, dst, size, addr) unwind_read((dst), (size), (addr))
+#define UNW_OBJ_STATE(env, id) unwind_obj_state(id)
+#define UNW_PAGE(env, key) ((const struct unwind_page *)bpf_map_lookup_elem(&unwind_pages, (key)))
+#define UNW_ROW(env, i) ({ __u32 _k = (i); (const __u32 *)bpf_map_lookup_elem(&unwind_rows, &_k); })
+#define UNW_RULE(env, i) ({ __u32 _k = (i); (const struct unwind_rule *)bpf_map_lookup_elem(&unwind_rules, &_k); })
+#define UNW_STAT(env, i) unwind_count(i)
+#define UNW_OPAQUE(env, x) unwind_opaque(x)
+#include "unwind_step.h"
+
+/* The walk's working state: too big for the 512-byte BPF stack. */
+struct unwind_scratch {
+	struct pt_regs pt;
+	struct unwind_regs r;
+	struct profile_ustack stack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_scratch);
+	__uint(max_entries, 1);
+} unwind_scratch_map SEC(".maps");
+
+struct walk_ctx {
+	struct unwind_scratch *s;
+	const struct unwind_proc *proc;
+	__u64 hash;
+	int pending;
+	int result;
+};
+
+static long walk_frame(__u32 i, void *data)
+{
+	struct walk_ctx *w = data;
+	struct unwind_scratch *s = w->s;
+	__u32 n = s->stack.nr;
+	__u64 pc;
+	int res;
+
+	if (n >= PROFILE_MAX_STACK_DEPTH) {
+		w->result = -1;
+		return 1;
+	}
+	pc = s->r.regs[UNWIND_REG_RA];
+	s->stack.ips[n] = pc;
+	s->stack.nr = n + 1;
+	/* FNV-1a over 64-bit words, finished with a mixer below */
+	w->hash = (w->hash ^ pc) * 0x100000001b3ULL;
+	res = unwind_step(0, w->proc, &s->r, &w->pending);
+	if (res == UNWIND_NEXT) {
+		if (s->r.used_table) {
+			if (n == 0)
+				s->stack.flags |= PROFILE_USTACK_LEAF_CFI;
+		} else {
+			s->stack.flags |= PROFILE_USTACK_FALLBACK;
+			if (!fp_fallback) {
+				/* cfi only: a frame pointer is not a table */
+				w->result = UNWIND_STOP;
+				return 1;
+			}
+		}
+		return 0;
+	}
+	w->result = res;
+	return 1;
+}
+
+static __always_inline bool same_stack(const struct profile_ustack *a,
+				       const struct profile_ustack *b)
+{
+	if (a->nr != b->nr)
+		return false;
+	for (int i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
+		if (i >= (int)a->nr)
+			break;
+		if (a->ips[i] != b->ips[i])
+			return false;
+	}
+	return true;
+}
+
+/* Store the walked stack under an id no other stack has; < 0 on loss. */
+static __always_inline long store_ustack(struct profile_ustack *st, __u64 h)
+{
+	__u32 ids[2] = {
+		PROFILE_CFI_STACK_BASE | (__u32)(h & PROFILE_CFI_STACK_MASK),
+		PROFILE_CFI_STACK_BASE | (__u32)((h >> 32) & PROFILE_CFI_STACK_MASK),
+	};
+
+	for (int t = 0; t < 2; t++) {
+		struct profile_ustack *old = bpf_map_lookup_elem(&ustacks, &ids[t]);
+		long err;
+
+		if (!old) {
+			err = bpf_map_update_elem(&ustacks, &ids[t], st, BPF_NOEXIST);
+			if (!err)
+				return ids[t];
+			if (err != -EEXIST)
+				return err; /* -ENOMEM: the map is full */
+			old = bpf_map_lookup_elem(&ustacks, &ids[t]); /* another CPU won */
+			if (!old)
+				return -ENOMEM;
+		}
+		if (same_stack(old, st))
+			return ids[t];
+	}
+	return -EEXIST;
+}
+
+/* Walk the user stack of the interrupted task with the tables. */
+static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
+					    struct task_struct *task, struct profile_seen_key *sk)
+{
+	struct walk_ctx w = {};
+	struct unwind_scratch *s;
+	struct pt_regs *regs;
+	__u32 zero = 0;
+	__u64 h;
+
+	if (!BPF_CORE_READ(task, mm))
+		return -EFAULT; /* a kernel thread: no user stack */
+	s = bpf_map_lookup_elem(&unwind_scratch_map, &zero);
+	if (!s)
+		return -ENOMEM;
+	/* In user mode the sampled registers are the user's (read from the
+	 * context with 8-byte loads, the only ones it allows); in the kernel
+	 * they are at the top of the task's kernel stack. */
+	if ((long)PT_REGS_IP(&ctx->regs) >= 0) {
+		struct pt_regs *c = (struct pt_regs *)&ctx->regs;
+
+		s->pt.ax = c->ax;
+		s->pt.dx = c->dx;
+		s->pt.cx = c->cx;
+		s->pt.bx = c->bx;
+		s->pt.si = c->si;
+		s->pt.di = c->di;
+		s->pt.bp = c->bp;
+		s->pt.sp = c->sp;
+		s->pt.r8 = c->r8;
+		s->pt.r9 = c->r9;
+		s->pt.r10 = c->r10;
+		s->pt.r11 = c->r11;
+		s->pt.r12 = c->r12;
+		s->pt.r13 = c->r13;
+		s->pt.r14 = c->r14;
+		s->pt.r15 = c->r15;
+		s->pt.ip = c->ip;
+	} else {
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		if (!regs || bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs))
+			return -EFAULT;
+	}
+	s->r.regs[UNWIND_REG_RAX] = s->pt.ax;
+	s->r.regs[UNWIND_REG_RDX] = s->pt.dx;
+	s->r.regs[UNWIND_REG_RCX] = s->pt.cx;
+	s->r.regs[UNWIND_REG_RBX] = s->pt.bx;
+	s->r.regs[UNWIND_REG_RSI] = s->pt.si;
+	s->r.regs[UNWIND_REG_RDI] = s->pt.di;
+	s->r.regs[UNWIND_REG_RBP] = s->pt.bp;
+	s->r.regs[UNWIND_REG_RSP] = s->pt.sp;
+	s->r.regs[UNWIND_REG_R8] = s->pt.r8;
+	s->r.regs[UNWIND_REG_R9] = s->pt.r9;
+	s->r.regs[UNWIND_REG_R10] = s->pt.r10;
+	s->r.regs[UNWIND_REG_R11] = s->pt.r11;
+	s->r.regs[UNWIND_REG_R12] = s->pt.r12;
+	s->r.regs[UNWIND_REG_R13] = s->pt.r13;
+	s->r.regs[UNWIND_REG_R14] = s->pt.r14;
+	s->r.regs[UNWIND_REG_R15] = s->pt.r15;
+	s->r.regs[UNWIND_REG_RA] = s->pt.ip;
+	s->r.all_regs = 1;
+	s->r.exact_pc = 1;
+	s->r.bp_valid = 1;
+	s->r.used_table = 0;
+	s->stack.nr = 0;
+	s->stack.flags = 0;
+	if (!s->r.regs[UNWIND_REG_RA] || (long)s->r.regs[UNWIND_REG_RA] < 0)
+		return -EFAULT;
+
+	w.s = s;
+	w.proc = bpf_map_lookup_elem(&unwind_procs, sk);
+	w.hash = 0xcbf29ce484222325ULL;
+	unwind_count(UNWIND_STAT_SAMPLES);
+	if (!w.proc)
+		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
+	bpf_loop(PROFILE_MAX_STACK_DEPTH, walk_frame, &w, 0);
+	if (w.pending)
+		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
+	if (w.result == UNWIND_COMPLETE) {
+		s->stack.flags |= PROFILE_USTACK_COMPLETE;
+		unwind_count(UNWIND_STAT_SAMPLES_COMPLETE);
+	} else if (w.result == -1 || w.result == UNWIND_NEXT) {
+		s->stack.flags |= PROFILE_USTACK_TRUNCATED;
+		unwind_count(UNWIND_STAT_SAMPLES_TRUNCATED);
+	}
+	if (!s->stack.nr)
+		return -EFAULT;
+	h = w.hash;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return store_ustack(&s->stack, h);
+}
+
 static __always_inline void count_loss(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&losses, &idx);
@@ -201,8 +509,9 @@ static __always_inline void notify(__u32 type, struct task_struct *task, __u32 t
 	bpf_ringbuf_submit(e, 0);
 }
 
-SEC("perf_event")
-int do_perf_event(struct bpf_perf_event_data *ctx)
+/* One sample.  cfi: walk the user stack with the unwind tables instead of
+ * asking the kernel to follow frame pointers. */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
@@ -231,6 +540,13 @@ int do_perf_event(struct bpf_perf_event_data *ctx)
 		 * while mm and self_exec_id may already be the new one's: no
 		 * snapshot can symbolize that stack, so record none. */
 		key.user_stack_id = -EFAULT;
+	} else if (user_stacks && cfi) {
+		struct profile_seen_key wk = { .pid = tgid, .exec_id = key.exec_id };
+
+		err = walk_user_stack(ctx, task, &wk);
+		key.user_stack_id = err;
+		if (err < 0)
+			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
 	} else if (user_stacks) {
 		err = get_stack(ctx, BPF_F_USER_STACK);
 		key.user_stack_id = err;
@@ -285,6 +601,20 @@ int do_perf_event(struct bpf_perf_event_data *ctx)
 		}
 	}
 	return 0;
+}
+
+SEC("perf_event")
+int do_perf_event(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, false);
+}
+
+/* --unwind=auto|cfi: needs bpf_loop (Linux 5.17) and bpf_task_pt_regs
+ * (5.15). */
+SEC("perf_event")
+int do_perf_event_cfi(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, true);
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -26,6 +26,27 @@ struct profile_key {
 	char comm[PROFILE_COMM_LEN];
 };
 
+/*
+ * A user stack walked by the unwinder (--unwind=auto|cfi), the value of the
+ * "ustacks" hash.  Its id in the counts key is PROFILE_CFI_STACK_BASE plus
+ * 30 bits of a hash of the addresses; two different stacks never share an
+ * id (the BPF side compares the addresses before reusing one), a collision
+ * is retried once with other bits of the hash, then counted as lost.
+ */
+#define PROFILE_CFI_STACK_BASE 0x40000000
+#define PROFILE_CFI_STACK_MASK 0x3fffffff
+#define PROFILE_USTACK_LEAF_CFI  (1u << 0) /* the interrupted frame was unwound
+					    * with a table: its caller is exact */
+#define PROFILE_USTACK_COMPLETE  (1u << 1) /* reached the outermost frame */
+#define PROFILE_USTACK_TRUNCATED (1u << 2) /* cut at PROFILE_MAX_STACK_DEPTH */
+#define PROFILE_USTACK_FALLBACK  (1u << 3) /* some frame came from a frame
+					    * pointer instead of a table */
+struct profile_ustack {
+	__u32 nr;
+	__u32 flags;           /* PROFILE_USTACK_*: not part of the identity */
+	__u64 ips[PROFILE_MAX_STACK_DEPTH];
+};
+
 /* Indexes of the per-CPU loss counters (the "losses" array map). */
 enum profile_loss {
 	PROFILE_LOSS_USER_ENOMEM,

@@ -61,6 +61,8 @@ struct env {
 	int cpu;
 	long stack_storage_size;
 	long hash_storage_size;
+	int unwind;        /* UNWIND_ARG_* */
+	long unwind_table_size; /* rows */
 	const char *cgroup;
 	const char *output;
 	long duration;     /* seconds; 0: until a signal */
@@ -123,7 +125,13 @@ enum {
 	OPT_NO_KALLSYMS,
 	OPT_FULL_KALLSYMS,
 	OPT_FORCE,
+	OPT_UNWIND,
+	OPT_UNWIND_TABLE_SIZE,
 };
+
+/* --unwind */
+enum { UNWIND_ARG_AUTO = 0, UNWIND_ARG_FP, UNWIND_ARG_CFI };
+static const char *const unwind_arg_names[] = { "auto", "fp", "cfi" };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Profile these processes only", 0 },
@@ -137,6 +145,8 @@ static const struct argp_option opts[] = {
 	{ "cpu", 'C', "CPU", 0, "Sample this CPU only", 0 },
 	{ "stack-storage-size", OPT_STACK_STORAGE, "N", 0, "Unique stack traces that can be stored (default 16384; a quarter more is kept for hash-collision victims)", 0 },
 	{ "hash-storage-size", OPT_HASH_STORAGE, "N", 0, "Unique counted keys that can be stored (default 40960)", 0 },
+	{ "unwind", OPT_UNWIND, "MODE", 0, "How user stacks are walked: auto (default: the .eh_frame unwind tables prof-record builds for each sampled object, frame pointers where there is none), cfi (tables only), fp (frame pointers only, as bcc's profile)", 0 },
+	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "ROWS", 0, "Unwind table rows that can be loaded, 4 bytes each (default 2097152)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Profile tasks under this cgroup v2 directory only", 0 },
 	{ "no-kallsyms", OPT_NO_KALLSYMS, NULL, 0, "Do not store a /proc/kallsyms snapshot", 0 },
 	{ "full-kallsyms", OPT_FULL_KALLSYMS, NULL, 0, "Store all of /proc/kallsyms (~650 KiB), not only the symbols of sampled kernel addresses", 0 },
@@ -263,6 +273,22 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_usage(state);
 		}
 		env->hash_storage_size = v;
+		break;
+	case OPT_UNWIND:
+		for (v = 0; v < 3 && strcmp(arg, unwind_arg_names[v]); v++)
+			;
+		if (v == 3) {
+			fprintf(stderr, "prof-record: invalid --unwind '%s' (auto, cfi or fp)\n", arg);
+			argp_usage(state);
+		}
+		env->unwind = v;
+		break;
+	case OPT_UNWIND_TABLE_SIZE:
+		if (parse_long(arg, 1, 1L << 28, &v)) {
+			fprintf(stderr, "prof-record: invalid --unwind-table-size '%s' (1..%ld)\n", arg, 1L << 28);
+			argp_usage(state);
+		}
+		env->unwind_table_size = v;
 		break;
 	case OPT_CGROUP:
 		env->cgroup = arg;
@@ -503,7 +529,7 @@ enum {
 	OPT_PROG_PREXEC = 1 << 2, /* tp_btf/sched_prepare_exec + bpf_iter_task_vma */
 };
 
-static struct profile_bpf *open_one(const struct env *env, unsigned optional, int *err)
+static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi, int *err)
 {
 	struct profile_bpf *obj = profile_bpf__open();
 
@@ -541,6 +567,21 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, in
 	bpf_program__set_autoload(obj->progs.handle_exit, optional & OPT_PROG_EXIT);
 	bpf_program__set_autoload(obj->progs.handle_prepare_exec, optional & OPT_PROG_PREXEC);
 	bpf_program__set_autoload(obj->progs.handle_exit_pids, env->command != NULL);
+	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi);
+	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
+	obj->rodata->fp_fallback = env->unwind != UNWIND_ARG_CFI;
+	if (cfi) {
+		bpf_map__set_max_entries(obj->maps.unwind_rows, env->unwind_table_size);
+		bpf_map__set_max_entries(obj->maps.ustacks, env->stack_storage_size);
+	} else {
+		/* frame pointers only: the unwinder's maps stay empty */
+		bpf_map__set_max_entries(obj->maps.unwind_procs, 1);
+		bpf_map__set_max_entries(obj->maps.unwind_objs, 1);
+		bpf_map__set_max_entries(obj->maps.unwind_pages, 1);
+		bpf_map__set_max_entries(obj->maps.unwind_rows, 1);
+		bpf_map__set_max_entries(obj->maps.unwind_rules, 1);
+		bpf_map__set_max_entries(obj->maps.ustacks, 1);
+	}
 
 	*err = profile_bpf__load(obj);
 	if (*err) {
@@ -551,8 +592,10 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, in
 }
 
 /* Load with as many optional programs as this kernel takes; libbpf stays
- * quiet about the attempts that fail unless -v. */
-static struct profile_bpf *open_and_load(const struct env *env, int *err)
+ * quiet about the attempts that fail unless -v.  *cfi: the table-walking
+ * sampler was loaded (--unwind=auto falls back to frame pointers on a
+ * kernel that cannot load it). */
+static struct profile_bpf *open_and_load(const struct env *env, bool *cfi, int *err)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	struct profile_bpf *obj = NULL;
@@ -571,15 +614,22 @@ static struct profile_bpf *open_and_load(const struct env *env, int *err)
 	tries[1] = avail & ~OPT_PROG_MMAP;
 	tries[2] = avail & ~(OPT_PROG_MMAP | OPT_PROG_PREXEC);
 	tries[3] = 0;
+	*cfi = env->unwind != UNWIND_ARG_FP;
 	for (size_t i = 0; i < 4 && !obj; i++) {
 		if (i && tries[i] == tries[i - 1])
 			continue;
 		if (!env->verbose)
-			libbpf_set_print(i == 3 ? libbpf_print_quiet : libbpf_print_none);
-		obj = open_one(env, tries[i], err);
+			libbpf_set_print(i == 3 && env->unwind != UNWIND_ARG_AUTO ? libbpf_print_quiet : libbpf_print_none);
+		obj = open_one(env, tries[i], *cfi, err);
 		if (!obj && env->verbose)
-			fprintf(stderr, "prof-record: loading with optional programs 0x%x failed: %s\n",
-				tries[i], strerror(-*err));
+			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
+				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));
+		if (!obj && i == 3 && *cfi && env->unwind == UNWIND_ARG_AUTO) {
+			/* the unwinder needs bpf_loop (5.17) and bpf_task_pt_regs */
+			fprintf(stderr, "prof-record: this kernel cannot load the stack unwinder (needs Linux 5.17+): user stacks follow frame pointers only (-v says why)\n");
+			*cfi = false;
+			i = (size_t)-1;
+		}
 	}
 	libbpf_set_print(env->verbose ? libbpf_print_verbose : libbpf_print_quiet);
 	return obj;
@@ -600,7 +650,7 @@ static bool hw_cycles_available(struct perf_event_attr *attr, int cpu)
 
 /* One perf event per online CPU (or the -C one), the BPF program attached
  * to each.  *event is the name of the event really used. */
-static int open_perf_events(struct profile_bpf *obj, const struct env *env, int *fds,
+static int open_perf_events(struct profile_bpf *obj, bool cfi, const struct env *env, int *fds,
 			    struct bpf_link **links, int nr_cpus, int *opened, const char **event)
 {
 	struct perf_event_attr attr = {
@@ -658,7 +708,8 @@ static int open_perf_events(struct profile_bpf *obj, const struct env *env, int 
 			free(online);
 			return -e;
 		}
-		links[cpu] = bpf_program__attach_perf_event(obj->progs.do_perf_event, fds[cpu]);
+		links[cpu] = bpf_program__attach_perf_event(cfi ? obj->progs.do_perf_event_cfi :
+								      obj->progs.do_perf_event, fds[cpu]);
 		if (!links[cpu]) {
 			int e = errno;
 
@@ -763,7 +814,8 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 		       struct manifest *man, struct dump_totals *tot)
 {
 	int fd = bpf_map__fd(obj->maps.counts), sfd = bpf_map__fd(obj->maps.stacks);
-	int sfd2 = bpf_map__fd(obj->maps.stacks2);
+	int sfd2 = bpf_map__fd(obj->maps.stacks2), ufd = bpf_map__fd(obj->maps.ustacks);
+	struct profile_ustack *us = malloc(sizeof(*us));
 	int32_t base2 = obj->rodata->stacks2_base;
 	struct profile_key key, next, *prev = NULL;
 	int32_t *ids = NULL;
@@ -773,6 +825,8 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 	uint64_t ips[PROFILE_MAX_STACK_DEPTH];
 	int err = 0;
 
+	if (!us)
+		return -ENOMEM;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct bprof_count c = {0};
 		uint64_t val;
@@ -836,9 +890,25 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 		if (i && ids[i] == ids[i - 1])
 			continue;
 		memset(ips, 0, sizeof(ips));
-		/* ids from the second-chance map are offset by base2 */
+		/* ids from the second-chance map are offset by base2; stacks
+		 * walked by the unwinder have ids of their own */
 		int32_t local = ids[i] >= base2 ? ids[i] - base2 : ids[i];
-		if (bpf_map_lookup_elem(ids[i] >= base2 ? sfd2 : sfd, &local, ips)) {
+		int lerr;
+		uint32_t flags = 0;
+
+		if (ids[i] >= PROFILE_CFI_STACK_BASE) {
+			lerr = bpf_map_lookup_elem(ufd, &ids[i], us);
+			if (!lerr) {
+				n = us->nr < PROFILE_MAX_STACK_DEPTH ? us->nr : PROFILE_MAX_STACK_DEPTH;
+				memcpy(ips, us->ips, n * sizeof(*ips));
+				flags = us->flags;
+			}
+		} else {
+			lerr = bpf_map_lookup_elem(ids[i] >= base2 ? sfd2 : sfd, &local, ips);
+			while (!lerr && n < PROFILE_MAX_STACK_DEPTH && ips[n])
+				n++;
+		}
+		if (lerr) {
 			/* Not expected (ids are never deleted), but a count must
 			 * never point at a stack the file lacks: the writer would
 			 * refuse the whole recording.  Mark those stacks lost. */
@@ -851,8 +921,7 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 			rec->losses.other++;
 			continue;
 		}
-		while (n < PROFILE_MAX_STACK_DEPTH && ips[n])
-			n++;
+		(void)flags;
 		s.id = ids[i];
 		s.nr_ips = n;
 		s.ips = malloc(n * sizeof(*s.ips) + 1);
@@ -868,6 +937,7 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 nomem:
 	err = -ENOMEM;
 out:
+	free(us);
 	free(ids);
 	free(pids);
 	return err;
@@ -1107,6 +1177,7 @@ int main(int argc, char **argv)
 		.cpu = -1,
 		.stack_storage_size = 16384,
 		.hash_storage_size = 40960,
+		.unwind_table_size = 2097152,
 	};
 	struct profile_bpf *obj = NULL;
 	struct ring_buffer *rb = NULL;
@@ -1124,7 +1195,7 @@ int main(int argc, char **argv)
 	int *fds = NULL, nr_cpus = 0, nr_sampled = 0, release_fd = -1, err = 0, argp_argc = argc;
 	int cgroup_fd = -1, exit_code = 1, status = 0;
 	pid_t child = 0;
-	bool child_done = false, hidden = false;
+	bool child_done = false, hidden = false, cfi = false;
 	uint64_t start_mono, start_real, stop_mono, last_rescan;
 
 	/* "--" starts the command: argp must not see it or what follows. */
@@ -1204,7 +1275,7 @@ int main(int argc, char **argv)
 
 	libbpf_set_print(env.verbose ? libbpf_print_verbose : libbpf_print_quiet);
 
-	obj = open_and_load(&env, &err);
+	obj = open_and_load(&env, &cfi, &err);
 	if (!obj) {
 		fprintf(stderr, "prof-record: cannot load the BPF program: %s; needs Linux 5.8+ with BPF, BTF and CONFIG_BPF_EVENTS (run with -v for libbpf's log)\n",
 			strerror(-err));
@@ -1268,7 +1339,7 @@ int main(int argc, char **argv)
 		bpf_map_update_elem(bpf_map__fd(obj->maps.tracked), &k, &one, BPF_ANY);
 	}
 
-	if (open_perf_events(obj, &env, fds, links, nr_cpus, &nr_sampled, &event))
+	if (open_perf_events(obj, cfi, &env, fds, links, nr_cpus, &nr_sampled, &event))
 		goto cleanup;
 
 	if (!env.quiet)

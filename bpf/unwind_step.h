@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * unwind_step.h - one step of the user-stack unwinder: from the registers of
+ * a frame (pc, sp, bp, and in the interrupted frame all of them) to its
+ * caller's, with the tables of unwind.h.
+ *
+ * A pure function over its inputs, compiled twice: into the BPF program
+ * (profile.bpf.c), where memory is read with bpf_probe_read_user and tables
+ * are BPF maps, and into user-space tests, which replay captured registers
+ * and stack memory against tables built by record/ehtab and compare frame
+ * lists with libdw's unwinder.  The includer provides, before including:
+ *
+ *   UNW_ENV                     type of the opaque environment pointer
+ *   UNW_READ(env, dst, size, addr)  read user memory; 0 or < 0
+ *   UNW_OBJ_STATE(env, obj_id)  enum unwind_obj_state of an object
+ *   UNW_PAGE(env, key_ptr)      const struct unwind_page * or NULL
+ *   UNW_ROW(env, index)         const __u32 * (a row) or NULL
+ *   UNW_RULE(env, index)        const struct unwind_rule * or NULL
+ *   UNW_STAT(env, stat)         count one enum unwind_stat event
+ *   UNW_OPAQUE(env, x)          x, hidden from the BPF verifier's value
+ *                               tracking (identity in user space)
+ *
+ * Every loop is bounded by a constant so that the verifier accepts it.
+ */
+#ifndef BPROF_UNWIND_STEP_H
+#define BPROF_UNWIND_STEP_H
+
+#include "unwind.h"
+
+/* Offsets in the frame a sigreturn trampoline runs on: rsp points at the
+ * struct ucontext (the handler's return popped pretcode), whose
+ * uc_mcontext (struct sigcontext, x86-64) starts after uc_flags, uc_link
+ * and uc_stack. */
+#define UNWIND_UC_MCONTEXT 40
+/* struct sigcontext_64 begins with r8..r15, rdi, rsi, rbp, rbx, rdx, rax,
+ * rcx, rsp, rip: 17 words. */
+#define UNWIND_SIGCONTEXT_WORDS 17
+
+/* The registers of one frame.  regs[] is valid only where all_regs is set:
+ * the interrupted frame and the frame a signal interrupted; deeper frames
+ * know only pc, sp and bp (regs[RSP], regs[RBP], regs[RA] hold them). */
+struct unwind_regs {
+	__u64 regs[UNWIND_NR_REGS]; /* by DWARF number; regs[UNWIND_REG_RA] is the pc */
+	__u8 all_regs;    /* every register of regs[] is known */
+	__u8 exact_pc;    /* pc is not a return address (no -1 before the lookup) */
+	__u8 bp_valid;    /* regs[RBP] is known */
+	__u8 used_table;  /* set by unwind_step when a table row unwound the frame */
+	__u32 pad;
+};
+
+enum unwind_result {
+	UNWIND_NEXT = 0,   /* r holds the caller's frame */
+	UNWIND_COMPLETE,   /* this was the outermost frame */
+	UNWIND_STOP,       /* cannot go further (counted) */
+};
+
+/* Mapping of pc in proc: the last one starting at or below pc.  The
+ * index into proc->m is laundered through UNW_OPAQUE: a search index the
+ * verifier tracks precisely makes every iteration a new state, and the
+ * walk no longer fits its 1M-instruction budget. */
+static __always_inline const struct unwind_mapping *
+unwind_find_mapping(UNW_ENV env, const struct unwind_proc *proc, __u64 pc)
+{
+	__u32 lo = 0, hi = proc->nr, i;
+
+	if (hi > UNWIND_MAX_MAPPINGS)
+		hi = UNWIND_MAX_MAPPINGS;
+	for (i = 0; i < UNWIND_MAPPING_SEARCH_STEPS; i++) {
+		__u32 mid;
+
+		if (lo >= hi)
+			break;
+		mid = UNW_OPAQUE(env, (lo + hi) / 2) & (UNWIND_MAX_MAPPINGS - 1);
+		if (proc->m[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || lo > UNWIND_MAX_MAPPINGS)
+		return 0;
+	lo = UNW_OPAQUE(env, lo - 1) & (UNWIND_MAX_MAPPINGS - 1);
+	if (pc >= proc->m[lo].end)
+		return 0;
+	return &proc->m[lo];
+}
+
+/* The rule for vaddr in object obj_id; NULL when there is none (the page
+ * is absent or a map lookup failed). */
+static __always_inline const struct unwind_rule *
+unwind_find_rule(UNW_ENV env, __u32 obj_id, __u64 vaddr)
+{
+	struct unwind_page_key key = { .obj_id = obj_id, .page = (__u32)(vaddr >> UNWIND_PAGE_SHIFT) };
+	const struct unwind_page *page;
+	__u32 lo, hi, i, want = (__u32)(vaddr & UNWIND_PAGE_MASK), idx;
+	const __u32 *row;
+
+	if (vaddr >> (32 + UNWIND_PAGE_SHIFT))
+		return 0;
+	page = UNW_PAGE(env, &key);
+	if (!page || !page->nr_rows || page->nr_rows > UNWIND_PAGE_MAX_ROWS)
+		return 0;
+	/* last row whose low address is <= want; row 0 starts at 0 */
+	lo = 0;
+	hi = page->nr_rows;
+	for (i = 0; i < UNWIND_ROW_SEARCH_STEPS; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = (lo + hi) / 2;
+		row = UNW_ROW(env, page->first_row + mid);
+		if (!row)
+			return 0;
+		if (UNWIND_ROW_LO(*row) <= want)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	row = UNW_ROW(env, page->first_row + lo);
+	if (!row)
+		return 0;
+	idx = UNWIND_ROW_RULE(*row);
+	return UNW_RULE(env, idx);
+}
+
+/* The caller by frame pointer: what the kernel's walk does. */
+static __always_inline int unwind_fp(UNW_ENV env, struct unwind_regs *r)
+{
+	__u64 bp = r->regs[UNWIND_REG_RBP], sp = r->regs[UNWIND_REG_RSP], ra = 0, nbp = 0;
+
+	if (!r->bp_valid || !bp || bp < sp || (bp & 7)) {
+		UNW_STAT(env, UNWIND_STAT_STOP_BAD_FRAME);
+		return UNWIND_STOP;
+	}
+	if (UNW_READ(env, &ra, 8, bp + 8) || UNW_READ(env, &nbp, 8, bp)) {
+		UNW_STAT(env, UNWIND_STAT_STOP_READ);
+		return UNWIND_STOP;
+	}
+	if (!ra)
+		return UNWIND_COMPLETE; /* the conventional end of a frame chain */
+	r->regs[UNWIND_REG_RA] = ra;
+	r->regs[UNWIND_REG_RSP] = bp + 16;
+	r->regs[UNWIND_REG_RBP] = nbp;
+	r->bp_valid = 1;
+	r->all_regs = 0;
+	r->exact_pc = 0;
+	r->used_table = 0;
+	UNW_STAT(env, UNWIND_STAT_FRAMES_FP);
+	return UNWIND_NEXT;
+}
+
+/* A sigreturn trampoline: the interrupted context is in the ucontext at
+ * sp; every register is known again, and its pc is exact. */
+static __always_inline int unwind_signal(UNW_ENV env, struct unwind_regs *r)
+{
+	__u64 sc[UNWIND_SIGCONTEXT_WORDS];
+
+	if (UNW_READ(env, sc, sizeof(sc), r->regs[UNWIND_REG_RSP] + UNWIND_UC_MCONTEXT)) {
+		UNW_STAT(env, UNWIND_STAT_STOP_READ);
+		return UNWIND_STOP;
+	}
+	r->regs[UNWIND_REG_R8] = sc[0];
+	r->regs[UNWIND_REG_R9] = sc[1];
+	r->regs[UNWIND_REG_R10] = sc[2];
+	r->regs[UNWIND_REG_R11] = sc[3];
+	r->regs[UNWIND_REG_R12] = sc[4];
+	r->regs[UNWIND_REG_R13] = sc[5];
+	r->regs[UNWIND_REG_R14] = sc[6];
+	r->regs[UNWIND_REG_R15] = sc[7];
+	r->regs[UNWIND_REG_RDI] = sc[8];
+	r->regs[UNWIND_REG_RSI] = sc[9];
+	r->regs[UNWIND_REG_RBP] = sc[10];
+	r->regs[UNWIND_REG_RBX] = sc[11];
+	r->regs[UNWIND_REG_RDX] = sc[12];
+	r->regs[UNWIND_REG_RAX] = sc[13];
+	r->regs[UNWIND_REG_RCX] = sc[14];
+	r->regs[UNWIND_REG_RSP] = sc[15];
+	r->regs[UNWIND_REG_RA] = sc[16];
+	if (!r->regs[UNWIND_REG_RA])
+		return UNWIND_COMPLETE;
+	r->all_regs = 1;
+	r->exact_pc = 1;
+	r->bp_valid = 1;
+	r->used_table = 1;
+	UNW_STAT(env, UNWIND_STAT_FRAMES_CFI);
+	return UNWIND_NEXT;
+}
+
+/*
+ * Replace the frame in r by its caller's.  proc may be NULL (no mapping
+ * table for the process yet: frame pointers only).  *pending is set when an
+ * object's table had not arrived.  Every stop is counted in the stats.
+ */
+static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *proc,
+				       struct unwind_regs *r, int *pending)
+{
+	const struct unwind_mapping *m;
+	const struct unwind_rule *rule;
+	__u64 pc = r->regs[UNWIND_REG_RA], sp = r->regs[UNWIND_REG_RSP];
+	__u64 bp = r->regs[UNWIND_REG_RBP], cfa, ra = 0, nbp, base, vaddr, tmp = 0;
+	__u32 state;
+
+	if (!proc)
+		return unwind_fp(env, r);
+	m = unwind_find_mapping(env, proc, pc);
+	if (!m || !m->obj_id) {
+		UNW_STAT(env, UNWIND_STAT_FP_NO_MAPPING);
+		return unwind_fp(env, r);
+	}
+	state = UNW_OBJ_STATE(env, m->obj_id);
+	if (state == UNWIND_OBJ_PENDING) {
+		UNW_STAT(env, UNWIND_STAT_FP_PENDING);
+		*pending = 1;
+		return unwind_fp(env, r);
+	}
+	if (state != UNWIND_OBJ_LOADED) {
+		UNW_STAT(env, UNWIND_STAT_FP_NO_TABLE);
+		return unwind_fp(env, r);
+	}
+	/* A return address points after the call: look up the call itself,
+	 * which may be the last instruction of its function. */
+	vaddr = pc - m->bias - (r->exact_pc ? 0 : 1);
+	rule = unwind_find_rule(env, m->obj_id, vaddr);
+	if (!rule || rule->cfa_kind == UNWIND_CFA_NONE) {
+		UNW_STAT(env, UNWIND_STAT_FP_NO_ROW);
+		return unwind_fp(env, r);
+	}
+
+	switch (rule->cfa_kind) {
+	case UNWIND_CFA_END:
+		return UNWIND_COMPLETE;
+	case UNWIND_CFA_SIGNAL:
+		return unwind_signal(env, r);
+	case UNWIND_CFA_RSP:
+		cfa = sp + (__s64)rule->cfa_off;
+		break;
+	case UNWIND_CFA_RBP:
+		if (!r->bp_valid)
+			goto needs_regs;
+		cfa = bp + (__s64)rule->cfa_off;
+		break;
+	case UNWIND_CFA_DEREF_RSP:
+	case UNWIND_CFA_DEREF_RBP:
+		if (rule->cfa_kind == UNWIND_CFA_DEREF_RBP && !r->bp_valid)
+			goto needs_regs;
+		base = rule->cfa_kind == UNWIND_CFA_DEREF_RSP ? sp : bp;
+		if (UNW_READ(env, &tmp, 8, base + (__s64)rule->cfa_off))
+			goto read_fault;
+		cfa = tmp + (__s64)rule->aux;
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = sp + (__s64)rule->cfa_off + ((pc & 15) >= (__u64)(__u8)rule->aux ? 8 : 0);
+		break;
+	case UNWIND_CFA_REG:
+		/* the RA column (16) is never a frame base */
+		if (!r->all_regs || (__u8)rule->aux >= UNWIND_REG_RA)
+			goto needs_regs;
+		cfa = r->regs[(__u8)rule->aux & 15] + (__s64)rule->cfa_off;
+		break;
+	default: /* UNWIND_CFA_INVALID and anything unknown */
+		UNW_STAT(env, UNWIND_STAT_STOP_INVALID);
+		return UNWIND_STOP;
+	}
+
+	if (rule->ra_kind == UNWIND_RA_REG) {
+		if (!r->all_regs || (__u8)rule->aux >= UNWIND_REG_RA)
+			goto needs_regs;
+		ra = r->regs[(__u8)rule->aux & 15];
+	} else if (UNW_READ(env, &ra, 8, cfa - 8)) {
+		goto read_fault;
+	}
+
+	if (rule->rbp_kind == UNWIND_RBP_CFA) {
+		if (UNW_READ(env, &nbp, 8, cfa + (__s64)rule->rbp_off))
+			goto read_fault;
+		r->bp_valid = 1;
+	} else if (rule->rbp_kind == UNWIND_RBP_UNDEFINED) {
+		nbp = 0;
+		r->bp_valid = 0;
+	} else {
+		nbp = bp;
+	}
+
+	/* The caller's frame is above this one: anything else is a corrupt
+	 * stack or a wrong rule, and going on could loop. */
+	if (cfa <= sp) {
+		UNW_STAT(env, UNWIND_STAT_STOP_BAD_FRAME);
+		return UNWIND_STOP;
+	}
+	if (!ra)
+		return UNWIND_COMPLETE;
+	r->regs[UNWIND_REG_RA] = ra;
+	r->regs[UNWIND_REG_RSP] = cfa;
+	r->regs[UNWIND_REG_RBP] = nbp;
+	r->all_regs = 0;
+	r->exact_pc = 0;
+	r->used_table = 1;
+	UNW_STAT(env, UNWIND_STAT_FRAMES_CFI);
+	return UNWIND_NEXT;
+
+needs_regs:
+	UNW_STAT(env, UNWIND_STAT_STOP_NEEDS_REGS);
+	return UNWIND_STOP;
+read_fault:
+	UNW_STAT(env, UNWIND_STAT_STOP_READ);
+	return UNWIND_STOP;
+}
+
+#endif /* BPROF_UNWIND_STEP_H */
