@@ -173,11 +173,12 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } unwind_pages SEC(".maps");
 
-/* The rows of every loaded object, appended by prof-record through mmap. */
+/* The rows of every loaded object, appended by prof-record through mmap,
+ * in chunks (see unwind.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct unwind_row_chunk);
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_MMAPABLE);
 } unwind_rows SEC(".maps");
@@ -248,7 +249,15 @@ static __always_inline __u32 unwind_opaque(__u32 v)
 #define UNW_READ(env, dst, size, addr) unwind_read((dst), (size), (addr))
 #define UNW_OBJ_STATE(env, id) unwind_obj_state(id)
 #define UNW_PAGE(env, key) ((const struct unwind_page *)bpf_map_lookup_elem(&unwind_pages, (key)))
-#define UNW_ROW(env, i) ({ __u32 _k = (i); (const __u32 *)bpf_map_lookup_elem(&unwind_rows, &_k); })
+static __always_inline const __u32 *unwind_row(__u32 i)
+{
+	__u32 k = i / UNWIND_ROWS_PER_CHUNK;
+	struct unwind_row_chunk *c = bpf_map_lookup_elem(&unwind_rows, &k);
+
+	return c ? &c->r[i & (UNWIND_ROWS_PER_CHUNK - 1)] : 0;
+}
+
+#define UNW_ROW(env, i) unwind_row(i)
 #define UNW_RULE(env, i) ({ __u32 _k = (i); (const struct unwind_rule *)bpf_map_lookup_elem(&unwind_rules, &_k); })
 #define UNW_STAT(env, i) unwind_count(i)
 #define UNW_OPAQUE(env, x) unwind_opaque(x)
@@ -272,7 +281,7 @@ struct walk_ctx {
 	struct unwind_scratch *s;
 	const struct unwind_proc *proc;
 	__u64 hash;
-	int pending;
+	__u32 events;      /* UNWIND_EV_* */
 	int result;
 };
 
@@ -293,7 +302,7 @@ static long walk_frame(__u32 i, void *data)
 	s->stack.nr = n + 1;
 	/* FNV-1a over 64-bit words, finished with a mixer below */
 	w->hash = (w->hash ^ pc) * 0x100000001b3ULL;
-	res = unwind_step(0, w->proc, &s->r, &w->pending);
+	res = unwind_step(0, w->proc, &s->r, &w->events);
 	if (res == UNWIND_NEXT) {
 		if (s->r.used_table) {
 			if (n == 0)
@@ -352,6 +361,33 @@ static __always_inline long store_ustack(struct profile_ustack *st, __u64 h)
 			return ids[t];
 	}
 	return -EEXIST;
+}
+
+/* Image -> when user space was last asked to re-read its mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct profile_seen_key);
+	__type(value, __u64);
+	__uint(max_entries, 4096);
+} remap_asked SEC(".maps");
+
+#define REMAP_INTERVAL_NS 50000000ULL
+
+static __always_inline void notify(__u32 type, struct task_struct *task, __u32 tgid,
+				   __u32 exec_id);
+
+/* The walk met code its mapping table does not know (libc mapped after
+ * exec, dlopen): ask user space to re-read the image's mappings, at most
+ * every REMAP_INTERVAL_NS.  This is what makes tables arrive in time where
+ * the mmap hook cannot be attached. */
+static __always_inline void ask_remap(struct task_struct *task, struct profile_seen_key *sk)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&remap_asked, sk);
+
+	if (last && now - *last < REMAP_INTERVAL_NS)
+		return;
+	bpf_map_update_elem(&remap_asked, sk, &now, BPF_ANY);
+	notify(PROFILE_EV_MMAP, task, sk->pid, sk->exec_id);
 }
 
 /* Walk the user stack of the interrupted task with the tables. */
@@ -430,8 +466,10 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 	if (!w.proc)
 		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
 	bpf_loop(PROFILE_MAX_STACK_DEPTH, walk_frame, &w, 0);
-	if (w.pending)
+	if (w.events & UNWIND_EV_PENDING)
 		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
+	if (w.events & UNWIND_EV_UNMAPPED)
+		ask_remap(task, sk);
 	if (w.result == UNWIND_COMPLETE) {
 		s->stack.flags |= PROFILE_USTACK_COMPLETE;
 		unwind_count(UNWIND_STAT_SAMPLES_COMPLETE);

@@ -42,6 +42,17 @@
 #define UNWIND_ROW(lo, rule) (((__u32)(rule) << 16) | ((lo) & 0xffffu))
 #define UNWIND_ROW_LO(row) ((row) & 0xffffu)
 #define UNWIND_ROW_RULE(row) ((row) >> 16)
+/*
+ * The rows array is stored in chunks of 1024 rows (one 4 KiB map value
+ * each): an array map rounds every value up to 8 bytes, so a map of single
+ * u32 rows would spend 8 bytes per row.  Row i is rows[i / 1024].r[i % 1024];
+ * user space sees the chunks as one flat u32 array through mmap.
+ */
+#define UNWIND_ROWS_PER_CHUNK 1024
+struct unwind_row_chunk {
+	__u32 r[UNWIND_ROWS_PER_CHUNK];
+};
+
 /* Rows in one page: at most one per byte. Bounds the binary search. */
 #define UNWIND_PAGE_MAX_ROWS 65536
 #define UNWIND_ROW_SEARCH_STEPS 17

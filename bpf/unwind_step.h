@@ -48,6 +48,12 @@ struct unwind_regs {
 	__u32 pad;
 };
 
+/* What a step met, for the caller to act on (bits of *events). */
+#define UNWIND_EV_PENDING  (1u << 0) /* an object's table had not arrived */
+#define UNWIND_EV_UNMAPPED (1u << 1) /* a trustworthy pc (the interrupted one, or
+				      * one a table produced) in no known
+				      * mapping: the mapping table is stale */
+
 enum unwind_result {
 	UNWIND_NEXT = 0,   /* r holds the caller's frame */
 	UNWIND_COMPLETE,   /* this was the outermost frame */
@@ -128,7 +134,11 @@ static __always_inline int unwind_fp(UNW_ENV env, struct unwind_regs *r)
 {
 	__u64 bp = r->regs[UNWIND_REG_RBP], sp = r->regs[UNWIND_REG_RSP], ra = 0, nbp = 0;
 
-	if (!r->bp_valid || !bp || bp < sp || (bp & 7)) {
+	/* a zero rbp ends a frame-pointer chain (_start and clone clear it);
+	 * not a fault, but not known to be the outermost frame either */
+	if (!r->bp_valid || !bp)
+		return UNWIND_STOP;
+	if (bp < sp || (bp & 7)) {
 		UNW_STAT(env, UNWIND_STAT_STOP_BAD_FRAME);
 		return UNWIND_STOP;
 	}
@@ -188,11 +198,11 @@ static __always_inline int unwind_signal(UNW_ENV env, struct unwind_regs *r)
 
 /*
  * Replace the frame in r by its caller's.  proc may be NULL (no mapping
- * table for the process yet: frame pointers only).  *pending is set when an
- * object's table had not arrived.  Every stop is counted in the stats.
+ * table for the process yet: frame pointers only).  *events gets
+ * UNWIND_EV_* bits.  Every stop is counted in the stats.
  */
 static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *proc,
-				       struct unwind_regs *r, int *pending)
+				       struct unwind_regs *r, __u32 *events)
 {
 	const struct unwind_mapping *m;
 	const struct unwind_rule *rule;
@@ -203,6 +213,8 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 	if (!proc)
 		return unwind_fp(env, r);
 	m = unwind_find_mapping(env, proc, pc);
+	if (!m && (r->used_table || r->all_regs))
+		*events |= UNWIND_EV_UNMAPPED;
 	if (!m || !m->obj_id) {
 		UNW_STAT(env, UNWIND_STAT_FP_NO_MAPPING);
 		return unwind_fp(env, r);
@@ -210,7 +222,7 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 	state = UNW_OBJ_STATE(env, m->obj_id);
 	if (state == UNWIND_OBJ_PENDING) {
 		UNW_STAT(env, UNWIND_STAT_FP_PENDING);
-		*pending = 1;
+		*events |= UNWIND_EV_PENDING;
 		return unwind_fp(env, r);
 	}
 	if (state != UNWIND_OBJ_LOADED) {

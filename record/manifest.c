@@ -74,6 +74,9 @@ struct manifest {
 	struct manifest_stats st;
 	uint32_t *dirty;
 	size_t nr_dirty, cap_dirty;
+	struct manifest_observer obs;
+	struct manifest_mapping *obs_buf; /* scratch for obs.image */
+	size_t obs_cap;
 };
 
 static uint64_t mix64(uint64_t x)
@@ -163,6 +166,7 @@ void manifest_free(struct manifest *m)
 	for (size_t i = 0; i < m->nr_objs; i++)
 		free(m->objs[i].o.path);
 	free(m->procs);
+	free(m->obs_buf);
 	free(m->dirty);
 	free(m->objs);
 	free(m->proc_idx.keys);
@@ -170,6 +174,39 @@ void manifest_free(struct manifest *m)
 	free(m->obj_idx.keys);
 	free(m->obj_idx.vals);
 	free(m);
+}
+
+void manifest_set_observer(struct manifest *m, const struct manifest_observer *obs)
+{
+	m->obs = *obs;
+}
+
+/* Tell the observer an image's mappings (after a change). */
+static void observe_image(struct manifest *m, const struct proc_ent *p)
+{
+	if (!m->obs.image)
+		return;
+	if (p->nr_maps > m->obs_cap) {
+		void *n = realloc(m->obs_buf, p->nr_maps * sizeof(*m->obs_buf));
+
+		if (!n)
+			return; /* the image keeps its old table: its walks fall back */
+		m->obs_buf = n;
+		m->obs_cap = p->nr_maps;
+	}
+	for (uint32_t i = 0; i < p->nr_maps; i++) {
+		m->obs_buf[i].start = p->maps[i].start;
+		m->obs_buf[i].end = p->maps[i].end;
+		m->obs_buf[i].offset = p->maps[i].off;
+		m->obs_buf[i].obj = p->maps[i].obj;
+	}
+	m->obs.image(m->obs.ctx, p->pid, p->exec_id, m->obs_buf, p->nr_maps);
+}
+
+static void observe_gone(struct manifest *m, const struct proc_ent *p)
+{
+	if (m->obs.image_gone && p->snapped)
+		m->obs.image_gone(m->obs.ctx, p->pid, p->exec_id);
 }
 
 void manifest_stats(const struct manifest *m, struct manifest_stats *st)
@@ -330,6 +367,7 @@ static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_e
 	struct bprof_object o = {0};
 	char link[96];
 	struct stat st;
+	Elf *elf = NULL;
 	uint64_t h;
 	uint32_t idx;
 	int fd;
@@ -366,16 +404,12 @@ static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_e
 	if (fd < 0) {
 		o.flags |= BPROF_OBJ_UNREADABLE;
 	} else {
-		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		m->st.objects_opened++;
 		if (elf_build_id(elf, &o))
 			o.flags |= BPROF_OBJ_HAS_BUILD_ID;
 		else if (bprof_fallback_hash(fd, &o.fallback_hash) == 0)
 			o.flags |= BPROF_OBJ_FALLBACK_ID;
-		if (elf)
-			elf_end(elf);
-		close(fd);
 	}
 	if (known) {
 		if (o.flags & BPROF_OBJ_UNREADABLE) {
@@ -384,12 +418,17 @@ static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_e
 		}
 		free(known->o.path);
 		known->o = o; /* out_index stays: mappings refer to idx */
-		return idx;
-	}
-	if (obj_add(m, &o, h, &idx)) {
+	} else if (obj_add(m, &o, h, &idx)) {
 		free(o.path);
-		return BPROF_NO_OBJECT;
+		idx = BPROF_NO_OBJECT;
 	}
+	/* the ELF is open now: the unwinder builds its table from it */
+	if (idx != BPROF_NO_OBJECT && m->obs.object)
+		m->obs.object(m->obs.ctx, idx, elf, &m->objs[idx].o);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
 	return idx;
 }
 
@@ -419,10 +458,11 @@ static uint32_t vdso_object(struct manifest *m, uint32_t pid, const struct mmap_
 		if (elf)
 			elf_end(elf);
 	}
-	free(buf);
 	close(fd);
-	if (!(o.flags & BPROF_OBJ_HAS_BUILD_ID))
+	if (!(o.flags & BPROF_OBJ_HAS_BUILD_ID)) {
+		free(buf);
 		return BPROF_NO_OBJECT;
+	}
 	/* deduplicated by build-id below; no file, so no dev/inode */
 	uint64_t key = 0;
 
@@ -434,14 +474,26 @@ static uint32_t vdso_object(struct manifest *m, uint32_t pid, const struct mmap_
 		struct bprof_object *x = &m->objs[i].o;
 
 		if ((x->flags & BPROF_OBJ_VDSO) && x->build_id_len == o.build_id_len &&
-		    !memcmp(x->build_id, o.build_id, o.build_id_len))
+		    !memcmp(x->build_id, o.build_id, o.build_id_len)) {
+			free(buf);
 			return i;
+		}
 	}
 	o.path = strdup("[vdso]");
 	if (!o.path || obj_add(m, &o, obj_hash(0, key, 0, BPROF_OBJ_VDSO), &idx)) {
 		free(o.path);
+		free(buf);
 		return BPROF_NO_OBJECT;
 	}
+	/* the unwinder wants its .eh_frame too (the vdso has one) */
+	if (m->obs.object) {
+		Elf *elf = elf_memory(buf, len);
+
+		m->obs.object(m->obs.ctx, idx, elf, &m->objs[idx].o);
+		if (elf)
+			elf_end(elf);
+	}
+	free(buf);
 	return idx;
 }
 
@@ -726,8 +778,13 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 		return -ESRCH;
 	}
 	qsort(nw, nr, sizeof(*nw), cmp_mmap);
+	uint32_t before = p->nr_maps;
+	const void *before_maps = p->maps;
 	if (merge_maps(p, nw, nr))
 		return -ENOMEM;
+	/* merge_maps keeps the old array when nothing changed */
+	if (p->maps != before_maps || p->nr_maps != before)
+		observe_image(m, p);
 	if (!p->snapped)
 		p->snapshot_ns = now_ns() - m->start_ns;
 	p->snapped = true;
@@ -886,14 +943,17 @@ int manifest_rescan(struct manifest *m)
 		/* only the newest image of a process is still mapped */
 		if (exec_gen(m, p->pid, &gen) && gen != p->exec_id) {
 			p->dead = true;
+			observe_gone(m, p);
 			continue;
 		}
 		err = snapshot(m, p->pid, p->exec_id);
 		p = &m->procs[i]; /* snapshot() may grow m->procs */
-		if (err == -ESRCH)
+		if (err == -ESRCH) {
 			p->dead = true;
-		else if (err)
+			observe_gone(m, p);
+		} else if (err) {
 			return err;
+		}
 	}
 	return 0;
 }

@@ -7,16 +7,43 @@
 #ifndef BPROF_RECORD_MANIFEST_H
 #define BPROF_RECORD_MANIFEST_H
 
+#include <gelf.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "bprof.h"
 
 struct manifest;
 
+/* One executable mapping of a process image; obj is a manifest object
+ * index or BPROF_NO_OBJECT (anonymous memory, JIT code). */
+struct manifest_mapping {
+	uint64_t start, end, offset;
+	uint32_t obj;
+};
+
+/*
+ * Who else wants to know what the manifest learns while recording (the
+ * unwinder).  Every callback may be NULL.
+ *   object:     object idx was opened (elf valid during the call only;
+ *               NULL when the file could not be read).  May come again for
+ *               the same idx when a later mapping shows the file readable.
+ *   image:      the executable mappings of (pid, exec_id) changed; sorted.
+ *   image_gone: that image no longer runs (exit, exec).
+ */
+struct manifest_observer {
+	void *ctx;
+	void (*object)(void *ctx, uint32_t idx, Elf *elf, const struct bprof_object *o);
+	void (*image)(void *ctx, uint32_t pid, uint32_t exec_id,
+		      const struct manifest_mapping *maps, uint32_t nr);
+	void (*image_gone)(void *ctx, uint32_t pid, uint32_t exec_id);
+};
+
 /* exec_gen_fd: the BPF map tgid -> self_exec_id after its latest exec
  * (-1: none); start_ns: CLOCK_MONOTONIC at the start of the recording. */
 int manifest_new(struct manifest **out, int exec_gen_fd, uint64_t start_ns);
 void manifest_free(struct manifest *m);
+/* Set before the first event; obs is copied. */
+void manifest_set_observer(struct manifest *m, const struct manifest_observer *obs);
 
 /* Remember what the kernel told about a process image (parent, ns pid,
  * comm) and snapshot it now if it has none yet.  0 or -ENOMEM. */

@@ -32,8 +32,10 @@
 #include "bprof.h"
 #include "kernel.h"
 #include "manifest.h"
+#include "unwinder.h"
 #include "profile.h"
 #include "profile.skel.h"
+#include "unwind.h"
 
 #ifndef BPROF_VERSION
 #define BPROF_VERSION "unknown"
@@ -146,7 +148,7 @@ static const struct argp_option opts[] = {
 	{ "stack-storage-size", OPT_STACK_STORAGE, "N", 0, "Unique stack traces that can be stored (default 16384; a quarter more is kept for hash-collision victims)", 0 },
 	{ "hash-storage-size", OPT_HASH_STORAGE, "N", 0, "Unique counted keys that can be stored (default 40960)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "How user stacks are walked: auto (default: the .eh_frame unwind tables prof-record builds for each sampled object, frame pointers where there is none), cfi (tables only), fp (frame pointers only, as bcc's profile)", 0 },
-	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "ROWS", 0, "Unwind table rows that can be loaded, 4 bytes each (default 2097152)", 0 },
+	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "ROWS", 0, "Unwind table rows that can be loaded, 4 bytes each (default 1048576)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Profile tasks under this cgroup v2 directory only", 0 },
 	{ "no-kallsyms", OPT_NO_KALLSYMS, NULL, 0, "Do not store a /proc/kallsyms snapshot", 0 },
 	{ "full-kallsyms", OPT_FULL_KALLSYMS, NULL, 0, "Store all of /proc/kallsyms (~650 KiB), not only the symbols of sampled kernel addresses", 0 },
@@ -571,7 +573,8 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
 	obj->rodata->fp_fallback = env->unwind != UNWIND_ARG_CFI;
 	if (cfi) {
-		bpf_map__set_max_entries(obj->maps.unwind_rows, env->unwind_table_size);
+		bpf_map__set_max_entries(obj->maps.unwind_rows,
+					 (env->unwind_table_size + UNWIND_ROWS_PER_CHUNK - 1) / UNWIND_ROWS_PER_CHUNK);
 		bpf_map__set_max_entries(obj->maps.ustacks, env->stack_storage_size);
 	} else {
 		/* frame pointers only: the unwinder's maps stay empty */
@@ -581,6 +584,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_max_entries(obj->maps.unwind_rows, 1);
 		bpf_map__set_max_entries(obj->maps.unwind_rules, 1);
 		bpf_map__set_max_entries(obj->maps.ustacks, 1);
+		bpf_map__set_max_entries(obj->maps.remap_asked, 1);
 	}
 
 	*err = profile_bpf__load(obj);
@@ -967,6 +971,24 @@ static void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_
 	l->other = sum[PROFILE_LOSS_OTHER];
 }
 
+/* Sum the unwinder's per-CPU counters (enum unwind_stat). */
+static void dump_unwind_stats(struct profile_bpf *obj, uint64_t *sum, int nr_cpus)
+{
+	int fd = bpf_map__fd(obj->maps.unwind_stats);
+	uint64_t *vals = calloc(nr_cpus, sizeof(*vals));
+
+	memset(sum, 0, UNWIND_STAT_MAX * sizeof(*sum));
+	if (!vals)
+		return;
+	for (uint32_t i = 0; i < UNWIND_STAT_MAX; i++) {
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (int c = 0; c < nr_cpus; c++)
+			sum[i] += vals[c];
+	}
+	free(vals);
+}
+
 static char *join_args(int argc, char **argv)
 {
 	size_t len = 1;
@@ -1126,6 +1148,56 @@ static int fill_meta(struct bprof_meta *meta, const struct env *env, char **opti
 	return 0;
 }
 
+/* ---- the unwinder's tables ------------------------------------------- */
+
+static void obs_object(void *ctx, uint32_t idx, Elf *elf, const struct bprof_object *o)
+{
+	unwinder_object(ctx, idx, elf, o);
+}
+
+static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id,
+		      const struct manifest_mapping *maps, uint32_t nr)
+{
+	unwinder_image(ctx, pid, exec_id, maps, nr);
+}
+
+static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
+{
+	unwinder_image_gone(ctx, pid, exec_id);
+}
+
+/* Let the manifest feed the unwinder what it learns: objects and their
+ * ELF as it opens them, images' mappings as they change. */
+static int start_unwinder(struct profile_bpf *obj, struct manifest *man, struct unwinder **out)
+{
+	struct unwinder_maps um = {
+		.procs_fd = bpf_map__fd(obj->maps.unwind_procs),
+		.objs_fd = bpf_map__fd(obj->maps.unwind_objs),
+		.pages_fd = bpf_map__fd(obj->maps.unwind_pages),
+		.rows_fd = bpf_map__fd(obj->maps.unwind_rows),
+		.rules_fd = bpf_map__fd(obj->maps.unwind_rules),
+		.objs_cap = bpf_map__max_entries(obj->maps.unwind_objs),
+		.row_chunks = bpf_map__max_entries(obj->maps.unwind_rows),
+		.rules_cap = bpf_map__max_entries(obj->maps.unwind_rules),
+		.pages_cap = bpf_map__max_entries(obj->maps.unwind_pages),
+		.procs_cap = bpf_map__max_entries(obj->maps.unwind_procs),
+	};
+	int err = unwinder_create(out, &um);
+
+	if (err) {
+		fprintf(stderr, "prof-record: cannot map the unwind tables: %s\n", strerror(-err));
+		return err;
+	}
+	struct manifest_observer obs = {
+		.ctx = *out,
+		.object = obs_object,
+		.image = obs_image,
+		.image_gone = obs_image_gone,
+	};
+	manifest_set_observer(man, &obs);
+	return 0;
+}
+
 /* The end-of-run line (unless -q) and the warnings (always). */
 static void print_status(const struct env *env, const struct bprof_recording *rec,
 			 const struct dump_totals *tot, const struct manifest_stats *mst,
@@ -1177,11 +1249,12 @@ int main(int argc, char **argv)
 		.cpu = -1,
 		.stack_storage_size = 16384,
 		.hash_storage_size = 40960,
-		.unwind_table_size = 2097152,
+		.unwind_table_size = 1048576,
 	};
 	struct profile_bpf *obj = NULL;
 	struct ring_buffer *rb = NULL;
 	struct manifest *man = NULL;
+	struct unwinder *unw = NULL;
 	struct bprof_recording *rec = NULL;
 	struct bpf_link **links = NULL;
 	struct poll_ctx pc = {0};
@@ -1311,6 +1384,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
+	if (cfi && start_unwinder(obj, man, &unw))
+		goto cleanup;
 	pc.man = man;
 	rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event, &pc, NULL);
 	if (!rb) {
@@ -1456,6 +1531,24 @@ int main(int argc, char **argv)
 
 	manifest_stats(man, &mst);
 	print_status(&env, rec, &tot, &mst, pc.events, output);
+	if (unw && env.verbose) {
+		struct unwinder_stats us;
+
+		unwinder_stats(unw, &us);
+		fprintf(stderr, "prof-record: unwind tables: %llu objects loaded (%llu shared by build-id), %llu without a table, %llu failed; %llu rows, %llu rules, %llu pages, %llu KiB; built in %.1f ms, loaded in %.1f ms; %llu image tables (%llu failed)\n",
+			(unsigned long long)us.objects_loaded, (unsigned long long)us.objects_shared,
+			(unsigned long long)us.objects_no_table, (unsigned long long)us.objects_failed,
+			(unsigned long long)us.rows, (unsigned long long)us.rules,
+			(unsigned long long)us.pages, (unsigned long long)(us.bytes >> 10),
+			us.build_ns / 1e6, us.load_ns / 1e6, (unsigned long long)us.images,
+			(unsigned long long)us.image_failures);
+		uint64_t sum[UNWIND_STAT_MAX];
+		dump_unwind_stats(obj, sum, nr_cpus);
+		fprintf(stderr, "prof-record: unwinder:");
+		for (int i = 0; i < UNWIND_STAT_MAX; i++)
+			fprintf(stderr, " %llu", (unsigned long long)sum[i]);
+		fprintf(stderr, "\n");
+	}
 	exit_code = 0;
 	if (child) {
 		if (!child_done) {
@@ -1492,6 +1585,7 @@ cleanup:
 	free(fds);
 	ring_buffer__free(rb);
 	manifest_free(man);
+	unwinder_destroy(unw);
 	bprof_recording_free(rec);
 	profile_bpf__destroy(obj);
 	if (cgroup_fd >= 0)
