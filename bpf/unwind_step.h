@@ -294,8 +294,9 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 	}
 
 	/* The caller's frame is above this one: anything else is a corrupt
-	 * stack or a wrong rule, and going on could loop. */
-	if (cfa <= sp) {
+	 * stack or a wrong rule, and going on could loop.  Only a return
+	 * address kept in a register (__vfork) leaves the CFA at rsp. */
+	if (cfa < sp || (cfa == sp && rule->ra_kind != UNWIND_RA_REG)) {
 		UNW_STAT(env, UNWIND_STAT_STOP_BAD_FRAME);
 		return UNWIND_STOP;
 	}
