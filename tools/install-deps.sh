@@ -8,8 +8,9 @@ PKGS=(
 	# build
 	cmake make gcc g++ pkg-config clang llvm bpftool
 	libbpf-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev
-	# run time: libdw loads libdebuginfod on demand for DEBUGINFOD_URLS
-	libdebuginfod1
+	# libsym talks to debuginfod (elfutils/debuginfod.h); libdw loads
+	# libdebuginfod at run time for DEBUGINFOD_URLS
+	libdebuginfod-dev libdebuginfod1
 	# tests: Criterion, elfutils (eu-addr2line, eu-readelf), binutils (objcopy, strip),
 	# xz (MiniDebugInfo fixtures), libFuzzer runtime, flamegraph.pl, python3
 	libcriterion-dev elfutils binutils xz-utils libclang-rt-14-dev
