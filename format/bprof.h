@@ -106,6 +106,18 @@ struct bprof_count {
 	char comm[BPROF_COMM_LEN];
 };
 
+/*
+ * Stack ids from 2^30 up name user stacks that prof-record's own unwinder
+ * walked with .eh_frame tables (--unwind=auto|cfi): every frame after the
+ * leaf is the exact caller, so nothing a frame-pointer walk may skip needs
+ * to be guessed.  Ids below come from the kernel's frame-pointer walk.
+ */
+#define BPROF_STACK_ID_UNWOUND 0x40000000
+static inline int bprof_stack_unwound(int32_t id)
+{
+	return id >= BPROF_STACK_ID_UNWOUND;
+}
+
 /* A stack trace: ips[0] is the leaf. */
 struct bprof_stack {
 	uint32_t id;

@@ -327,7 +327,7 @@ static void add_user_frames(struct rep_agg *agg, struct row *r, const struct rep
 		 * caller: say so rather than show the caller's caller as the
 		 * caller (bsym_fp_state explains). */
 		enum bsym_fp_state fps;
-		if (i == 1 && leaf_obj != BSYM_NO_OBJECT &&
+		if (i == 1 && leaf_obj != BSYM_NO_OBJECT && !bprof_stack_unwound((int32_t)s->id) &&
 		    bsym_fp_state(sym, leaf_obj, leaf_off, &fps) == 0 && fps == BSYM_FP_NO_FRAME)
 			add_unknown(r, "[missing caller]", 0, cfg, st);
 

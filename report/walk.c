@@ -158,7 +158,8 @@ int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct re
 				/* as render.c: a leaf that had not set up its frame
 				 * made the FP walk skip its caller (bsym_fp_state) */
 				enum bsym_fp_state fps;
-				const struct rep_wframe *leaf = i == 1 ? &w.v[w.nr - 1] : NULL;
+				const struct rep_wframe *leaf =
+					i == 1 && !bprof_stack_unwound(c->user_stack_id) ? &w.v[w.nr - 1] : NULL;
 				if (leaf && symbolize && leaf->kind == REP_W_USER &&
 				    leaf->object != BSYM_NO_OBJECT &&
 				    bsym_fp_state(sym, leaf->object, leaf->file_offset, &fps) == 0 &&
