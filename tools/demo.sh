@@ -10,7 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "demo: prof-record loads a BPF program: run this as root (sudo $0)" >&2
 	exit 1
 fi
-./tools/install-deps.sh
+./tools/install-deps.sh --demo
 cmake -S . -B build >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 echo "demo: built build/prof-record and build/prof-report"

@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
-# Install every Debian package bprof needs to build, test and benchmark.
+# Install the Debian packages bprof needs.
+#   install-deps.sh --demo   what building, recording and reporting need
+#                            (the README's first command: tools/demo.sh)
+#   install-deps.sh          that plus everything the tests and the
+#                            benchmark use (tools/test.sh)
 # Idempotent: packages already installed are skipped, and apt-get is not run
-# at all when nothing is missing.  Needs root (or sudo).
+# at all when nothing is missing.  Needs root (or sudo).  Prints how long the
+# installation took.
 set -euo pipefail
 
-PKGS=(
-	# build
+DEMO_PKGS=(
+	# build (the bundled workloads are built with the tests' CMake, which
+	# needs Criterion to configure)
 	cmake make gcc g++ pkg-config clang llvm bpftool
-	libbpf-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev
+	libbpf-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev libcriterion-dev
 	# libsym talks to debuginfod (elfutils/debuginfod.h); libdw loads
 	# libdebuginfod at run time for DEBUGINFOD_URLS
 	libdebuginfod-dev libdebuginfod1
+	# prof-report's pprof export (profile.proto)
+	protobuf-c-compiler libprotobuf-c-dev
+)
+
+TEST_PKGS=(
 	# tests: Criterion, elfutils (eu-addr2line, eu-readelf), binutils (objcopy, strip),
 	# xz (MiniDebugInfo fixtures), libFuzzer runtime, flamegraph.pl, python3
-	libcriterion-dev elfutils binutils xz-utils libclang-rt-14-dev
+	elfutils binutils xz-utils libclang-rt-14-dev
 	libdevel-nytprof-perl python3 procps
 	# benchmark: perf to compare with, zstd to compress perf.data fairly
 	linux-perf zstd time
@@ -22,11 +33,16 @@ PKGS=(
 	# elfutils' debuginfod (+ iproute2/util-linux for a loopback-only netns),
 	# node (npm itself: tests/export/npm-setup.sh, as nodesource's nodejs
 	# provides it and conflicts with Debian's npm package)
-	protobuf-c-compiler libprotobuf-c-dev
 	golang-go chromium debuginfod iproute2 util-linux nodejs ca-certificates
 	# man pages and completions (tests/export/install.sh)
 	man-db groff-base bash-completion
 )
+
+if [ "${1:-}" = "--demo" ]; then
+	PKGS=("${DEMO_PKGS[@]}")
+else
+	PKGS=("${DEMO_PKGS[@]}" "${TEST_PKGS[@]}")
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -47,7 +63,8 @@ if [ "$(id -u)" -ne 0 ]; then
 	SUDO=sudo
 fi
 echo "install-deps: installing ${missing[*]}"
+t0=$(date +%s)
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+echo "install-deps: installed ${#missing[@]} packages in $(($(date +%s) - t0)) s"
