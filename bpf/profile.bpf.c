@@ -338,9 +338,11 @@ static __always_inline bool same_stack(const struct profile_ustack *a,
 /* Store the walked stack under an id no other stack has; < 0 on loss. */
 static __always_inline long store_ustack(struct profile_ustack *st, __u64 h)
 {
+	__u32 base = PROFILE_CFI_STACK_BASE |
+		     (st->flags & PROFILE_USTACK_LEAF_CFI ? PROFILE_CFI_STACK_EXACT : 0);
 	__u32 ids[2] = {
-		PROFILE_CFI_STACK_BASE | (__u32)(h & PROFILE_CFI_STACK_MASK),
-		PROFILE_CFI_STACK_BASE | (__u32)((h >> 32) & PROFILE_CFI_STACK_MASK),
+		base | (__u32)(h & PROFILE_CFI_STACK_MASK),
+		base | (__u32)((h >> 32) & PROFILE_CFI_STACK_MASK),
 	};
 
 	for (int t = 0; t < 2; t++) {

@@ -28,13 +28,17 @@ struct profile_key {
 
 /*
  * A user stack walked by the unwinder (--unwind=auto|cfi), the value of the
- * "ustacks" hash.  Its id in the counts key is PROFILE_CFI_STACK_BASE plus
- * 30 bits of a hash of the addresses; two different stacks never share an
+ * "ustacks" hash.  Its id in the counts key is PROFILE_CFI_STACK_BASE, plus
+ * PROFILE_CFI_STACK_EXACT when the leaf's caller came from a table, plus
+ * 29 bits of a hash of the addresses; two different stacks never share an
  * id (the BPF side compares the addresses before reusing one), a collision
  * is retried once with other bits of the hash, then counted as lost.
  */
 #define PROFILE_CFI_STACK_BASE 0x40000000
-#define PROFILE_CFI_STACK_MASK 0x3fffffff
+/* set when the interrupted frame was unwound with a table, so that its
+ * caller is exact (else a frame pointer, which may skip it, gave it) */
+#define PROFILE_CFI_STACK_EXACT 0x20000000
+#define PROFILE_CFI_STACK_MASK 0x1fffffff
 #define PROFILE_USTACK_LEAF_CFI  (1u << 0) /* the interrupted frame was unwound
 					    * with a table: its caller is exact */
 #define PROFILE_USTACK_COMPLETE  (1u << 1) /* reached the outermost frame */

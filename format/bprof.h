@@ -108,14 +108,17 @@ struct bprof_count {
 
 /*
  * Stack ids from 2^30 up name user stacks that prof-record's own unwinder
- * walked with .eh_frame tables (--unwind=auto|cfi): every frame after the
- * leaf is the exact caller, so nothing a frame-pointer walk may skip needs
- * to be guessed.  Ids below come from the kernel's frame-pointer walk.
+ * walked with .eh_frame tables (--unwind=auto|cfi); with bit 29 set too,
+ * the leaf's caller came from a table and is exact, so nothing a
+ * frame-pointer walk may skip needs to be guessed.  Other ids: the leaf's
+ * caller came from a frame pointer (the kernel's walk below 2^30, the
+ * unwinder's fallback above).  SPEC.md 6.3.
  */
 #define BPROF_STACK_ID_UNWOUND 0x40000000
+#define BPROF_STACK_ID_EXACT_CALLER 0x20000000
 static inline int bprof_stack_unwound(int32_t id)
 {
-	return id >= BPROF_STACK_ID_UNWOUND;
+	return id >= BPROF_STACK_ID_UNWOUND && (id & BPROF_STACK_ID_EXACT_CALLER);
 }
 
 /* A stack trace: ips[0] is the leaf. */

@@ -19,12 +19,20 @@ check "-K keeps kernel stacks" test "$n_k" -gt 0
 check "-U has no kernel frames" sh -c "! grep -qE 'entry_SYSCALL|do_syscall' '$T_DIR/uonly'"
 named=$(grep '^syscalls;' "$T_DIR/konly" | tr ';' '\n' | grep -vc -e '^syscalls$' -e '^\[unknown\]' || true)
 check "kernel frames named (not [unknown])" test "$named" -gt 0
-# libc's read/write wrappers run without a frame, so the kernel's frame
-# pointer walk skips their caller (copy_loop). The report must not claim
-# that main calls read directly; it marks the skipped caller instead.
+# libc's read/write wrappers run without a frame.  The unwinder (the
+# default, --unwind=auto) follows libc's .eh_frame and finds their true
+# caller, copy_loop, with no marker.
 "$BPROF_REPORT" -q -f -U "$T_DIR/k.bprof" > "$T_DIR/user"
 check "no false main->read edge" sh -c "! grep -qE ';main;[^;]*libc_(read|write)' '$T_DIR/user'"
-check "the skipped caller is marked" grep -qE ';main;\[unknown\];[^ ]*libc_(read|write)' "$T_DIR/user"
+check "the true caller of read/write is found" grep -qE ';main;copy_loop;[^ ]*libc_(read|write)' "$T_DIR/user"
+check "no skipped-caller marker in unwound stacks" sh -c "! grep -qE ';main;\[unknown\];' '$T_DIR/user'"
+# With frame pointers (--unwind=fp) the kernel's walk skips copy_loop: the
+# report must not claim that main calls read directly; it marks the
+# skipped caller instead.
+"$BPROF_RECORD" -q -F 499 --unwind=fp -o "$T_DIR/fp.bprof" -- "$BPROF_WORKLOADS/syscalls" 2
+"$BPROF_REPORT" -q -f -U "$T_DIR/fp.bprof" > "$T_DIR/fpuser"
+check "fp: no false main->read edge" sh -c "! grep -qE ';main;[^;]*libc_(read|write)' '$T_DIR/fpuser'"
+check "fp: the skipped caller is marked" grep -qE ';main;\[unknown\];[^ ]*libc_(read|write)' "$T_DIR/fpuser"
 # By default only the kallsyms entries of sampled kernel addresses are kept
 # (flag 0x2, partial); names must be the same as with the full table.
 "$BPROF_RECORD" -q -F 499 --full-kallsyms -o "$T_DIR/full.bprof" -- "$BPROF_WORKLOADS/syscalls" 2
