@@ -32,7 +32,7 @@ extern "C" {
  * file with the same major version (minor versions only add sections or
  * append fields, which older readers skip) and refuses other majors. */
 #define BPROF_FORMAT_MAJOR 1
-#define BPROF_FORMAT_MINOR 0
+#define BPROF_FORMAT_MINOR 1
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
 #define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
@@ -121,11 +121,19 @@ static inline int bprof_stack_unwound(int32_t id)
 	return id >= BPROF_STACK_ID_UNWOUND && (id & BPROF_STACK_ID_EXACT_CALLER);
 }
 
+/* Flags of a stack the unwinder walked (bprof_stack.flags, SPEC.md 6.9). */
+#define BPROF_USTACK_LEAF_EXACT (1u << 0) /* the leaf's caller came from a table */
+#define BPROF_USTACK_COMPLETE   (1u << 1) /* reached the outermost frame */
+#define BPROF_USTACK_TRUNCATED  (1u << 2) /* cut at the depth limit */
+#define BPROF_USTACK_FALLBACK   (1u << 3) /* some frame came from a frame pointer */
+#define BPROF_USTACK_FLAGS_ALL  0xfu
+
 /* A stack trace: ips[0] is the leaf. */
 struct bprof_stack {
 	uint32_t id;
 	uint32_t nr_ips;
 	uint64_t *ips;
+	uint32_t flags;   /* BPROF_USTACK_*; only on ids >= BPROF_STACK_ID_UNWOUND */
 };
 
 /* Why samples or stacks were lost.  All counters are cumulative over the
@@ -139,6 +147,9 @@ struct bprof_losses {
 	uint64_t manifest_lost;       /* processes whose mappings could not be read */
 	uint64_t events_lost;         /* notifications to user space dropped */
 	uint64_t other;
+	/* user stacks walked (wholly or partly) by frame pointer because the
+	 * unwind table they needed was not loaded yet (format 1.1) */
+	uint64_t user_stack_before_table;
 };
 
 /* Object flags (bprof_object.flags). */
@@ -222,10 +233,68 @@ struct bprof_kernel {
 	struct bprof_ksym *ksyms; /* sorted by addr */
 };
 
+/*
+ * How user stacks were unwound (the UNWIND section, SPEC.md 6.9; format
+ * 1.1).  mode 0: the file does not say (format 1.0, or a writer that
+ * unwound nothing), and every user stack came from frame pointers.
+ */
+enum bprof_unwind_mode {
+	BPROF_UNWIND_UNKNOWN = 0,
+	BPROF_UNWIND_FP = 1,   /* the kernel's frame-pointer walk */
+	BPROF_UNWIND_AUTO = 2, /* .eh_frame tables where present, frame pointers elsewhere */
+	BPROF_UNWIND_CFI = 3,  /* as auto, but never fall back to the kernel's walk */
+};
+#define BPROF_UNWIND_WALKED (1u << 0) /* the recorder's unwinder walked user stacks */
+
+/* Counter indexes (SPEC.md 6.9); files may carry more or fewer. */
+enum bprof_unwind_counter {
+	BPROF_UNW_SAMPLES,
+	BPROF_UNW_SAMPLES_COMPLETE,
+	BPROF_UNW_SAMPLES_TRUNCATED,
+	BPROF_UNW_SAMPLES_NO_IMAGE_TABLE,
+	BPROF_UNW_SAMPLES_TABLE_PENDING,
+	BPROF_UNW_FRAMES_TABLE,
+	BPROF_UNW_FRAMES_FP,
+	BPROF_UNW_FALLBACK_NO_MAPPING,
+	BPROF_UNW_FALLBACK_NO_TABLE,
+	BPROF_UNW_FALLBACK_PENDING,
+	BPROF_UNW_FALLBACK_NO_ROW,
+	BPROF_UNW_STOP_INVALID,
+	BPROF_UNW_STOP_UNREADABLE,
+	BPROF_UNW_STOP_BAD_FRAME,
+	BPROF_UNW_STOP_NEEDS_REGISTERS,
+	BPROF_UNW_OBJECTS_LOADED,
+	BPROF_UNW_OBJECTS_SHARED,
+	BPROF_UNW_OBJECTS_NO_TABLE,
+	BPROF_UNW_OBJECTS_FAILED,
+	BPROF_UNW_TABLE_ROWS,
+	BPROF_UNW_TABLE_RULES,
+	BPROF_UNW_TABLE_PAGES,
+	BPROF_UNW_IMAGES,
+	BPROF_UNW_IMAGE_FAILURES,
+	BPROF_UNW_TABLE_BYTES,
+	BPROF_UNW_BUILD_NS,
+	BPROF_UNW_LOAD_NS,
+	BPROF_UNW_NR_COUNTERS,
+};
+#define BPROF_UNWIND_MAX_COUNTERS 256 /* readers accept up to this many */
+
+struct bprof_unwind {
+	uint32_t mode;  /* enum bprof_unwind_mode; 0: no UNWIND section */
+	uint32_t flags; /* BPROF_UNWIND_WALKED */
+	uint64_t counters[BPROF_UNW_NR_COUNTERS];
+};
+
+/* "samples_complete", ...: SPEC.md's name of counter i; NULL past the end. */
+const char *bprof_unwind_counter_name(unsigned i);
+/* "fp", "auto", "cfi"; "unknown" for anything else. */
+const char *bprof_unwind_mode_name(uint32_t mode);
+
 struct bprof_recording {
 	struct bprof_meta meta;
 	struct bprof_losses losses;
 	struct bprof_kernel kernel;
+	struct bprof_unwind unwind;
 	uint64_t nr_counts, nr_stacks, nr_objects, nr_processes;
 	struct bprof_count *counts;
 	struct bprof_stack *stacks;       /* sorted by id, ids unique */

@@ -30,7 +30,9 @@ enum bprof_section_type {
 	BPROF_SECT_PROCESSES = 6,
 	BPROF_SECT_KERNEL = 7,
 	BPROF_SECT_KSYMS = 8,
-	BPROF_SECT_LAST_KNOWN = BPROF_SECT_KSYMS,
+	BPROF_SECT_LAST_REQUIRED = BPROF_SECT_KSYMS,
+	BPROF_SECT_UNWIND = 9, /* optional (1.1) */
+	BPROF_SECT_LAST_KNOWN = BPROF_SECT_UNWIND,
 };
 
 /* Fixed sizes of table entries (the part before variable data). */
@@ -42,7 +44,10 @@ enum bprof_section_type {
 #define BPROF_MAPPING_LEN 32
 #define BPROF_MODULE_MIN_LEN (8 + 8 + 4 + 4) /* base, size, bid len, name len */
 #define BPROF_KSYM_MIN_LEN 3         /* 1-byte delta, 1-byte module, NUL */
-#define BPROF_LOSSES_LEN 64
+#define BPROF_LOSSES_LEN 72          /* 1.1; 1.0 wrote 64 */
+#define BPROF_LOSSES_V10_LEN 64
+#define BPROF_UNWIND_FIXED_LEN 16    /* mode, flags, nr_counters */
+#define BPROF_STACK_FLAGS_ENTRY_LEN 8
 
 /* Reader limits beyond the byte budget (SPEC.md "Limits"). */
 #define BPROF_DEFAULT_MAX_DECOMPRESSED (UINT64_C(1) << 30)

@@ -200,7 +200,7 @@ static int parse_meta(struct cur *c, struct bprof_recording *r)
 static int parse_losses(struct cur *c, struct bprof_recording *r)
 {
 	struct bprof_losses *l = &r->losses;
-	int rc = need(c, BPROF_LOSSES_LEN, "loss counters");
+	int rc = need(c, BPROF_LOSSES_V10_LEN, "loss counters");
 
 	if (rc)
 		return rc;
@@ -212,6 +212,12 @@ static int parse_losses(struct cur *c, struct bprof_recording *r)
 	l->manifest_lost = g64(c);
 	l->events_lost = g64(c);
 	l->other = g64(c);
+	/* 1.1 appended a ninth counter; a 64-byte payload (1.0) is whole */
+	if (rem(c)) {
+		if ((rc = need(c, 8, "loss counter user_stack_before_table")))
+			return rc;
+		l->user_stack_before_table = g64(c);
+	}
 	return 0;
 }
 
@@ -530,6 +536,58 @@ static int parse_ksyms(struct cur *c, struct bprof_recording *r)
 	return 0;
 }
 
+static int parse_unwind(struct cur *c, struct bprof_recording *r)
+{
+	struct bprof_unwind *u = &r->unwind;
+	uint64_t n, si = 0;
+	int rc = need(c, BPROF_UNWIND_FIXED_LEN, "unwind header");
+
+	if (rc)
+		return rc;
+	u->mode = g32(c);
+	u->flags = g32(c);
+	n = g64(c);
+	if (c->strict && (u->mode < BPROF_UNWIND_FP || u->mode > BPROF_UNWIND_CFI))
+		return cerr(c, BPROF_E_CORRUPT, "unwind mode %u is not 1 (fp), 2 (auto) or 3 (cfi)",
+			    u->mode);
+	if (c->strict && (u->flags & ~BPROF_UNWIND_WALKED))
+		return cerr(c, BPROF_E_CORRUPT, "reserved unwind flags 0x%x", u->flags);
+	if (n > BPROF_UNWIND_MAX_COUNTERS)
+		return cerr(c, BPROF_E_LIMIT, "%llu unwind counters (limit %u)",
+			    (unsigned long long)n, BPROF_UNWIND_MAX_COUNTERS);
+	if ((rc = need(c, n * 8, "unwind counters")))
+		return rc;
+	/* later versions append counters: keep the ones we know */
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v = g64(c);
+
+		if (i < BPROF_UNW_NR_COUNTERS)
+			u->counters[i] = v;
+	}
+	if ((rc = get_count(c, &n, BPROF_STACK_FLAGS_ENTRY_LEN, "stack flags")))
+		return rc;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t id = g32(c), flags = g32(c);
+
+		if (c->strict && (flags & ~BPROF_USTACK_FLAGS_ALL))
+			return cerr(c, BPROF_E_CORRUPT, "stack %u: reserved stack flags 0x%x", id,
+				    flags);
+		if (id < BPROF_STACK_ID_UNWOUND)
+			return cerr(c, BPROF_E_CORRUPT,
+				    "stack flags for stack %u, which the unwinder did not walk (id < 2^30)",
+				    id);
+		/* entries and stacks are both sorted by id: one merge pass */
+		while (si < r->nr_stacks && r->stacks[si].id < id)
+			si++;
+		if (si == r->nr_stacks || r->stacks[si].id != id)
+			return cerr(c, BPROF_E_CORRUPT,
+				    "stack flags entry %llu: stack %u is not in the stacks section, or entries are out of order",
+				    (unsigned long long)i, id);
+		r->stacks[si++].flags = flags;
+	}
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*parse)(struct cur *, struct bprof_recording *);
@@ -542,6 +600,7 @@ static const struct {
 	[BPROF_SECT_PROCESSES] = { "processes", parse_processes },
 	[BPROF_SECT_KERNEL] = { "kernel", parse_kernel },
 	[BPROF_SECT_KSYMS] = { "ksyms", parse_ksyms },
+	[BPROF_SECT_UNWIND] = { "unwind", parse_unwind },
 };
 
 static const char *sect_label(uint32_t type, char *buf, size_t len)
@@ -616,7 +675,7 @@ static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t l
 		/* Unknown types are skipped by their length: newer minor versions. */
 		pos += BPROF_SECTION_HEADER_LEN + slen;
 	}
-	if (last != BPROF_SECT_LAST_KNOWN)
+	if (last < BPROF_SECT_LAST_REQUIRED)
 		return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
 				       "content ends at offset %llu without the %s section",
 				       (unsigned long long)len, sections[last + 1].name);

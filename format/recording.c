@@ -252,7 +252,27 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 		if (s->nr_ips && !s->ips)
 			return bprof_set_error(err, code, 0, "%s: stack %u has no ips array", what,
 					       s->id);
+		if (s->flags && s->id < BPROF_STACK_ID_UNWOUND)
+			return bprof_set_error(err, code, 0,
+					       "%s: stack %u has unwinder flags but an id below 2^30",
+					       what, s->id);
+		if (strict_flags && (s->flags & ~BPROF_USTACK_FLAGS_ALL))
+			return bprof_set_error(err, code, 0, "%s: stack %u: undefined flags 0x%x",
+					       what, s->id, s->flags);
+		if (s->flags && rec->unwind.mode == BPROF_UNWIND_UNKNOWN)
+			return bprof_set_error(err, code, 0,
+					       "%s: stack %u has unwinder flags but the unwind mode is not set",
+					       what, s->id);
 	}
+	if (strict_flags && rec->unwind.mode > BPROF_UNWIND_CFI)
+		return bprof_set_error(err, code, 0, "%s: unwind mode %u is undefined", what,
+				       rec->unwind.mode);
+	if (strict_flags && (rec->unwind.flags & ~BPROF_UNWIND_WALKED))
+		return bprof_set_error(err, code, 0, "%s: unwind flags 0x%x has undefined bits",
+				       what, rec->unwind.flags);
+	if (rec->unwind.flags && rec->unwind.mode == BPROF_UNWIND_UNKNOWN)
+		return bprof_set_error(err, code, 0, "%s: unwind flags set but no unwind mode",
+				       what);
 
 	/* counts: stack ids >= 0 must exist */
 	for (uint64_t i = 0; i < rec->nr_counts; i++) {
@@ -389,6 +409,51 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *err)
 {
 	return bprof_validate_impl(rec, err, BPROF_E_INVAL, true, true);
+}
+
+static const char *const unwind_counter_names[BPROF_UNW_NR_COUNTERS] = {
+	[BPROF_UNW_SAMPLES] = "samples",
+	[BPROF_UNW_SAMPLES_COMPLETE] = "samples_complete",
+	[BPROF_UNW_SAMPLES_TRUNCATED] = "samples_truncated",
+	[BPROF_UNW_SAMPLES_NO_IMAGE_TABLE] = "samples_no_image_table",
+	[BPROF_UNW_SAMPLES_TABLE_PENDING] = "samples_table_pending",
+	[BPROF_UNW_FRAMES_TABLE] = "frames_table",
+	[BPROF_UNW_FRAMES_FP] = "frames_fp",
+	[BPROF_UNW_FALLBACK_NO_MAPPING] = "fallback_no_mapping",
+	[BPROF_UNW_FALLBACK_NO_TABLE] = "fallback_no_table",
+	[BPROF_UNW_FALLBACK_PENDING] = "fallback_pending",
+	[BPROF_UNW_FALLBACK_NO_ROW] = "fallback_no_row",
+	[BPROF_UNW_STOP_INVALID] = "stop_invalid",
+	[BPROF_UNW_STOP_UNREADABLE] = "stop_unreadable",
+	[BPROF_UNW_STOP_BAD_FRAME] = "stop_bad_frame",
+	[BPROF_UNW_STOP_NEEDS_REGISTERS] = "stop_needs_registers",
+	[BPROF_UNW_OBJECTS_LOADED] = "objects_loaded",
+	[BPROF_UNW_OBJECTS_SHARED] = "objects_shared",
+	[BPROF_UNW_OBJECTS_NO_TABLE] = "objects_no_table",
+	[BPROF_UNW_OBJECTS_FAILED] = "objects_failed",
+	[BPROF_UNW_TABLE_ROWS] = "table_rows",
+	[BPROF_UNW_TABLE_RULES] = "table_rules",
+	[BPROF_UNW_TABLE_PAGES] = "table_pages",
+	[BPROF_UNW_IMAGES] = "images",
+	[BPROF_UNW_IMAGE_FAILURES] = "image_failures",
+	[BPROF_UNW_TABLE_BYTES] = "table_bytes",
+	[BPROF_UNW_BUILD_NS] = "build_ns",
+	[BPROF_UNW_LOAD_NS] = "load_ns",
+};
+
+const char *bprof_unwind_counter_name(unsigned i)
+{
+	return i < BPROF_UNW_NR_COUNTERS ? unwind_counter_names[i] : NULL;
+}
+
+const char *bprof_unwind_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case BPROF_UNWIND_FP: return "fp";
+	case BPROF_UNWIND_AUTO: return "auto";
+	case BPROF_UNWIND_CFI: return "cfi";
+	}
+	return "unknown";
 }
 
 /* ---- lookups ---------------------------------------------------------- */

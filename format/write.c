@@ -226,6 +226,7 @@ static void sect_losses(struct sink *s, const struct bprof_recording *r)
 	put64(s, l->manifest_lost);
 	put64(s, l->events_lost);
 	put64(s, l->other);
+	put64(s, l->user_stack_before_table);
 }
 
 static void sect_stacks(struct sink *s, const struct bprof_recording *r)
@@ -359,12 +360,40 @@ static void sect_ksyms(struct sink *s, const struct bprof_recording *r)
 	}
 }
 
+/* Only written when the recording says how user stacks were unwound. */
+static void sect_unwind(struct sink *s, const struct bprof_recording *r)
+{
+	const struct bprof_unwind *u = &r->unwind;
+	uint64_t n = 0;
+
+	put32(s, u->mode);
+	put32(s, u->flags);
+	put64(s, BPROF_UNW_NR_COUNTERS);
+	for (int i = 0; i < BPROF_UNW_NR_COUNTERS; i++)
+		put64(s, u->counters[i]);
+	for (uint64_t i = 0; i < r->nr_stacks; i++)
+		n += r->stacks[i].flags != 0;
+	put64(s, n);
+	for (uint64_t i = 0; i < r->nr_stacks; i++) {
+		if (!r->stacks[i].flags)
+			continue;
+		put32(s, r->stacks[i].id);
+		put32(s, r->stacks[i].flags);
+	}
+}
+
 static void (*const sections[])(struct sink *, const struct bprof_recording *) = {
 	[BPROF_SECT_META] = sect_meta,         [BPROF_SECT_LOSSES] = sect_losses,
 	[BPROF_SECT_STACKS] = sect_stacks,     [BPROF_SECT_COUNTS] = sect_counts,
 	[BPROF_SECT_OBJECTS] = sect_objects,   [BPROF_SECT_PROCESSES] = sect_processes,
 	[BPROF_SECT_KERNEL] = sect_kernel,     [BPROF_SECT_KSYMS] = sect_ksyms,
+	[BPROF_SECT_UNWIND] = sect_unwind,
 };
+
+static bool section_written(const struct bprof_recording *rec, int t)
+{
+	return t != BPROF_SECT_UNWIND || rec->unwind.mode != BPROF_UNWIND_UNKNOWN;
+}
 
 /* ---- driver ------------------------------------------------------------ */
 
@@ -391,6 +420,8 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 	for (int t = 1; t <= BPROF_SECT_LAST_KNOWN; t++) {
 		struct sink c = { .counting = true, .fd = -1 };
 
+		if (!section_written(rec, t))
+			continue;
 		sections[t](&c, rec);
 		if (c.code)
 			return bprof_set_error(err, c.code, 0, "section %d: %s", t, c.what);
@@ -418,6 +449,8 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 	emit(s, hdr, sizeof(hdr));
 
 	for (int t = 1; t <= BPROF_SECT_LAST_KNOWN; t++) {
+		if (!section_written(rec, t))
+			continue;
 		put32(s, (uint32_t)t);
 		put32(s, 0); /* section flags */
 		put64(s, lens[t]);

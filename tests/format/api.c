@@ -285,7 +285,7 @@ Test(api, version_message_names_both_versions)
 	buf[10] = 7; /* minor 7 */
 	cr_assert_eq(bprof_read_buffer(&back, buf, len, NULL, &err), BPROF_E_VERSION);
 	cr_assert_neq(strstr(err.message, "3.7"), NULL, "%s", err.message);
-	cr_assert_neq(strstr(err.message, "1.0"), NULL, "%s", err.message);
+	cr_assert_neq(strstr(err.message, "1.1"), NULL, "%s", err.message);
 	free(buf);
 	bprof_recording_free(r);
 }

@@ -101,7 +101,7 @@ Test(dump, error_goes_to_stderr_exit_1)
 	got = run(args, &status);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d", status);
 	snprintf(want, sizeof(want),
-		 "bprof-dump: %s/format/invalid/dangling-user-stack-id.bprof: counts section at offset 414: count 0: user stack id 3 does not exist\n",
+		 "bprof-dump: %s/format/invalid/dangling-user-stack-id.bprof: counts section at offset 502: count 0: user stack id 3 does not exist\n",
 		 data);
 	cr_assert_str_eq(got, want);
 	free(got);

@@ -68,7 +68,7 @@ static void add_count(struct bprof_recording *r, uint32_t pid, int32_t us, int32
 		abort();
 }
 
-struct bprof_recording *fx_typical(void)
+struct bprof_recording *fx_typical_v10(void)
 {
 	struct bprof_recording *r = fx_empty();
 	struct bprof_object o = { 0 };
@@ -78,7 +78,7 @@ struct bprof_recording *fx_typical(void)
 	if (!r)
 		return NULL;
 	set_meta(r, "prod-host-1");
-	r->losses = (struct bprof_losses){ 1, 2, 3, 4, 5, 6, 7, 8 };
+	r->losses = (struct bprof_losses){ 1, 2, 3, 4, 5, 6, 7, 8, 0 };
 
 	add_stack(r, 0, 3, 0x401000);
 	add_stack(r, 7, 5, 0xffffffff81000000ull);
@@ -161,6 +161,29 @@ struct bprof_recording *fx_typical(void)
 	r->kernel.ksyms[3] = (struct bprof_ksym){ 0xffffffffc0000010ull, fx_strdup("ext4_read"), 0 };
 	r->kernel.ksyms[4] = (struct bprof_ksym){ 0xffffffffc0200000ull, fx_strdup("nft_do_chain"),
 						  1 };
+	return r;
+}
+
+struct bprof_recording *fx_typical(void)
+{
+	struct bprof_recording *r = fx_typical_v10();
+
+	if (!r)
+		return NULL;
+	/* format 1.1: the unwinder's mode, counters and per-stack flags */
+	r->losses.user_stack_before_table = 9;
+	r->unwind.mode = BPROF_UNWIND_AUTO;
+	r->unwind.flags = BPROF_UNWIND_WALKED;
+	for (int i = 0; i < BPROF_UNW_NR_COUNTERS; i++)
+		r->unwind.counters[i] = 100 + (uint64_t)i;
+	add_stack(r, 0x60000003, 4, 0x401100);
+	r->stacks[r->nr_stacks - 1].flags = BPROF_USTACK_LEAF_EXACT | BPROF_USTACK_COMPLETE;
+	add_stack(r, 0x40000005, 2, 0x401200);
+	r->stacks[r->nr_stacks - 1].flags = BPROF_USTACK_FALLBACK | BPROF_USTACK_TRUNCATED;
+	add_stack(r, 0x40000001, 1, 0x401300); /* walked, flags 0: no entry */
+	add_count(r, 100, 0x60000003, -14, 0, 30, "worker");
+	add_count(r, 100, 0x40000005, 7, 0xffffffff81000123ull, 4, "worker");
+	add_count(r, 100, 0x40000001, -14, 0, 1, "worker");
 	return r;
 }
 
@@ -268,6 +291,8 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		DIFF("meta numbers differ");
 	if (memcmp(&a->losses, &b->losses, sizeof(a->losses)))
 		DIFF("losses differ");
+	if (memcmp(&a->unwind, &b->unwind, sizeof(a->unwind)))
+		DIFF("unwind differs");
 	if (a->nr_counts != b->nr_counts || a->nr_stacks != b->nr_stacks ||
 	    a->nr_objects != b->nr_objects || a->nr_processes != b->nr_processes)
 		DIFF("table sizes differ: %llu/%llu %llu/%llu %llu/%llu %llu/%llu",
@@ -287,7 +312,7 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 	for (uint64_t i = 0; i < a->nr_stacks; i++) {
 		const struct bprof_stack *x = &a->stacks[i], *y = &b->stacks[i];
 
-		if (x->id != y->id || x->nr_ips != y->nr_ips ||
+		if (x->id != y->id || x->nr_ips != y->nr_ips || x->flags != y->flags ||
 		    (x->nr_ips && memcmp(x->ips, y->ips, x->nr_ips * 8)))
 			DIFF("stack %llu differs", (unsigned long long)i);
 	}

@@ -202,7 +202,7 @@ static struct bb frame(const struct bb *c, const struct frame_opts *o)
 
 	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
 	bprof_put16(hdr + 8, (uint16_t)(o && o->major ? o->major : BPROF_FORMAT_MAJOR));
-	bprof_put16(hdr + 10, (uint16_t)(o ? o->minor : 0));
+	bprof_put16(hdr + 10, (uint16_t)(o && o->minor ? o->minor : BPROF_FORMAT_MINOR));
 	bprof_put32(hdr + 12, o ? o->flags : 0);
 	bprof_put64(hdr + 16, o && o->size_override ? o->content_size : c->len);
 	bb_put(&f, hdr, sizeof(hdr));
@@ -360,10 +360,10 @@ int main(int argc, char **argv)
 		free(s.p);
 	}
 	{
-		/* a file from minor 1: flags and reserved bits set, META longer,
-		 * an unknown section with flags; all must be ignored */
+		/* a file from a newer minor: flags and reserved bits set, META
+		 * longer, an unknown section with flags; all must be ignored */
 		struct bb d = bb_copy(&c), s = { 0 };
-		struct frame_opts o = { .minor = 1, .flags = 0x80000000u };
+		struct frame_opts o = { .minor = BPROF_FORMAT_MINOR + 1, .flags = 0x80000000u };
 		size_t meta = sect_at(&d, BPROF_SECT_META);
 		uint64_t mlen = sect_len(&d, BPROF_SECT_META);
 
@@ -463,7 +463,8 @@ int main(int argc, char **argv)
 	/* ---- invalid: section framing ---- */
 	{
 		static const char *const names[] = { "", "meta", "losses", "stacks", "counts",
-						     "objects", "processes", "kernel", "ksyms" };
+						     "objects", "processes", "kernel", "ksyms",
+						     "unwind" };
 
 		/* content cut at every section boundary, and inside each header */
 		for (uint32_t t = BPROF_SECT_META; t <= BPROF_SECT_LAST_KNOWN; t++) {
@@ -472,7 +473,11 @@ int main(int argc, char **argv)
 
 			d.len = sect_at(&c, t);
 			snprintf(name, sizeof(name), "truncated-before-%s-section", names[t]);
-			invalid(g, name, BPROF_E_TRUNCATED, frame(&d, NULL));
+			/* UNWIND is optional: a file that ends before it is whole */
+			if (t == BPROF_SECT_UNWIND)
+				valid(g, "no-unwind-section", frame(&d, NULL));
+			else
+				invalid(g, name, BPROF_E_TRUNCATED, frame(&d, NULL));
 			d.len += 7;
 			snprintf(name, sizeof(name), "truncated-in-%s-section-header", names[t]);
 			invalid(g, name, BPROF_E_TRUNCATED, frame(&d, NULL));
@@ -499,7 +504,7 @@ int main(int argc, char **argv)
 	DAMAGED(d, &c)
 	{
 		/* length one past the end of the content */
-		set_sect_len(&d, BPROF_SECT_KSYMS, sect_len(&c, BPROF_SECT_KSYMS) + 1);
+		set_sect_len(&d, BPROF_SECT_UNWIND, sect_len(&c, BPROF_SECT_UNWIND) + 1);
 		invalid(g, "section-length-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
 		free(d.p);
 	}
@@ -646,7 +651,7 @@ int main(int argc, char **argv)
 	}
 	DAMAGED(d, &c)
 	{
-		set64(&d, payload(&d, BPROF_SECT_COUNTS), 5); /* 4 present */
+		set64(&d, payload(&d, BPROF_SECT_COUNTS), 8); /* 7 present */
 		invalid(g, "counts-one-more-than-present", BPROF_E_TRUNCATED, frame(&d, NULL));
 		free(d.p);
 	}
@@ -938,6 +943,127 @@ int main(int argc, char **argv)
 			free(d.p);
 		}
 		free(k.p);
+	}
+
+	/* ---- UNWIND (1.1) ----
+	 * typical's payload: mode (0), flags (4), nr_counters = 27 (8),
+	 * counters (16..232), nr_stack_flags = 2 (232), entries for stacks
+	 * 0x40000005 (240) and 0x60000003 (248). */
+	{
+		size_t u = payload(&c, BPROF_SECT_UNWIND);
+		size_t ent = u + 16 + 8 * BPROF_UNW_NR_COUNTERS + 8;
+
+		DAMAGED(d, &c)
+		{
+			set32(&d, u, 0);
+			invalid(g, "unwind-mode-zero", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, u, 4);
+			invalid(g, "unwind-mode-undefined", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, u + 4, 0x3);
+			invalid(g, "unwind-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, u + 8, 257);
+			invalid(g, "unwind-counters-above-limit", BPROF_E_LIMIT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, u + 8, 200);
+			invalid(g, "unwind-counters-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, ent - 8, UINT64_C(1000000000000));
+			invalid(g, "unwind-stack-flags-claim-10e12", BPROF_E_TRUNCATED,
+				frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, ent, 0x40000009);
+			invalid(g, "unwind-stack-flags-dangling", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, ent, 0x60000003);
+			set32(&d, ent + 8, 0x40000005);
+			invalid(g, "unwind-stack-flags-unsorted", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, ent + 8, 0x40000005);
+			invalid(g, "unwind-stack-flags-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, ent, 7); /* a frame-pointer stack has no unwinder flags */
+			invalid(g, "unwind-stack-flags-below-2-30", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, ent + 4, 0x10);
+			invalid(g, "unwind-stack-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* UNWIND moved before KSYMS */
+			size_t at = sect_at(&d, BPROF_SECT_UNWIND), ks = sect_at(&d, BPROF_SECT_KSYMS);
+			size_t ulen = 16 + sect_len(&d, BPROF_SECT_UNWIND);
+			struct bb tmp = { 0 };
+
+			bb_put(&tmp, d.p + at, ulen);
+			bb_delete(&d, at, ulen);
+			bb_insert(&d, ks, tmp.p, tmp.len);
+			invalid(g, "unwind-before-ksyms", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(tmp.p);
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			size_t at = sect_at(&d, BPROF_SECT_UNWIND);
+
+			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_UNWIND));
+			invalid(g, "unwind-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* a newer writer's extra counters are ignored */
+			uint8_t extra[16] = { 1, 2, 3 };
+
+			bb_insert(&d, ent - 8, extra, sizeof(extra));
+			set64(&d, u + 8, BPROF_UNW_NR_COUNTERS + 2);
+			set_sect_len(&d, BPROF_SECT_UNWIND, sect_len(&d, BPROF_SECT_UNWIND) + 16);
+			valid(g, "unwind-more-counters", frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* and counters a file lacks read as 0 */
+			bb_delete(&d, u + 16 + 8 * 20, 8 * (BPROF_UNW_NR_COUNTERS - 20));
+			set64(&d, u + 8, 20);
+			set_sect_len(&d, BPROF_SECT_UNWIND,
+				     sect_len(&d, BPROF_SECT_UNWIND) - 8 * (BPROF_UNW_NR_COUNTERS - 20));
+			valid(g, "unwind-fewer-counters", frame(&d, NULL));
+			free(d.p);
+		}
 	}
 	(void)bb_str;
 

@@ -4,7 +4,7 @@
  * survive the zstd checksum, so fuzz_read alone rarely gets past the frame;
  * here the input is the decompressed *content* (SPEC.md section 5), framed
  * properly before bprof_read_buffer() sees it.  The first input byte picks
- * the minor version (bit 0: 0 or 1) to exercise the tolerant newer-minor
+ * the minor version (bit 0: ours or the next) to exercise the tolerant newer-minor
  * path too.
  */
 #include <stddef.h>
@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(file, magic, 8);
 	file[8] = 1;
 	file[9] = 0;
-	file[10] = data[0] & 1;
+	file[10] = (uint8_t)(BPROF_FORMAT_MINOR + (data[0] & 1));
 	file[11] = 0;
 	memset(file + 12, 0, 4);
 	for (int i = 0; i < 8; i++)
@@ -59,8 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	free(file);
-	/* What the reader accepts from a minor-0 file, the writer (minor 0)
-	 * must accept and round-trip; newer minors may carry bits it refuses. */
+	/* What the reader accepts from a file of our minor, the writer must
+	 * accept and round-trip; newer minors may carry bits it refuses. */
 	if (bprof_write_buffer(rec, &buf, &len, NULL, &err) != 0) {
 		if ((data[0] & 1) == 0)
 			abort();
@@ -71,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (again->nr_counts != rec->nr_counts || again->nr_stacks != rec->nr_stacks ||
 	    again->nr_objects != rec->nr_objects || again->nr_processes != rec->nr_processes ||
-	    again->kernel.nr_ksyms != rec->kernel.nr_ksyms)
+	    again->kernel.nr_ksyms != rec->kernel.nr_ksyms ||
+	    memcmp(&again->unwind, &rec->unwind, sizeof(rec->unwind)))
 		abort();
 	free(buf);
 	bprof_recording_free(again);

@@ -13,12 +13,15 @@
  *   loss <field_name> <value>                     (one per bprof_losses field)
  *   count <pid> <tid> <exec_id> <user_stack_id> <kernel_stack_id> 0x<kernel_ip> <count> <comm>
  *   stack <id> <nr_ips> 0x<ip0> 0x<ip1> ...
+ *   stackflags <id> 0x<flags>                 (stacks with unwinder flags)
  *   object <index> <build_id_hex|-> 0x<flags> <size> <mtime_ns> <dev> <inode> 0x<fallback_hash> <path>
  *   process <pid> <ns_pid> <exec_id> <nr_mappings> <snapshot_ns> <perf_map_len> <comm>
  *   mapping <pid> <exec_id> 0x<start> 0x<end> 0x<file_offset> <object_index|-1> 0x<flags>
  *   kernel <build_id_hex|-> 0x<stext> <nr_modules> <nr_ksyms> 0x<flags> <release>
  *   module 0x<base> <size> <build_id_hex|-> <name>
  *   ksym 0x<addr> <module_index|-1> <name>                   (only with --ksyms)
+ *   unwind mode=<fp|auto|cfi> flags=0x<flags>    (only with an UNWIND section)
+ *   unwind_counter <name> <value>               (one per known counter)
  *   summary counts=N stacks=N objects=N processes=N samples=<sum of counts>
  *
  * Stack ids print as signed decimals; BPROF_STACK_NONE prints as "none".
@@ -106,6 +109,7 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 	LOSS(manifest_lost);
 	LOSS(events_lost);
 	LOSS(other);
+	LOSS(user_stack_before_table);
 #undef LOSS
 
 	for (uint64_t i = 0; i < r->nr_counts; i++) {
@@ -131,6 +135,8 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 		for (uint32_t j = 0; j < s->nr_ips; j++)
 			fprintf(f, " 0x%llx", (unsigned long long)s->ips[j]);
 		fputc('\n', f);
+		if (s->flags)
+			fprintf(f, "stackflags %u 0x%x\n", s->id, s->flags);
 	}
 	for (uint64_t i = 0; i < r->nr_objects; i++) {
 		const struct bprof_object *o = &r->objects[i];
@@ -188,6 +194,13 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 			text(f, k->ksyms[i].name);
 			fputc('\n', f);
 		}
+	if (r->unwind.mode) {
+		fprintf(f, "unwind mode=%s flags=0x%x\n", bprof_unwind_mode_name(r->unwind.mode),
+			r->unwind.flags);
+		for (unsigned i = 0; i < BPROF_UNW_NR_COUNTERS; i++)
+			fprintf(f, "unwind_counter %s %llu\n", bprof_unwind_counter_name(i),
+				(unsigned long long)r->unwind.counters[i]);
+	}
 	fprintf(f, "summary counts=%llu stacks=%llu objects=%llu processes=%llu samples=%llu\n",
 		(unsigned long long)r->nr_counts, (unsigned long long)r->nr_stacks,
 		(unsigned long long)r->nr_objects, (unsigned long long)r->nr_processes, samples);
