@@ -925,7 +925,13 @@ static int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
 			rec->losses.other++;
 			continue;
 		}
-		(void)flags;
+		/* PROFILE_USTACK_* are the format's stack flags, bit for bit */
+		_Static_assert(PROFILE_USTACK_LEAF_CFI == BPROF_USTACK_LEAF_EXACT &&
+				       PROFILE_USTACK_COMPLETE == BPROF_USTACK_COMPLETE &&
+				       PROFILE_USTACK_TRUNCATED == BPROF_USTACK_TRUNCATED &&
+				       PROFILE_USTACK_FALLBACK == BPROF_USTACK_FALLBACK,
+			       "stack flags differ");
+		s.flags = ids[i] >= PROFILE_CFI_STACK_BASE ? flags & BPROF_USTACK_FLAGS_ALL : 0;
 		s.id = ids[i];
 		s.nr_ips = n;
 		s.ips = malloc(n * sizeof(*s.ips) + 1);
@@ -987,6 +993,64 @@ static void dump_unwind_stats(struct profile_bpf *obj, uint64_t *sum, int nr_cpu
 			sum[i] += vals[c];
 	}
 	free(vals);
+}
+
+/*
+ * The UNWIND section (SPEC.md 6.9): the mode asked for, whether the
+ * unwinder really ran, its counters and the tables' statistics; and the
+ * samples walked before their tables arrived, as a loss counter.
+ */
+static void fill_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
+			const struct env *env, bool cfi, const struct unwinder *unw, int nr_cpus)
+{
+	static const uint8_t from_bpf[UNWIND_STAT_MAX] = {
+		[UNWIND_STAT_SAMPLES] = BPROF_UNW_SAMPLES,
+		[UNWIND_STAT_SAMPLES_COMPLETE] = BPROF_UNW_SAMPLES_COMPLETE,
+		[UNWIND_STAT_SAMPLES_TRUNCATED] = BPROF_UNW_SAMPLES_TRUNCATED,
+		[UNWIND_STAT_SAMPLES_FP_ONLY] = BPROF_UNW_SAMPLES_NO_IMAGE_TABLE,
+		[UNWIND_STAT_SAMPLES_PENDING] = BPROF_UNW_SAMPLES_TABLE_PENDING,
+		[UNWIND_STAT_FRAMES_CFI] = BPROF_UNW_FRAMES_TABLE,
+		[UNWIND_STAT_FRAMES_FP] = BPROF_UNW_FRAMES_FP,
+		[UNWIND_STAT_FP_NO_MAPPING] = BPROF_UNW_FALLBACK_NO_MAPPING,
+		[UNWIND_STAT_FP_NO_TABLE] = BPROF_UNW_FALLBACK_NO_TABLE,
+		[UNWIND_STAT_FP_PENDING] = BPROF_UNW_FALLBACK_PENDING,
+		[UNWIND_STAT_FP_NO_ROW] = BPROF_UNW_FALLBACK_NO_ROW,
+		[UNWIND_STAT_STOP_INVALID] = BPROF_UNW_STOP_INVALID,
+		[UNWIND_STAT_STOP_READ] = BPROF_UNW_STOP_UNREADABLE,
+		[UNWIND_STAT_STOP_BAD_FRAME] = BPROF_UNW_STOP_BAD_FRAME,
+		[UNWIND_STAT_STOP_NEEDS_REGS] = BPROF_UNW_STOP_NEEDS_REGISTERS,
+	};
+	struct bprof_unwind *u = &rec->unwind;
+	uint64_t sum[UNWIND_STAT_MAX];
+
+	u->mode = env->unwind == UNWIND_ARG_FP	? BPROF_UNWIND_FP :
+		  env->unwind == UNWIND_ARG_CFI ? BPROF_UNWIND_CFI :
+						  BPROF_UNWIND_AUTO;
+	if (!cfi || !unw)
+		return;
+	u->flags = BPROF_UNWIND_WALKED;
+	dump_unwind_stats(obj, sum, nr_cpus);
+	for (int i = 0; i < UNWIND_STAT_MAX; i++)
+		u->counters[from_bpf[i]] = sum[i];
+	/* the two are exclusive: without an image table no object is found */
+	rec->losses.user_stack_before_table = sum[UNWIND_STAT_SAMPLES_FP_ONLY] +
+					      sum[UNWIND_STAT_SAMPLES_PENDING];
+
+	struct unwinder_stats us;
+
+	unwinder_stats(unw, &us);
+	u->counters[BPROF_UNW_OBJECTS_LOADED] = us.objects_loaded;
+	u->counters[BPROF_UNW_OBJECTS_SHARED] = us.objects_shared;
+	u->counters[BPROF_UNW_OBJECTS_NO_TABLE] = us.objects_no_table;
+	u->counters[BPROF_UNW_OBJECTS_FAILED] = us.objects_failed;
+	u->counters[BPROF_UNW_TABLE_ROWS] = us.rows;
+	u->counters[BPROF_UNW_TABLE_RULES] = us.rules;
+	u->counters[BPROF_UNW_TABLE_PAGES] = us.pages;
+	u->counters[BPROF_UNW_IMAGES] = us.images;
+	u->counters[BPROF_UNW_IMAGE_FAILURES] = us.image_failures;
+	u->counters[BPROF_UNW_TABLE_BYTES] = us.bytes;
+	u->counters[BPROF_UNW_BUILD_NS] = us.build_ns;
+	u->counters[BPROF_UNW_LOAD_NS] = us.load_ns;
 }
 
 static char *join_args(int argc, char **argv)
@@ -1482,6 +1546,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	dump_losses(obj, &rec->losses, nr_cpus);
+	if (!env.kernel_only)
+		fill_unwind(rec, obj, &env, cfi, unw, nr_cpus);
 	if (manifest_emit(man, rec, &rec->losses.manifest_lost) ||
 	    kernel_collect(&rec->kernel, !env.no_kallsyms, &hidden) ||
 	    (!env.full_kallsyms && kernel_prune_ksyms(&rec->kernel, rec))) {

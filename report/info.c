@@ -22,6 +22,77 @@ static void print_time(FILE *f, uint64_t ns)
 		fprintf(f, "%llu ns", (unsigned long long)ns);
 }
 
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* How the user stacks were unwound (format 1.1's UNWIND section). */
+static void print_unwind(FILE *f, const struct bprof_recording *rec)
+{
+	const struct bprof_unwind *u = &rec->unwind;
+	const uint64_t *c = u->counters;
+
+	if (!(rec->meta.flags & BPROF_META_USER_STACKS))
+		return;
+	switch (u->mode) {
+	case BPROF_UNWIND_UNKNOWN:
+		fprintf(f, "unwinding:      not recorded (a recorder before format 1.1): frame pointers only\n");
+		return;
+	case BPROF_UNWIND_FP:
+		fprintf(f, "unwinding:      fp: frame pointers only (--unwind=fp); callers of code built without them are missing\n");
+		return;
+	case BPROF_UNWIND_AUTO:
+	case BPROF_UNWIND_CFI:
+		break;
+	default:
+		fprintf(f, "unwinding:      mode %u (unknown to this prof-report)\n", u->mode);
+		return;
+	}
+	if (!(u->flags & BPROF_UNWIND_WALKED)) {
+		fprintf(f, "unwinding:      %s, but the recording kernel could not run the unwinder: frame pointers only\n",
+			bprof_unwind_mode_name(u->mode));
+		return;
+	}
+	fprintf(f, "unwinding:      %s: .eh_frame unwind tables%s\n", bprof_unwind_mode_name(u->mode),
+		u->mode == BPROF_UNWIND_AUTO ? ", frame pointers where there is none" : "");
+	fprintf(f, "  user stacks walked:              %llu\n", (unsigned long long)c[BPROF_UNW_SAMPLES]);
+	fprintf(f, "  reached the start frames:        %llu (%.1f %%)\n",
+		(unsigned long long)c[BPROF_UNW_SAMPLES_COMPLETE],
+		pct(c[BPROF_UNW_SAMPLES_COMPLETE], c[BPROF_UNW_SAMPLES]));
+	fprintf(f, "  cut at the depth limit:          %llu\n",
+		(unsigned long long)c[BPROF_UNW_SAMPLES_TRUNCATED]);
+	fprintf(f, "  before their tables arrived:     %llu (%llu with no process table yet, %llu meeting an object's table not loaded yet)\n",
+		(unsigned long long)(c[BPROF_UNW_SAMPLES_NO_IMAGE_TABLE] +
+				     c[BPROF_UNW_SAMPLES_TABLE_PENDING]),
+		(unsigned long long)c[BPROF_UNW_SAMPLES_NO_IMAGE_TABLE],
+		(unsigned long long)c[BPROF_UNW_SAMPLES_TABLE_PENDING]);
+	fprintf(f, "  frames from tables, by fp:       %llu, %llu\n",
+		(unsigned long long)c[BPROF_UNW_FRAMES_TABLE], (unsigned long long)c[BPROF_UNW_FRAMES_FP]);
+	fprintf(f, "  frame-pointer fallbacks:         %llu no known mapping, %llu no table, %llu table pending, %llu no FDE\n",
+		(unsigned long long)c[BPROF_UNW_FALLBACK_NO_MAPPING],
+		(unsigned long long)c[BPROF_UNW_FALLBACK_NO_TABLE],
+		(unsigned long long)c[BPROF_UNW_FALLBACK_PENDING],
+		(unsigned long long)c[BPROF_UNW_FALLBACK_NO_ROW]);
+	fprintf(f, "  walks stopped early:             %llu unfollowable rule, %llu unreadable memory, %llu bad frame, %llu register needed\n",
+		(unsigned long long)c[BPROF_UNW_STOP_INVALID],
+		(unsigned long long)c[BPROF_UNW_STOP_UNREADABLE],
+		(unsigned long long)c[BPROF_UNW_STOP_BAD_FRAME],
+		(unsigned long long)c[BPROF_UNW_STOP_NEEDS_REGISTERS]);
+	fprintf(f, "  tables:                          %llu objects (%llu shared by build-id), %llu without a table, %llu did not fit\n",
+		(unsigned long long)c[BPROF_UNW_OBJECTS_LOADED],
+		(unsigned long long)c[BPROF_UNW_OBJECTS_SHARED],
+		(unsigned long long)c[BPROF_UNW_OBJECTS_NO_TABLE],
+		(unsigned long long)c[BPROF_UNW_OBJECTS_FAILED]);
+	fprintf(f, "  table rows, rules, pages:        %llu (%.1f KiB), %llu, %llu; built in %.1f ms, loaded in %.1f ms\n",
+		(unsigned long long)c[BPROF_UNW_TABLE_ROWS], (double)c[BPROF_UNW_TABLE_ROWS] * 4 / 1024,
+		(unsigned long long)c[BPROF_UNW_TABLE_RULES], (unsigned long long)c[BPROF_UNW_TABLE_PAGES],
+		(double)c[BPROF_UNW_BUILD_NS] / 1e6, (double)c[BPROF_UNW_LOAD_NS] / 1e6);
+	fprintf(f, "  kernel memory for the tables:    %.1f MiB; %llu process mapping tables (%llu failed)\n",
+		(double)c[BPROF_UNW_TABLE_BYTES] / (1024.0 * 1024.0),
+		(unsigned long long)c[BPROF_UNW_IMAGES], (unsigned long long)c[BPROF_UNW_IMAGE_FAILURES]);
+}
+
 static const char *str_or(const char *s, const char *dflt) { return s && *s ? s : dflt; }
 
 /* "label" + a recorded (hostile) string, escaped, + "\n" */
@@ -80,6 +151,9 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 	fprintf(f, "  processes without mappings:      %llu\n", (unsigned long long)l->manifest_lost);
 	fprintf(f, "  notifications dropped:           %llu\n", (unsigned long long)l->events_lost);
 	fprintf(f, "  other:                           %llu\n", (unsigned long long)l->other);
+	fprintf(f, "  user stacks before their tables: %llu (walked by frame pointer: may lack callers)\n",
+		(unsigned long long)l->user_stack_before_table);
+	print_unwind(f, rec);
 
 	rep_hex(hex, k->build_id, k->build_id_len);
 	fputs("kernel image:   ", f);

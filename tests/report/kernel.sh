@@ -39,6 +39,29 @@ check "skipped-caller markers only before the tables arrived (<= 10%)" test $((m
 "$BPROF_REPORT" -q -f -U "$T_DIR/fp.bprof" > "$T_DIR/fpuser"
 check "fp: no false main->read edge" sh -c "! grep -qE ';main;[^;]*libc_(read|write)' '$T_DIR/fpuser'"
 check "fp: the skipped caller is marked" grep -qE ';main;\[unknown\];[^ ]*libc_(read|write)' "$T_DIR/fpuser"
+# The file says how user stacks were unwound (format 1.1, UNWIND section):
+# the mode, the unwinder's counters, per-stack flags; --info prints them.
+"$BPROF_DUMP" "$T_DIR/k.bprof" > "$T_DIR/k.dump"
+"$BPROF_DUMP" "$T_DIR/fp.bprof" > "$T_DIR/fp.dump"
+check "auto: UNWIND section says the unwinder walked" grep -qx 'unwind mode=auto flags=0x1' "$T_DIR/k.dump"
+walked=$(awk '$1 == "unwind_counter" && $2 == "samples" {print $3}' "$T_DIR/k.dump")
+complete=$(awk '$1 == "unwind_counter" && $2 == "samples_complete" {print $3}' "$T_DIR/k.dump")
+rows=$(awk '$1 == "unwind_counter" && $2 == "table_rows" {print $3}' "$T_DIR/k.dump")
+echo "unwinder: $complete of $walked walks complete, $rows table rows"
+check "auto: >= 90% of walks reach the start frames" test $((complete * 10)) -ge $((walked * 9))
+check "auto: tables were loaded" test "${rows:-0}" -gt 1000
+# bit 1 (0x2) of a stack's flags: it reached the start frames
+check "auto: complete stacks are flagged" grep -qE '^stackflags [0-9]+ 0x[0-9a-f]*[2367abef]$' "$T_DIR/k.dump"
+check "fp: UNWIND section says frame pointers" grep -qx 'unwind mode=fp flags=0x0' "$T_DIR/fp.dump"
+check "fp: no stack flags" sh -c "! grep -q '^stackflags' '$T_DIR/fp.dump'"
+"$BPROF_REPORT" --info "$T_DIR/k.bprof" > "$T_DIR/info" 2>&1
+"$BPROF_REPORT" --info "$T_DIR/fp.bprof" > "$T_DIR/fpinfo" 2>&1
+check "--info: the share of complete stacks" grep -qE '^  reached the start frames: +[0-9]+ \([0-9.]+ %\)' "$T_DIR/info"
+check "--info: samples before the tables, as a loss" grep -qE '^  user stacks before their tables: [0-9]+' "$T_DIR/info"
+check "--info: table memory" grep -qE '^  kernel memory for the tables: +[0-9.]+ MiB' "$T_DIR/info"
+check "--info: fp mode said" grep -q '^unwinding:      fp: frame pointers only' "$T_DIR/fpinfo"
+"$BPROF_REPORT" --info "$BPROF_SRC/tests/data/format/valid/v1.0-typical.bprof" > "$T_DIR/oldinfo" 2>&1 || true
+check "--info: a 1.0 file says it has no unwinding data" grep -q '^unwinding:      not recorded' "$T_DIR/oldinfo"
 # By default only the kallsyms entries of sampled kernel addresses are kept
 # (flag 0x2, partial); names must be the same as with the full table.
 "$BPROF_RECORD" -q -F 499 --full-kallsyms -o "$T_DIR/full.bprof" -- "$BPROF_WORKLOADS/syscalls" 2
