@@ -60,36 +60,38 @@ struct args {
 };
 
 const char *argp_program_version = "prof-report " BPROF_VERSION;
+/* argp re-wraps each paragraph to 79 columns: prose is written as one
+ * string per paragraph, and every line of the tables below fits. */
 static const char doc[] =
 	"Symbolize .bprof recordings (from prof-record) offline and print their stacks.\n"
 	"\n"
-	"Debuginfo is found by build-id: in each --debug-dir (DIR/.build-id/xx/rest.debug or\n"
-	"plain files), /usr/lib/debug, the recorded path under --sysroot when its build-id\n"
-	"still matches, .gnu_debuglink, MiniDebugInfo, and debuginfod when DEBUGINFOD_URLS is\n"
-	"set. An object whose build-id differs from the recording is never used: its frames\n"
-	"print as [unknown] (or object+0xoffset with --addresses).\n"
+	"Debuginfo is found by build-id: in each --debug-dir (DIR/.build-id/xx/rest.debug "
+	"or plain files), /usr/lib/debug, the recorded path under --sysroot when its "
+	"build-id still matches, .gnu_debuglink, MiniDebugInfo, and debuginfod when "
+	"DEBUGINFOD_URLS is set. An object whose build-id differs from the recording is "
+	"never used: its frames print as [unknown] (or object+0xoffset with --addresses).\n"
 	"\v"
 	"USAGE FORMS:\n"
-	"  prof-report [OPTION...] FILE [FILE...]     report (several files are merged)\n"
-	"  prof-report --diff [-n] BEFORE AFTER       difffolded lines for difffolded flame graphs\n"
-	"  prof-report --info FILE...                 metadata, losses, objects and their debuginfo\n"
-	"  prof-report --pprof OUT.pb.gz FILE...      pprof profile.proto (go tool pprof, backends)\n"
-	"  prof-report --speedscope OUT.json FILE...  speedscope JSON, one profile per process\n"
-	"  prof-report [--diff] --svg OUT.svg FILE... interactive (differential) flame graph\n"
-	"  prof-report --missing-buildids FILE...     \"BUILDID PATH\" lines lacking debuginfo\n"
+	"  prof-report [OPTION...] FILE...       report (several files are merged)\n"
+	"  prof-report --diff [-n] BEFORE AFTER  lines for difffolded flame graphs\n"
+	"  prof-report --info FILE...            metadata, losses, unwinding, debuginfo\n"
+	"  prof-report --pprof OUT FILE...       pprof profile.proto (go tool pprof)\n"
+	"  prof-report --speedscope OUT FILE...  speedscope JSON, one profile a process\n"
+	"  prof-report [--diff] --svg OUT FILE.. interactive (differential) flame graph\n"
+	"  prof-report --missing-buildids FILE.. BUILDID PATH lines lacking debuginfo\n"
 	"\n"
 	"EXAMPLES:\n"
-	"  prof-report web1.bprof                    # bcc profile's multi-line stacks, hottest last\n"
+	"  prof-report web1.bprof          # bcc profile's multi-line stacks\n"
 	"  prof-report -f -a web1.bprof | flamegraph.pl > web1.svg\n"
-	"  prof-report -f -d --debug-dir ./debug web1.bprof   # with a build-id debug tree\n"
+	"  prof-report -f -d --debug-dir ./debug web1.bprof    # a build-id debug tree\n"
 	"  prof-report --diff -n before.bprof after.bprof | flamegraph.pl > diff.svg\n"
-	"  prof-report -f -p 185 --comm nginx web*.bprof       # filter, merge many hosts\n"
-	"  prof-report --info web1.bprof             # which debuginfo is missing\n"
+	"  prof-report -f -p 185 --comm nginx web*.bprof    # filter, merge many hosts\n"
+	"  prof-report --info web1.bprof  # which debuginfo is missing\n"
 	"  prof-report --pprof web.pb.gz web*.bprof && go tool pprof -top web.pb.gz\n"
-	"  prof-report --pprof raw.pb.gz --no-symbolize web1.bprof  # a backend symbolizes\n"
-	"  prof-report --svg web1.svg web1.bprof     # open in a browser: click to zoom\n"
+	"  prof-report --pprof raw.pb.gz --no-symbolize web1.bprof  # a backend names\n"
+	"  prof-report --svg web1.svg web1.bprof    # open in a browser, click to zoom\n"
 	"\n"
-	"Exit status: 0 on success, 1 when a file cannot be read or output fails, 2 on usage errors.";
+	"Exit status: 0 success, 1 a file cannot be read or output failed, 2 usage.";
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 1 },

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --pprof read back by its real consumer, `go tool pprof`: the same total,
-# the same func_a/func_b samples as `prof-report -f` (1:3), labels, build-ids
+# the same func_a/func_b samples as `prof-report -f`, labels, build-ids
 # and inlined frames; --no-symbolize leaves names to the consumer, which
 # finds the binary by its recorded path.
 source "$BPROF_SRC/tests/e2e/lib.sh"
@@ -29,7 +29,10 @@ cum() { awk -v f="$1" '$6 == f && NF == 6 { print $4 }' "$T_DIR/top"; }
 check "pprof total samples = prof-report -f total ($ptotal = $total)" test "$ptotal" = "$total"
 check "pprof func_a cum = folded func_a ($(cum func_a) = $fa)" test "$(cum func_a)" = "$fa"
 check "pprof func_b cum = folded func_b ($(cum func_b) = $fb)" test "$(cum func_b)" = "$fb"
-check "func_b ~ 3 x func_a in pprof" python3 -c "import sys; r=$(cum func_b)/$(cum func_a); sys.exit(0 if abs(r-3)/3 <= 0.15 else 1)"
+# The workload's 1:3 split is the kernel's sampling, not pprof export: under
+# CPU contention it drifts (2.52 seen).  What the export decides is checked
+# exactly above; here only that the heavier function stays the heavier.
+check "func_b outweighs func_a in pprof" test "$(cum func_b)" -gt "$(cum func_a)"
 check "pprof names the main binary ratio" grep -q '^File: ratio$' "$T_DIR/top"
 check "sample type cpu: ns = samples x 1e9/499" sh -c \
 	"go tool pprof -symbolize=none -top -unit=ns '$T_DIR/r.pb.gz' 2>/dev/null | grep -q '^Type: cpu'"

@@ -88,19 +88,26 @@ assert all(int(f[4:-1].split(",")[2]) >= 230 for f in fills["k"]), fills["k"]
 assert all(int(f[4:-1].split(",")[2]) <= 55 for f in fills["u"]), fills["u"]
 PY
 
-# differential: ratio recorded again; widths from AFTER, colors by the change
-# of each frame's share (func_a and func_b drift apart a little: red and blue)
-"$BPROF_RECORD" -q -F 499 -o "$T_DIR/r2.bprof" -- "$BPROF_WORKLOADS/ratio" 2
-"$BPROF_REPORT" -q --diff -n --svg "$OUT/diff.svg" "$T_DIR/r.bprof" "$T_DIR/r2.bprof"
-check "differential flame graph: well-formed, red and blue frames" python3 - "$OUT/diff.svg" <<'PY'
+# differential: two recordings whose shares are exact (made with the format
+# library: main->func_a 100 then 300 samples, main->func_b 300 then 100), so
+# that func_a must be red (its share grew) and func_b blue (it shrank).
+MKREC=$BPROF_BUILD/tests/hardening/bprof-mkrec
+"$MKREC" jit-split "$T_DIR/d1.bprof" 100 300
+"$MKREC" jit-split "$T_DIR/d2.bprof" 300 100
+"$BPROF_REPORT" -q --diff -n --svg "$OUT/diff.svg" "$T_DIR/d1.bprof" "$T_DIR/d2.bprof"
+check "differential flame graph: well-formed, func_a red, func_b blue" python3 - "$OUT/diff.svg" <<'PY'
 import re, sys, xml.dom.minidom
 xml.dom.minidom.parse(sys.argv[1])
 s = open(sys.argv[1]).read()
-fills = re.findall(r'fill="rgb\((\d+),(\d+),(\d+)\)"', s)
-red = [f for f in fills if f[0] == "255" and f[1] == f[2] and f[1] != "255"]
-blue = [f for f in fills if f[2] == "255" and f[0] == f[1] and f[0] != "255"]
-assert red and blue, (len(red), len(blue))
-assert "before" in s and "func_b" in s and "func_a" in s
+def fill(name):
+    # the <g> of a frame: its title names it, its rect carries the fill
+    m = re.search(r'<title>' + name + r'[ <(].*?fill="rgb\((\d+),(\d+),(\d+)\)"', s, re.S)
+    assert m, name
+    return tuple(int(x) for x in m.groups())
+a, b = fill("func_a"), fill("func_b")
+assert a[0] == 255 and a[1] == a[2] and a[1] < 255, ("func_a not red", a)
+assert b[2] == 255 and b[0] == b[1] and b[0] < 255, ("func_b not blue", b)
+assert "before" in s
 PY
 node "$BPROF_SRC/tests/export/svg-click.js" "$OUT/diff.svg" func_b "$OUT/diff-before.png" \
 	"$OUT/diff-zoomed.png" > "$T_DIR/click2.json" || fail "svg-click.js diff: $(cat "$T_DIR/click2.json")"

@@ -12,6 +12,9 @@
  *   mkrec control-comm OUT        comms and a path made of control bytes only
  *   mkrec many OUT N              N distinct unmapped user stacks (8 frames):
  *                                 a large output with --addresses
+ *   mkrec jit-split OUT A B       main->func_a A times and main->func_b B times,
+ *                                 named by a recorded perf map (JIT code): a
+ *                                 recording whose shares are exact, for diffs
  */
 #include <errno.h>
 #include <stdio.h>
@@ -102,7 +105,7 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: mkrec empty-comm|huge-counts|control-comm OUT | mkrec many OUT N | mkrec nosym OUT ELF BUILDID\n");
+		fprintf(stderr, "usage: mkrec empty-comm|huge-counts|control-comm OUT | mkrec many OUT N | mkrec nosym OUT ELF BUILDID | mkrec jit-split OUT A B\n");
 		return 2;
 	}
 	r = base();
@@ -136,6 +139,33 @@ int main(int argc, char **argv)
 			if ((err = bprof_recording_add_stack(r, &st)))
 				die("add_stack", err, NULL);
 			add_count(r, 12, "many", (int32_t)i, BPROF_STACK_NONE, 0, 1 + (uint64_t)i % 7);
+		}
+	} else if (!strcmp(argv[1], "jit-split") && argc == 5) {
+		static const char map[] = "7f1000000000 100 main\n7f1000000100 100 func_a\n"
+					  "7f1000000200 100 func_b\n";
+		struct bprof_process p = { .pid = 13, .ns_pid = 13, .exec_id = 1, .nr_mappings = 1 };
+		struct bprof_stack st[2] = {
+			{ .id = 1, .nr_ips = 2, .ips = calloc(2, sizeof(uint64_t)) },
+			{ .id = 2, .nr_ips = 2, .ips = calloc(2, sizeof(uint64_t)) },
+		};
+
+		strcpy(p.comm, "split");
+		p.mappings = calloc(1, sizeof(*p.mappings));
+		p.perf_map = dup(map);
+		p.perf_map_len = sizeof(map) - 1;
+		if (!p.mappings || !st[0].ips || !st[1].ips)
+			exit(1);
+		p.mappings[0] = (struct bprof_mapping){ 0x7f1000000000ull, 0x7f1000010000ull, 0,
+							BPROF_NO_OBJECT, BPROF_MAP_ANON | BPROF_MAP_READ };
+		if ((err = bprof_recording_add_process(r, &p)))
+			die("add_process", err, NULL);
+		for (int i = 0; i < 2; i++) {
+			st[i].ips[0] = 0x7f1000000110ull + 0x100 * (uint64_t)i; /* func_a, func_b */
+			st[i].ips[1] = 0x7f1000000020ull;                      /* return into main */
+			if ((err = bprof_recording_add_stack(r, &st[i])))
+				die("add_stack", err, NULL);
+			add_count(r, 13, "split", st[i].id, BPROF_STACK_NONE, 0,
+				  strtoull(argv[3 + i], NULL, 10));
 		}
 	} else if (!strcmp(argv[1], "nosym") && argc == 5) {
 		struct bprof_object o = { .path = dup(argv[3]), .flags = BPROF_OBJ_HAS_BUILD_ID };

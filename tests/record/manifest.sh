@@ -19,7 +19,9 @@ check "deleted binary: flagged deleted (0x4)" dumpq "$T_DIR/del.bprof.txt" obj-f
 
 # JIT-like: anonymous rwx memory and a perf map
 cat >"$T_DIR/jit.py" <<'PY'
-import mmap, os, sys, time
+import mmap, os, signal, sys, time
+# the test ends us with SIGTERM: leave no perf map behind in /tmp
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 rwx = mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC
 private = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=rwx)
 private.write(b'x')
@@ -27,10 +29,12 @@ shared = mmap.mmap(-1, 4096, prot=rwx)  # shows as "/dev/zero (deleted)"
 shared.write(b'x')
 with open('/tmp/perf-%d.map' % os.getpid(), 'w') as f:
     f.write('%x 100 jitted_function\n' % 0x7f0000000000)
-end = time.time() + float(sys.argv[1])
-while time.time() < end:
-    sum(i * i for i in range(1000))
-os.unlink('/tmp/perf-%d.map' % os.getpid())
+try:
+    end = time.time() + float(sys.argv[1])
+    while time.time() < end:
+        sum(i * i for i in range(1000))
+finally:
+    os.unlink('/tmp/perf-%d.map' % os.getpid())
 PY
 bg python3 "$T_DIR/jit.py" 4
 sleep 0.5
