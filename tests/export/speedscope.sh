@@ -32,7 +32,9 @@ check "file total = prof-report -f total ($total)" py "assert r['all'] == $total
 check "func_a/func_b in the file = folded ($fa/$fb)" py "assert r['byFunc']['func_a'] == $fa and r['byFunc']['func_b'] == $fb, r['byFunc']"
 check "speedscope app imported it without error" py "assert r['imported'] and not r['failed'] and not r['errors'] and r['title'].endswith(' - speedscope'), r"
 check "speedscope's Sandwich view: func_a $fa, func_b $fb total" py "assert r['sandwich'].get('func_a') == $fa and r['sandwich'].get('func_b') == $fb, r['sandwich']"
-check "func_b ~ 3 x func_a in speedscope" py "x = r['sandwich']['func_b'] / r['sandwich']['func_a']; assert abs(x - 3) / 3 <= 0.15, x"
+# (the 1:3 split itself is the sampler's, checked by report_ratio; here the
+# export must carry exactly the folded counts, checked above)
+check "func_b outweighs func_a in speedscope" py "assert r['sandwich']['func_b'] > r['sandwich']['func_a'], r['sandwich']"
 
 # several processes, several files merged: one profile per process
 "$BPROF_RECORD" -q -F 499 -o "$T_DIR/s.bprof" -- "$BPROF_WORKLOADS/syscalls" 1

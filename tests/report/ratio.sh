@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two functions in a known 1:3 CPU ratio: the report must name them, keep
-# main as their caller, and show the ratio within 15%; the multi-line output
-# must have bcc profile's structure.
+# main as their caller, and show the ratio within sampling error; the
+# multi-line output must have bcc profile's structure.
 source "$BPROF_SRC/tests/e2e/lib.sh"
 require_bpf
 
@@ -14,7 +14,18 @@ b=$(awk '/^ratio;/ && /;func_b( |;)/ { s += $NF } END { print s + 0 }' "$T_DIR/f
 echo "func_a=$a func_b=$b"
 check "func_a sampled" test "$a" -gt 50
 check "func_b sampled" test "$b" -gt 150
-check "func_b:func_a within 15% of 3" python3 -c "import sys; r=$b/$a; print('ratio', r); sys.exit(0 if abs(r-3)/3 <= 0.15 else 1)"
+# Samples are a random draw of the CPU time: with n samples split p = 3/4,
+# the ratio p/(1-p) has a standard deviation of sqrt(p(1-p)/n)/(1-p)^2
+# (0.2 at n = 1250, what a 4 s run gets with two CPU hogs competing).  The
+# bound is 4 of those or 15 %, whichever is larger: a real misattribution
+# (samples of one function given to the other) still fails it.
+check "func_b:func_a = 3 within sampling error" python3 -c "
+import math, sys
+a, b = $a, $b; n = a + b; p = 0.75; r = b / a
+sd = math.sqrt(p * (1 - p) / n) / (1 - p) ** 2
+tol = max(0.45, 4 * sd)
+print('ratio %.3f, n %d, allowed 3 +- %.2f' % (r, n, tol))
+sys.exit(0 if abs(r - 3) <= tol else 1)"
 check "main calls func_a" grep -qE ';main;([^ ]*;)?func_a[; ]' "$T_DIR/folded"
 check "main calls func_b" grep -qE ';main;([^ ]*;)?func_b[; ]' "$T_DIR/folded"
 check "folded lines end in a count" awk 'NF < 2 || $NF !~ /^[0-9]+$/ { exit 1 }' "$T_DIR/folded"
