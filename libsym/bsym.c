@@ -138,9 +138,22 @@ const char *bsym_display_name(struct bsym_ctx *ctx, const char *raw)
 		return raw;
 	memcpy(e->raw, raw, n + 1);
 	e->dem = e->raw;
-	char *d = bsym_cxx_demangle(raw);
+	/* a PLT stub's synthetic name: demangle the function, keep "@plt" */
+	size_t plt = n > 4 && !strcmp(raw + n - 4, "@plt") ? 4 : 0;
+	char *d = NULL;
+	if (plt) {
+		char *base = strndup(raw, n - plt);
+		char *bd = base ? bsym_cxx_demangle(base) : NULL;
+		if (bd && (d = malloc(strlen(bd) + 5)))
+			sprintf(d, "%s@plt", bd);
+		free(bd);
+		free(base);
+	} else {
+		d = bsym_cxx_demangle(raw);
+	}
 	if (d) {
-		rust_legacy_fixup(raw, d);
+		if (!plt)
+			rust_legacy_fixup(raw, d);
 		char *c = bsym_arena_strdup(&ctx->arena, d);
 		free(d);
 		if (c)

@@ -477,3 +477,55 @@ Test(user, fp_state_unknown_without_cfi)
 	cr_expect(st == BSYM_FP_UNKNOWN || st == BSYM_FP_NO_FRAME, "state %d", st);
 	bsym_destroy(ctx);
 }
+
+/* PLT stubs are named NAME@plt, as objdump names them (never _init, the
+ * symbol before .plt): every stub of .plt, .plt.sec and .plt.got. */
+static void plt_vs_objdump(const char *bin, int min_stubs)
+{
+	char cmd[PATH_MAX + 128], line[4096];
+	struct fx_bid b = fx_build_id(bin);
+	struct bsym_ctx *ctx = mkctx(NULL, BSYM_NO_DEMANGLE);
+	uint32_t id = reg(ctx, bin, &b);
+	int stubs = 0;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null", bin);
+	FILE *f = popen(cmd, "r");
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[2048];
+		unsigned long long a;
+		const struct bsym_result *r;
+
+		if (sscanf(line, "%llx <%2047[^>]>:", &a, name) != 2)
+			continue;
+		for (int k = 0; k < 8; k += 3) { /* bytes of the stub (.plt.got ones are 8) */
+			cr_assert_eq(bsym_symbolize_offset(ctx, id, fx_vaddr_to_off(bin, a + k), &r), 0);
+			const char *got = r->nr_frames ? r->frames[0].name : NULL;
+			size_t L = strlen(name);
+			if (L <= 4 || strcmp(name + L - 4, "@plt") || strstr(name, "*ABS*")) {
+				/* PLT0, IRELATIVE slots: no name rather than a wrong one */
+				cr_assert(!got || strstr(got, "@plt") == NULL || !strcmp(got, name),
+					  "%s: 0x%llx <%s> named %s", bin, a + k, name, got);
+				cr_assert(!got || strcmp(got, "_init"), "%s: 0x%llx named _init", bin, a + k);
+				continue;
+			}
+			cr_assert(got && !strcmp(got, name), "%s: 0x%llx: objdump <%s>, we %s", bin, a + k,
+				  name, got ? got : "(none)");
+		}
+		stubs++;
+	}
+	pclose(f);
+	cr_log_info("%s: %d PLT stubs named as objdump names them", bin, stubs);
+	cr_assert_geq(stubs, min_stubs, "%s: only %d PLT stubs found", bin, stubs);
+	bsym_destroy(ctx);
+}
+
+Test(user, plt_stubs_named_like_objdump)
+{
+	plt_vs_objdump(fx("prog-gcc"), 2);
+	plt_vs_objdump(fx("cxx-g++"), 3);
+	plt_vs_objdump(fx("libfix.so"), 1);
+	plt_vs_objdump("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 100);
+	plt_vs_objdump("/usr/bin/xz", 10);
+	plt_vs_objdump("/usr/lib/x86_64-linux-gnu/libc.so.6", 0); /* IRELATIVE stubs: unnamed */
+}
