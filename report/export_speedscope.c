@@ -213,7 +213,13 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 			}
 		} else {
 			char text[4200];
-			const char *name = "[unknown]";
+			const char *name = REP_UNKNOWN_FRAME;
+			if (f->kind == REP_W_USER && f->object_index != BPROF_NO_OBJECT &&
+			    f->object_index < in->rec->nr_objects) {
+				rep_object_frame_name(text, sizeof(text),
+						      in->rec->objects[f->object_index].path);
+				name = text;
+			}
 			if (s->cfg->addresses) {
 				if (f->kind == REP_W_USER && f->object_index != BPROF_NO_OBJECT &&
 				    f->object_index < in->rec->nr_objects)

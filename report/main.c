@@ -69,7 +69,7 @@ static const char doc[] =
 	"or plain files), /usr/lib/debug, the recorded path under --sysroot when its "
 	"build-id still matches, .gnu_debuglink, MiniDebugInfo, and debuginfod when "
 	"DEBUGINFOD_URLS is set. An object whose build-id differs from the recording is "
-	"never used: its frames print as [unknown] (or object+0xoffset with --addresses).\n"
+	"never used: its frames print as [OBJECT] (or object+0xoffset with --addresses).\n"
 	"\v"
 	"USAGE FORMS:\n"
 	"  prof-report [OPTION...] FILE...       report (several files are merged)\n"
@@ -100,7 +100,7 @@ static const struct argp_option options[] = {
 	{ "annotations", 'a', NULL, 0, "Annotate frames: _[k] kernel, _[i] inlined, _[j] JIT", 1 },
 	{ "user-stacks-only", 'U', NULL, 0, "Show user stacks only", 1 },
 	{ "kernel-stacks-only", 'K', NULL, 0, "Show kernel stacks only", 1 },
-	{ "addresses", OPT_ADDRESSES, NULL, 0, "Print unnamed frames as object+0xoffset, not [unknown]", 1 },
+	{ "addresses", OPT_ADDRESSES, NULL, 0, "Print unnamed frames as object+0xoffset, not [object]", 1 },
 	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 1 },
 	{ "quiet", 'q', NULL, 0, "No summary or warnings on standard error", 1 },
 	{ "diff", OPT_DIFF, NULL, 0, "Compare two recordings: \"stack before after\" lines", 1 },

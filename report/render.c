@@ -278,7 +278,17 @@ static void row_add(struct row *r, const char *name, unsigned flags, const struc
 static const char *base_name(const char *path)
 {
 	const char *s = path ? strrchr(path, '/') : NULL;
-	return s ? s + 1 : (path && *path ? path : "[unknown]");
+	return s ? s + 1 : (path && *path ? path : REP_UNKNOWN_FRAME);
+}
+
+void rep_object_frame_name(char *buf, size_t len, const char *path)
+{
+	const char *b = base_name(path);
+
+	if (b[0] == '[' && b[strlen(b) - 1] == ']') /* "[vdso]", "[unknown]" */
+		snprintf(buf, len, "%s", b);
+	else
+		snprintf(buf, len, "[%s]", b);
 }
 
 static void add_result(struct row *r, const struct bsym_result *res, unsigned base_flags,
@@ -297,11 +307,19 @@ static void add_result(struct row *r, const struct bsym_result *res, unsigned ba
 	}
 }
 
+/* A frame without a name: addr_text with --addresses, else plain_text
+ * ("[liblzma.so.5]" where the object is known, "[unknown]" otherwise). */
+static void add_unnamed(struct row *r, const char *addr_text, const char *plain_text,
+			unsigned flags, const struct rep_config *cfg, struct rep_stats *st)
+{
+	st->frames++;
+	row_add(r, cfg->addresses && addr_text ? addr_text : plain_text, flags, cfg);
+}
+
 static void add_unknown(struct row *r, const char *addr_text, unsigned flags,
 			const struct rep_config *cfg, struct rep_stats *st)
 {
-	st->frames++;
-	row_add(r, cfg->addresses && addr_text ? addr_text : "[unknown]", flags, cfg);
+	add_unnamed(r, addr_text, REP_UNKNOWN_FRAME, flags, cfg, st);
 }
 
 static void add_user_frames(struct rep_agg *agg, struct row *r, const struct rep_config *cfg,
@@ -329,7 +347,7 @@ static void add_user_frames(struct rep_agg *agg, struct row *r, const struct rep
 		enum bsym_fp_state fps;
 		if (i == 1 && leaf_obj != BSYM_NO_OBJECT && !bprof_stack_unwound((int32_t)s->id) &&
 		    bsym_fp_state(sym, leaf_obj, leaf_off, &fps) == 0 && fps == BSYM_FP_NO_FRAME)
-			add_unknown(r, "[missing caller]", 0, cfg, st);
+			add_unnamed(r, NULL, REP_MISSING_CALLER_FRAME, 0, cfg, st);
 
 		if (!pm || bsym_normalize(pm->maps, pm->proc->nr_mappings, a, &obj, &off, &mflags)) {
 			snprintf(text, sizeof(text), "0x%llx", (unsigned long long)addr);
@@ -371,7 +389,9 @@ static void add_user_frames(struct rep_agg *agg, struct row *r, const struct rep
 		/* print the offset of the address itself, as the user would look it up */
 		snprintf(text, sizeof(text), "%s+0x%llx", base_name(path),
 			 (unsigned long long)(off + (addr - a)));
-		add_unknown(r, text, 0, cfg, st);
+		char plain[4096 + 3];
+		rep_object_frame_name(plain, sizeof(plain), path);
+		add_unnamed(r, text, plain, 0, cfg, st);
 	}
 }
 

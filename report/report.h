@@ -158,6 +158,18 @@ int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct re
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);
 
+/*
+ * The words every output uses for frames without a name: a frame in a known
+ * object that has no symbol there is "[OBJECT BASENAME]" (as perf prints
+ * it), "[unknown]" only where even the object is unknown, and a caller a
+ * frame-pointer walk skipped is "[missing caller]".  --addresses prints
+ * object+0xoffset instead of the first two.
+ */
+#define REP_UNKNOWN_FRAME "[unknown]"
+#define REP_MISSING_CALLER_FRAME "[missing caller]"
+/* "[liblzma.so.5.4.1]" for path; "[vdso]" stays as it is. */
+void rep_object_frame_name(char *buf, size_t len, const char *path);
+
 /* A byte-string -> uint64 map (keys copied). */
 struct rep_map_slot {
 	char *key;

@@ -190,7 +190,7 @@ const char *rep_wframe_missed_name(enum rep_wkind kind)
 {
 	return kind == REP_W_MISSED_USER     ? "[Missed User Stack]"
 	       : kind == REP_W_MISSED_KERNEL ? "[Missed Kernel Stack]"
-					     : "[missing caller]";
+					     : REP_MISSING_CALLER_FRAME;
 }
 
 /* ---- a byte-string -> value hash map ------------------------------------ */

@@ -28,7 +28,7 @@ check "the true caller of read/write is found" grep -qE ';main;copy_loop;[^ ]*li
 # Only samples taken before the process's mapping table was loaded (its
 # first few milliseconds) are walked by frame pointer and may carry the
 # marker; the rest must not.
-marked=$(grep -E ';main;\[unknown\];' "$T_DIR/user" | awk '{s += $NF} END {print s + 0}')
+marked=$(grep -E ';main;\[missing caller\];' "$T_DIR/user" | awk '{s += $NF} END {print s + 0}')
 total=$(awk '{s += $NF} END {print s + 0}' "$T_DIR/user")
 echo "samples with a skipped-caller marker: $marked of $total"
 check "skipped-caller markers only before the tables arrived (<= 10%)" test $((marked * 10)) -le "$total"
@@ -38,7 +38,7 @@ check "skipped-caller markers only before the tables arrived (<= 10%)" test $((m
 "$BPROF_RECORD" -q -F 499 --unwind=fp -o "$T_DIR/fp.bprof" -- "$BPROF_WORKLOADS/syscalls" 2
 "$BPROF_REPORT" -q -f -U "$T_DIR/fp.bprof" > "$T_DIR/fpuser"
 check "fp: no false main->read edge" sh -c "! grep -qE ';main;[^;]*libc_(read|write)' '$T_DIR/fpuser'"
-check "fp: the skipped caller is marked" grep -qE ';main;\[unknown\];[^ ]*libc_(read|write)' "$T_DIR/fpuser"
+check "fp: the skipped caller is marked" grep -qE ';main;\[missing caller\];[^ ]*libc_(read|write)' "$T_DIR/fpuser"
 # The file says how user stacks were unwound (format 1.1, UNWIND section):
 # the mode, the unwinder's counters, per-stack flags; --info prints them.
 "$BPROF_DUMP" "$T_DIR/k.bprof" > "$T_DIR/k.dump"

@@ -14,7 +14,8 @@ check "stripped_work named from the build-id tree after the binary is gone" \
 
 "$BPROF_REPORT" -q -f "$T_DIR/s.bprof" > "$T_DIR/bare"
 check "without debuginfo: no name invented" sh -c "! grep -q stripped_work '$T_DIR/bare'"
-check "without debuginfo: [unknown]" grep -q '^stripped;.*\[unknown\]' "$T_DIR/bare"
+check "without debuginfo: frames say their object, [stripped]" grep -q '^stripped;.*\[stripped\]' "$T_DIR/bare"
+check "without debuginfo: no [unknown] for a known object" sh -c "! grep -q '^stripped;.*\[unknown\]' '$T_DIR/bare'"
 "$BPROF_REPORT" -q -f --addresses "$T_DIR/s.bprof" > "$T_DIR/addr"
 check "--addresses names the object lacking debuginfo" grep -qE '^stripped;.*stripped\+0x[0-9a-f]+' "$T_DIR/addr"
 
