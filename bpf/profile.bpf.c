@@ -298,11 +298,23 @@ static long walk_frame(__u32 i, void *data)
 		return 1;
 	}
 	pc = s->r.regs[UNWIND_REG_RA];
+	/* Readers look up every address but the leaf's at address - 1 (a
+	 * return address follows its call).  The pc a signal interrupted is
+	 * exact: record it + 1 so that the lookup lands on it (SPEC.md 6.3). */
+	if (n && s->r.exact_pc)
+		pc++;
 	s->stack.ips[n] = pc;
 	s->stack.nr = n + 1;
 	/* FNV-1a over 64-bit words, finished with a mixer below */
 	w->hash = (w->hash ^ pc) * 0x100000001b3ULL;
 	res = unwind_step(0, w->proc, &s->r, &w->events);
+	/* Stepping out of a signal trampoline leaves an exact pc behind.  The
+	 * handler "returned" to the trampoline's first instruction, which
+	 * address - 1 would put in the function before it: + 1 here too. */
+	if (res == UNWIND_NEXT && n && s->r.exact_pc) {
+		s->stack.ips[n] = pc + 1;
+		w->hash = (w->hash ^ 1) * 0x100000001b3ULL;
+	}
 	if (res == UNWIND_NEXT) {
 		if (s->r.used_table) {
 			if (n == 0)
