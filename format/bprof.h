@@ -290,6 +290,15 @@ const char *bprof_unwind_counter_name(unsigned i);
 /* "fp", "auto", "cfi"; "unknown" for anything else. */
 const char *bprof_unwind_mode_name(uint32_t mode);
 
+/* The bytes of an object no workstation can find by build-id (the vDSO),
+ * carried in the recording (SPEC.md 6.10; format 1.1). */
+#define BPROF_IMAGE_MAX (1u << 20)
+struct bprof_image {
+	uint32_t object_index; /* into objects; images sorted by it, one per object */
+	uint64_t len;          /* 1 .. BPROF_IMAGE_MAX */
+	uint8_t *data;
+};
+
 struct bprof_recording {
 	struct bprof_meta meta;
 	struct bprof_losses losses;
@@ -300,6 +309,8 @@ struct bprof_recording {
 	struct bprof_stack *stacks;       /* sorted by id, ids unique */
 	struct bprof_object *objects;
 	struct bprof_process *processes;  /* sorted by (pid, exec_id) */
+	uint64_t nr_images;
+	struct bprof_image *images;       /* sorted by object_index */
 };
 
 /* ---- building ---------------------------------------------------------- */

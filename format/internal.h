@@ -32,7 +32,8 @@ enum bprof_section_type {
 	BPROF_SECT_KSYMS = 8,
 	BPROF_SECT_LAST_REQUIRED = BPROF_SECT_KSYMS,
 	BPROF_SECT_UNWIND = 9, /* optional (1.1) */
-	BPROF_SECT_LAST_KNOWN = BPROF_SECT_UNWIND,
+	BPROF_SECT_IMAGES = 10, /* optional (1.1) */
+	BPROF_SECT_LAST_KNOWN = BPROF_SECT_IMAGES,
 };
 
 /* Fixed sizes of table entries (the part before variable data). */
@@ -48,6 +49,7 @@ enum bprof_section_type {
 #define BPROF_LOSSES_V10_LEN 64
 #define BPROF_UNWIND_FIXED_LEN 16    /* mode, flags, nr_counters */
 #define BPROF_STACK_FLAGS_ENTRY_LEN 8
+#define BPROF_IMAGE_FIXED_LEN 16     /* object_index, reserved, len */
 
 /* Reader limits beyond the byte budget (SPEC.md "Limits"). */
 #define BPROF_DEFAULT_MAX_DECOMPRESSED (UINT64_C(1) << 30)

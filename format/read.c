@@ -588,6 +588,53 @@ static int parse_unwind(struct cur *c, struct bprof_recording *r)
 	return 0;
 }
 
+static int parse_images(struct cur *c, struct bprof_recording *r)
+{
+	uint64_t n;
+	int rc = get_count(c, &n, BPROF_IMAGE_FIXED_LEN, "images");
+
+	if (rc)
+		return rc;
+	if (n && !(r->images = calloc(n, sizeof(*r->images))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "images table");
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_image *im = &r->images[i];
+		uint32_t obj, reserved;
+		uint64_t len;
+
+		if ((rc = need(c, BPROF_IMAGE_FIXED_LEN, "image header")))
+			return rc;
+		obj = g32(c);
+		reserved = g32(c);
+		len = g64(c);
+		if (obj >= r->nr_objects)
+			return cerr(c, BPROF_E_CORRUPT, "image %llu: object %u but %llu objects",
+				    (unsigned long long)i, obj, (unsigned long long)r->nr_objects);
+		if (i && obj <= r->images[i - 1].object_index)
+			return cerr(c, BPROF_E_CORRUPT,
+				    "image %llu: object %u is duplicated or out of order",
+				    (unsigned long long)i, obj);
+		if (c->strict && reserved)
+			return cerr(c, BPROF_E_CORRUPT, "image %llu: reserved field 0x%x",
+				    (unsigned long long)i, reserved);
+		if (!len)
+			return cerr(c, BPROF_E_CORRUPT, "image %llu is empty", (unsigned long long)i);
+		if (len > BPROF_IMAGE_MAX)
+			return cerr(c, BPROF_E_LIMIT, "image %llu: %llu bytes (limit %u)",
+				    (unsigned long long)i, (unsigned long long)len, BPROF_IMAGE_MAX);
+		if ((rc = need(c, len, "image bytes")))
+			return rc;
+		if (!(im->data = malloc(len)))
+			return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "image");
+		memcpy(im->data, c->b + c->pos, len);
+		c->pos += len;
+		im->object_index = obj;
+		im->len = len;
+		r->nr_images = i + 1;
+	}
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*parse)(struct cur *, struct bprof_recording *);
@@ -601,6 +648,7 @@ static const struct {
 	[BPROF_SECT_KERNEL] = { "kernel", parse_kernel },
 	[BPROF_SECT_KSYMS] = { "ksyms", parse_ksyms },
 	[BPROF_SECT_UNWIND] = { "unwind", parse_unwind },
+	[BPROF_SECT_IMAGES] = { "images", parse_images },
 };
 
 static const char *sect_label(uint32_t type, char *buf, size_t len)
@@ -661,7 +709,10 @@ static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t l
 				return bprof_set_error(err, BPROF_E_CORRUPT, 0,
 						       "%s section at offset %llu: duplicated or out of order",
 						       c.sect, (unsigned long long)pos);
-			if (type != last + 1)
+			/* required sections come one after the other; optional
+			 * ones (UNWIND, IMAGES) may each be absent */
+			if (last < BPROF_SECT_LAST_REQUIRED ? type != last + 1
+							    : type <= BPROF_SECT_LAST_REQUIRED)
 				return bprof_set_error(err, BPROF_E_CORRUPT, 0,
 						       "%s section missing before offset %llu",
 						       sections[last + 1].name, (unsigned long long)pos);

@@ -86,6 +86,9 @@ void bprof_recording_free(struct bprof_recording *rec)
 			free(rec->processes[i].perf_map);
 		}
 	free(rec->processes);
+	for (uint64_t i = 0; rec->images && i < rec->nr_images; i++)
+		free(rec->images[i].data);
+	free(rec->images);
 	free(rec->kernel.release);
 	if (rec->kernel.modules)
 		for (uint32_t i = 0; i < rec->kernel.nr_modules; i++)
@@ -263,6 +266,21 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 			return bprof_set_error(err, code, 0,
 					       "%s: stack %u has unwinder flags but the unwind mode is not set",
 					       what, s->id);
+	}
+	if (rec->nr_images && !rec->images)
+		return bprof_set_error(err, code, 0, "%s: images without an array", what);
+	for (uint64_t i = 0; i < rec->nr_images; i++) {
+		const struct bprof_image *im = &rec->images[i];
+
+		if (im->object_index >= rec->nr_objects ||
+		    (i && im->object_index <= rec->images[i - 1].object_index))
+			return bprof_set_error(err, code, 0,
+					       "%s: image %llu: object %u missing, duplicated or out of order",
+					       what, (unsigned long long)i, im->object_index);
+		if (!im->len || im->len > BPROF_IMAGE_MAX || !im->data)
+			return bprof_set_error(err, code, 0, "%s: image %llu: %llu bytes (1..%u)",
+					       what, (unsigned long long)i, (unsigned long long)im->len,
+					       BPROF_IMAGE_MAX);
 	}
 	if (strict_flags && rec->unwind.mode > BPROF_UNWIND_CFI)
 		return bprof_set_error(err, code, 0, "%s: unwind mode %u is undefined", what,

@@ -382,17 +382,32 @@ static void sect_unwind(struct sink *s, const struct bprof_recording *r)
 	}
 }
 
+static void sect_images(struct sink *s, const struct bprof_recording *r)
+{
+	put64(s, r->nr_images);
+	for (uint64_t i = 0; i < r->nr_images; i++) {
+		put32(s, r->images[i].object_index);
+		put32(s, 0);
+		put64(s, r->images[i].len);
+		put(s, r->images[i].data, r->images[i].len);
+	}
+}
+
 static void (*const sections[])(struct sink *, const struct bprof_recording *) = {
 	[BPROF_SECT_META] = sect_meta,         [BPROF_SECT_LOSSES] = sect_losses,
 	[BPROF_SECT_STACKS] = sect_stacks,     [BPROF_SECT_COUNTS] = sect_counts,
 	[BPROF_SECT_OBJECTS] = sect_objects,   [BPROF_SECT_PROCESSES] = sect_processes,
 	[BPROF_SECT_KERNEL] = sect_kernel,     [BPROF_SECT_KSYMS] = sect_ksyms,
-	[BPROF_SECT_UNWIND] = sect_unwind,
+	[BPROF_SECT_UNWIND] = sect_unwind,     [BPROF_SECT_IMAGES] = sect_images,
 };
 
 static bool section_written(const struct bprof_recording *rec, int t)
 {
-	return t != BPROF_SECT_UNWIND || rec->unwind.mode != BPROF_UNWIND_UNKNOWN;
+	if (t == BPROF_SECT_UNWIND)
+		return rec->unwind.mode != BPROF_UNWIND_UNKNOWN;
+	if (t == BPROF_SECT_IMAGES)
+		return rec->nr_images != 0;
+	return true;
 }
 
 /* ---- driver ------------------------------------------------------------ */

@@ -184,6 +184,13 @@ struct bprof_recording *fx_typical(void)
 	add_count(r, 100, 0x60000003, -14, 0, 30, "worker");
 	add_count(r, 100, 0x40000005, 7, 0xffffffff81000123ull, 4, "worker");
 	add_count(r, 100, 0x40000001, -14, 0, 1, "worker");
+	/* and the bytes of an object no workstation has (a vdso's) */
+	r->nr_images = 1;
+	r->images = xcalloc(1, sizeof(*r->images));
+	r->images[0].object_index = 1;
+	r->images[0].len = 32;
+	r->images[0].data = xcalloc(1, 32);
+	memcpy(r->images[0].data, "\x7f" "ELF image bytes of object one!", 32);
 	return r;
 }
 
@@ -293,6 +300,13 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		DIFF("losses differ");
 	if (memcmp(&a->unwind, &b->unwind, sizeof(a->unwind)))
 		DIFF("unwind differs");
+	if (a->nr_images != b->nr_images)
+		DIFF("image counts differ");
+	for (uint64_t i = 0; i < a->nr_images; i++)
+		if (a->images[i].object_index != b->images[i].object_index ||
+		    a->images[i].len != b->images[i].len ||
+		    memcmp(a->images[i].data, b->images[i].data, a->images[i].len))
+			DIFF("image %llu differs", (unsigned long long)i);
 	if (a->nr_counts != b->nr_counts || a->nr_stacks != b->nr_stacks ||
 	    a->nr_objects != b->nr_objects || a->nr_processes != b->nr_processes)
 		DIFF("table sizes differ: %llu/%llu %llu/%llu %llu/%llu %llu/%llu",

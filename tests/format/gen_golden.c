@@ -464,7 +464,7 @@ int main(int argc, char **argv)
 	{
 		static const char *const names[] = { "", "meta", "losses", "stacks", "counts",
 						     "objects", "processes", "kernel", "ksyms",
-						     "unwind" };
+						     "unwind", "images" };
 
 		/* content cut at every section boundary, and inside each header */
 		for (uint32_t t = BPROF_SECT_META; t <= BPROF_SECT_LAST_KNOWN; t++) {
@@ -476,6 +476,8 @@ int main(int argc, char **argv)
 			/* UNWIND is optional: a file that ends before it is whole */
 			if (t == BPROF_SECT_UNWIND)
 				valid(g, "no-unwind-section", frame(&d, NULL));
+			else if (t == BPROF_SECT_IMAGES)
+				valid(g, "no-images-section", frame(&d, NULL));
 			else
 				invalid(g, name, BPROF_E_TRUNCATED, frame(&d, NULL));
 			d.len += 7;
@@ -504,7 +506,7 @@ int main(int argc, char **argv)
 	DAMAGED(d, &c)
 	{
 		/* length one past the end of the content */
-		set_sect_len(&d, BPROF_SECT_UNWIND, sect_len(&c, BPROF_SECT_UNWIND) + 1);
+		set_sect_len(&d, BPROF_SECT_IMAGES, sect_len(&c, BPROF_SECT_IMAGES) + 1);
 		invalid(g, "section-length-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
 		free(d.p);
 	}
@@ -1062,6 +1064,65 @@ int main(int argc, char **argv)
 			set_sect_len(&d, BPROF_SECT_UNWIND,
 				     sect_len(&d, BPROF_SECT_UNWIND) - 8 * (BPROF_UNW_NR_COUNTERS - 20));
 			valid(g, "unwind-fewer-counters", frame(&d, NULL));
+			free(d.p);
+		}
+	}
+	DAMAGED(d, &c)
+	{
+		/* optional sections are independent: IMAGES right after KSYMS */
+		size_t at = sect_at(&d, BPROF_SECT_UNWIND);
+
+		bb_delete(&d, at, 16 + sect_len(&d, BPROF_SECT_UNWIND));
+		valid(g, "images-without-unwind", frame(&d, NULL));
+		free(d.p);
+	}
+	/* ---- IMAGES (1.1) ----
+	 * typical's payload: nr_images = 1 (0), object_index = 1 (8),
+	 * reserved (12), len = 32 (16), 32 bytes (24). */
+	{
+		size_t im = payload(&c, BPROF_SECT_IMAGES);
+
+		DAMAGED(d, &c)
+		{
+			set32(&d, im + 8, 2);
+			invalid(g, "image-object-out-of-range", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, im + 12, 1);
+			invalid(g, "image-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, im + 16, 0);
+			invalid(g, "image-empty", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, im + 16, (1u << 20) + 1);
+			invalid(g, "image-above-limit", BPROF_E_LIMIT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, im + 16, 33);
+			invalid(g, "image-past-section-end", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* the same object's image twice */
+			struct bb e = { 0 };
+
+			bb_put(&e, d.p + im + 8, 16 + 32);
+			bb_insert(&d, im + 8 + 16 + 32, e.p, e.len);
+			set64(&d, im, 2);
+			set_sect_len(&d, BPROF_SECT_IMAGES, sect_len(&d, BPROF_SECT_IMAGES) + e.len);
+			invalid(g, "image-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(e.p);
 			free(d.p);
 		}
 	}

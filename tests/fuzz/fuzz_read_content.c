@@ -72,7 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (again->nr_counts != rec->nr_counts || again->nr_stacks != rec->nr_stacks ||
 	    again->nr_objects != rec->nr_objects || again->nr_processes != rec->nr_processes ||
 	    again->kernel.nr_ksyms != rec->kernel.nr_ksyms ||
-	    memcmp(&again->unwind, &rec->unwind, sizeof(rec->unwind)))
+	    memcmp(&again->unwind, &rec->unwind, sizeof(rec->unwind)) ||
+	    again->nr_images != rec->nr_images)
 		abort();
 	free(buf);
 	bprof_recording_free(again);

@@ -22,6 +22,7 @@
  *   ksym 0x<addr> <module_index|-1> <name>                   (only with --ksyms)
  *   unwind mode=<fp|auto|cfi> flags=0x<flags>    (only with an UNWIND section)
  *   unwind_counter <name> <value>               (one per known counter)
+ *   image <object_index> <len> <fnv1a-64 of the bytes, hex>
  *   summary counts=N stacks=N objects=N processes=N samples=<sum of counts>
  *
  * Stack ids print as signed decimals; BPROF_STACK_NONE prints as "none".
@@ -200,6 +201,14 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 		for (unsigned i = 0; i < BPROF_UNW_NR_COUNTERS; i++)
 			fprintf(f, "unwind_counter %s %llu\n", bprof_unwind_counter_name(i),
 				(unsigned long long)r->unwind.counters[i]);
+	}
+	for (uint64_t i = 0; i < r->nr_images; i++) {
+		uint64_t h = 0xcbf29ce484222325ull;
+
+		for (uint64_t j = 0; j < r->images[i].len; j++)
+			h = (h ^ r->images[i].data[j]) * 0x100000001b3ull;
+		fprintf(f, "image %u %llu %016llx\n", r->images[i].object_index,
+			(unsigned long long)r->images[i].len, (unsigned long long)h);
 	}
 	fprintf(f, "summary counts=%llu stacks=%llu objects=%llu processes=%llu samples=%llu\n",
 		(unsigned long long)r->nr_counts, (unsigned long long)r->nr_stacks,
