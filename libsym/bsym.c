@@ -382,6 +382,18 @@ void bsym_destroy(struct bsym_ctx *ctx)
 
 /* ---- objects ---------------------------------------------------------------- */
 
+static int set_image(struct bsym_obj *o, const struct bsym_object_desc *desc)
+{
+	if (!desc->sz || desc->sz < offsetof(struct bsym_object_desc, image_len) + sizeof(size_t) ||
+	    !desc->image || !desc->image_len || !desc->build_id_len)
+		return 0; /* older callers; without a build-id an image proves nothing */
+	if (!(o->image = malloc(desc->image_len)))
+		return -ENOMEM;
+	memcpy(o->image, desc->image, desc->image_len);
+	o->image_len = desc->image_len;
+	return 0;
+}
+
 int bsym_object_register(struct bsym_ctx *ctx, const struct bsym_object_desc *desc,
 			 uint32_t *id_out)
 {
@@ -403,6 +415,8 @@ int bsym_object_register(struct bsym_ctx *ctx, const struct bsym_object_desc *de
 				 * lacked; the build-id decides anyway. */
 				if (!o->path && !o->loaded && desc->path &&
 				    !(o->path = strdup(desc->path)))
+					return -ENOMEM;
+				if (!o->image && !o->loaded && set_image(o, desc))
 					return -ENOMEM;
 				*id_out = (uint32_t)i;
 				return 0;
@@ -439,6 +453,11 @@ int bsym_object_register(struct bsym_ctx *ctx, const struct bsym_object_desc *de
 	}
 	o->verify = desc->verify;
 	o->verify_arg = desc->verify_arg;
+	if (set_image(o, desc)) {
+		free(o->path);
+		free(o);
+		return -ENOMEM;
+	}
 	*id_out = (uint32_t)ctx->nr_objs;
 	ctx->objs[ctx->nr_objs++] = o;
 	return 0;

@@ -125,6 +125,12 @@ struct bsym_object_desc {
 	size_t build_id_len;
 	bsym_verify_fn verify;     /* used only when build_id_len == 0 */
 	void *verify_arg;
+	/* The object's bytes, carried by the recording (the vdso: no file on
+	 * any workstation holds them).  Used as its ELF when no file with its
+	 * build-id is found, and only if the image carries that build-id.
+	 * Copied; may be NULL. */
+	const void *image;
+	size_t image_len;
 };
 
 /* Register an object.  Objects with the same build-id share one id (and one

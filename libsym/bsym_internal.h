@@ -83,6 +83,8 @@ struct bsym_obj {
 	char *path;
 	bsym_verify_fn verify;
 	void *verify_arg;
+	void *image;       /* the recorded bytes (vdso), or NULL */
+	size_t image_len;
 
 	bool loaded;
 	enum bsym_reason status;

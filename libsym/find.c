@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -363,6 +364,36 @@ static void try_path(struct search *s, char *path /* owned */)
 	add_cand(s, path, fd, elf);
 }
 
+static void try_image(struct search *s, struct bsym_obj *o)
+{
+	int fd = memfd_create("bprof-image", MFD_CLOEXEC);
+	Elf *elf = NULL;
+	char *path = NULL;
+
+	if (fd < 0)
+		return;
+	for (size_t done = 0; done < o->image_len;) {
+		ssize_t n = write(fd, (const char *)o->image + done, o->image_len - done);
+		if (n <= 0)
+			goto fail;
+		done += (size_t)n;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF ||
+	    !bsym_elf_build_id_eq(elf, o->build_id, o->build_id_len)) {
+		bsym_log(s->ctx, BSYM_LOG_WARN, "%s: the recorded image is not an ELF with its build-id",
+			 o->path ? o->path : "object");
+		goto fail;
+	}
+	if (asprintf(&path, "%s (image in the recording)", o->path ? o->path : "object") < 0)
+		goto fail;
+	add_cand(s, path, fd, elf);
+	return;
+fail:
+	elf_end(elf);
+	close(fd);
+}
+
 static char *under_sysroot(struct bsym_ctx *ctx, const char *path)
 {
 	char *p;
@@ -564,6 +595,11 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 			try_path(&s, under_sysroot(ctx, o->path));
 	}
 
+	/* No file holds the object (the vdso): the image the recording carries,
+	 * through a memfd so that libdwfl reads it like any file. */
+	if (s.main < 0 && o->image)
+		try_image(&s, o);
+
 	/* No DWARF yet: .gnu_debuglink of any ELF we have, then debuginfod. */
 	for (size_t i = 0, n = s.n; i < n && s.debug < 0; i++)
 		search_debuglink(&s, &s.c[i]);
@@ -665,6 +701,7 @@ void bsym_obj_release(struct bsym_obj *o)
 	free(o->elf_path);
 	free(o->debug_path);
 	free(o->path);
+	free(o->image);
 	bsym_map_free(&o->cache);
 	bsym_map_free(&o->fpcache);
 	bsym_symtab_free(o->symtab);

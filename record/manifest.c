@@ -52,6 +52,8 @@ struct proc_ent {
 struct obj_ent {
 	struct bprof_object o;
 	uint32_t out_index; /* index in the recording, UINT32_MAX until used */
+	uint8_t *image;     /* the vdso's bytes, carried in the file (IMAGES) */
+	size_t image_len;
 };
 
 /* Open addressing table of indexes keyed by a 64-bit hash; the caller
@@ -163,8 +165,10 @@ void manifest_free(struct manifest *m)
 		free(m->procs[i].maps);
 		free(m->procs[i].perf_map);
 	}
-	for (size_t i = 0; i < m->nr_objs; i++)
+	for (size_t i = 0; i < m->nr_objs; i++) {
 		free(m->objs[i].o.path);
+		free(m->objs[i].image);
+	}
 	free(m->procs);
 	free(m->obs_buf);
 	free(m->dirty);
@@ -329,8 +333,7 @@ static int obj_add(struct manifest *m, const struct bprof_object *o, uint64_t h,
 	}
 	if (tab_insert(&m->obj_idx, h, m->nr_objs))
 		return -ENOMEM;
-	m->objs[m->nr_objs].o = *o;
-	m->objs[m->nr_objs].out_index = UINT32_MAX;
+	m->objs[m->nr_objs] = (struct obj_ent){ .o = *o, .out_index = UINT32_MAX };
 	*idx = m->nr_objs++;
 	return 0;
 }
@@ -493,7 +496,9 @@ static uint32_t vdso_object(struct manifest *m, uint32_t pid, const struct mmap_
 		if (elf)
 			elf_end(elf);
 	}
-	free(buf);
+	/* no workstation has this kernel's vdso: the file carries it */
+	m->objs[idx].image = buf;
+	m->objs[idx].image_len = len;
 	return idx;
 }
 
@@ -1014,6 +1019,40 @@ static int emit_object(struct manifest *m, struct bprof_recording *rec, uint32_t
 	return 0;
 }
 
+static int cmp_image(const void *a, const void *b)
+{
+	const struct bprof_image *x = a, *y = b;
+	return x->object_index < y->object_index ? -1 : x->object_index > y->object_index;
+}
+
+/* The IMAGES section: the bytes of emitted objects that carry them. */
+static int emit_images(struct manifest *m, struct bprof_recording *rec)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nr_objs; i++)
+		n += m->objs[i].image && m->objs[i].out_index != UINT32_MAX;
+	if (!n)
+		return 0;
+	rec->images = calloc(n, sizeof(*rec->images));
+	if (!rec->images)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nr_objs; i++) {
+		struct obj_ent *e = &m->objs[i];
+		struct bprof_image *im;
+
+		if (!e->image || e->out_index == UINT32_MAX)
+			continue;
+		im = &rec->images[rec->nr_images++];
+		im->object_index = e->out_index;
+		im->len = e->image_len;
+		im->data = e->image; /* the recording owns it now */
+		e->image = NULL;
+	}
+	qsort(rec->images, rec->nr_images, sizeof(*rec->images), cmp_image);
+	return 0;
+}
+
 static size_t count_unreadable(const struct manifest *m)
 {
 	size_t n = 0;
@@ -1195,5 +1234,5 @@ int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *los
 			return -ENOMEM;
 		}
 	}
-	return 0;
+	return emit_images(m, rec);
 }

@@ -135,6 +135,12 @@ int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_rec
 			.verify = verify_fallback,
 			.verify_arg = o,
 		};
+		/* images are sorted by object: the one of object i, if any */
+		for (uint64_t k = 0; k < rec->nr_images; k++)
+			if (rec->images[k].object_index == i) {
+				d.image = rec->images[k].data;
+				d.image_len = rec->images[k].len;
+			}
 		err = bsym_object_register(sym, &d, &in->object_ids[i]);
 		if (err) {
 			snprintf(errbuf, errlen, "cannot register object %s: %s", o->path,

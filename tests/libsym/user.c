@@ -529,3 +529,51 @@ Test(user, plt_stubs_named_like_objdump)
 	plt_vs_objdump("/usr/bin/xz", 10);
 	plt_vs_objdump("/usr/lib/x86_64-linux-gnu/libc.so.6", 0); /* IRELATIVE stubs: unnamed */
 }
+
+static void *slurp_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert(f, "%s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	void *p = malloc((size_t)n);
+	cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return p;
+}
+
+/* An object whose bytes came with the recording (the vdso): named from
+ * the image when no file holds it, and never from an image whose build-id
+ * is another's. */
+Test(user, recorded_image_used_only_with_its_build_id)
+{
+	const char *bin = fx("prog-gcc");
+	size_t len;
+	void *img = slurp_file(bin, &len);
+	struct fx_bid b = fx_build_id(bin);
+	uint64_t sz, a = fx_sym(bin, "work", &sz);
+	const struct bsym_result *r;
+	uint32_t id;
+
+	struct bsym_ctx *ctx = mkctx(NULL, 0);
+	struct bsym_object_desc d = { .sz = sizeof(d), .path = "[vdso]", .build_id = b.b,
+				      .build_id_len = b.n, .image = img, .image_len = len };
+	cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+	cr_assert_eq(bsym_symbolize_offset(ctx, id, fx_vaddr_to_off(bin, a + 1), &r), 0);
+	cr_assert(r->nr_frames >= 1 && !strcmp(r->frames[r->nr_frames - 1].name, "work"),
+		  "named %s", r->nr_frames ? r->frames[0].name : "(none)");
+	bsym_destroy(ctx);
+
+	/* the same bytes offered for another build-id: refused */
+	struct fx_bid other = b;
+	other.b[0] ^= 0xff;
+	ctx = mkctx(NULL, 0);
+	d.build_id = other.b;
+	cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+	cr_assert_eq(bsym_symbolize_offset(ctx, id, fx_vaddr_to_off(bin, a + 1), &r), 0);
+	cr_assert_eq(r->nr_frames, 0, "an image with another build-id was used");
+	bsym_destroy(ctx);
+	free(img);
+}
