@@ -25,6 +25,9 @@ TEST_PKGS=(
 	# tests: Criterion, elfutils (eu-addr2line, eu-readelf), binutils (objcopy, strip),
 	# xz (MiniDebugInfo fixtures), libFuzzer runtime, flamegraph.pl, python3
 	elfutils binutils xz-utils libclang-rt-14-dev
+	# the start frames of Debian programs are libc's local functions: named from
+	# its debuginfo (tests/report/unwind_debian.sh)
+	libc6-dbg
 	libdevel-nytprof-perl python3 procps
 	# benchmark: perf to compare with, zstd to compress perf.data fairly
 	linux-perf zstd time

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Complete stacks without frame pointers: the unwind workload (qsort through
+# libc, 40-deep recursion, threads, a signal handler, PLT calls, a library
+# opened late, a frameless leaf) built as distros build (-O2
+# -fomit-frame-pointer) with gcc, clang and as a static PIE, plus a
+# frame-pointer build.  Under the default mode (--unwind=auto, .eh_frame
+# tables walked in BPF) >= 95 % of samples must reach the start frames
+# (__libc_start_call_main, start_thread) and every mode's chain must be
+# whole; under --unwind=fp the same binary must not (this is what the test
+# exists to tell apart).
+source "$BPROF_SRC/tests/e2e/lib.sh"
+require_bpf
+
+MODES="qsort recurse threads signal plt leaf dlopen"
+# share NAME FOLDED: "complete total" over the user stacks of comm NAME
+share() {
+	awk -v c="$1;" 'index($0, c) == 1 { t += $NF }
+		index($0, c) == 1 && /;(__libc_start_call_main|start_thread);/ { k += $NF }
+		END { print k + 0, t + 0 }' "$2"
+}
+# has FOLDED REGEX: some stack matches
+has() { grep -qE "$2" "$1"; }
+
+for v in gcc clang static fp; do
+	modes=$MODES
+	[ "$v" = static ] && modes=${MODES% dlopen}
+	# shellcheck disable=SC2086
+	"$BPROF_RECORD" -q -F 499 -o "$T_DIR/$v.bprof" -- "$BPROF_WORKLOADS/uw-$v" 0.5 $modes
+	"$BPROF_REPORT" -q -f -U "$T_DIR/$v.bprof" > "$T_DIR/$v.folded"
+	read -r k t < <(share "uw-$v" "$T_DIR/$v.folded")
+	echo "uw-$v: $k of $t samples reach the start frames"
+	check "uw-$v: enough samples ($t)" test "$t" -ge 500
+	check "uw-$v: >= 95% of stacks complete ($k/$t)" test $((k * 100)) -ge $((t * 95))
+	f=$T_DIR/$v.folded
+	start="^uw-$v;_start;[^ ]*__libc_start_call_main;main;"
+	check "uw-$v qsort: cmp_u64 under libc's sort" has "$f" "${start}mode_qsort;[^ ]*qsort[^ ]*;cmp_u64 "
+	check "uw-$v recurse: all 40 frames" has "$f" "${start}mode_recurse;(recurse;){40}recurse_leaf[; ]"
+	check "uw-$v threads: from clone3" has "$f" "^uw-$v;clone3;start_thread;thread_main;thread_spin[; ]"
+	check "uw-$v signal: handler above __restore_rt above the interrupted loop" \
+		has "$f" "${start}mode_signal;signal_wait;([^ ;]+;)*__restore_rt;(on_alarm;)?handler_spin[; ]"
+	check "uw-$v plt: libc through the PLT" has "$f" "${start}(mode_plt;)?plt_loop;[^ ]*(strtoul|snprintf)"
+	check "uw-$v leaf: the frameless leaf's caller" has "$f" "${start}(mode_leaf;)?leaf_caller;leaf_fn "
+	if [ "$v" != static ]; then
+		check "uw-$v dlopen: the late library" has "$f" "${start}mode_dlopen;uw_dl_work;uw_dl_leaf "
+	fi
+	# a marker only where the leaf's caller came from a frame pointer: in
+	# the first samples, before the process's tables arrived
+	marked=$(awk '/\[missing caller\]/ { s += $NF } END { print s + 0 }' "$f")
+	check "uw-$v: skipped-caller markers only before the tables (<= 2%: $marked)" \
+		test $((marked * 50)) -le "$t"
+	# the recorder's own count (UNWIND section) agrees
+	"$BPROF_DUMP" "$T_DIR/$v.bprof" > "$T_DIR/$v.dump"
+	walked=$(awk '$1 == "unwind_counter" && $2 == "samples" {print $3}' "$T_DIR/$v.dump")
+	complete=$(awk '$1 == "unwind_counter" && $2 == "samples_complete" {print $3}' "$T_DIR/$v.dump")
+	check "uw-$v: the recorder counts >= 95% complete walks ($complete/$walked)" \
+		test $((${complete:-0} * 100)) -ge $((${walked:-1} * 95))
+done
+
+# The same program under --unwind=fp: the kernel's frame-pointer walk is
+# lost in code without frame pointers.
+"$BPROF_RECORD" -q -F 499 --unwind=fp -o "$T_DIR/fp-mode.bprof" -- "$BPROF_WORKLOADS/uw-gcc" 0.5 $MODES
+"$BPROF_REPORT" -q -f -U "$T_DIR/fp-mode.bprof" > "$T_DIR/fp-mode.folded"
+read -r k t < <(share uw-gcc "$T_DIR/fp-mode.folded")
+echo "uw-gcc under --unwind=fp: $k of $t samples reach the start frames"
+check "--unwind=fp on -fomit-frame-pointer code: < 20% complete ($k/$t)" test $((k * 5)) -lt "$t"
+finish

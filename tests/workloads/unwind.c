@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * unwind SECONDS MODE...: stack shapes a frame-pointer walk cannot follow,
+ * for the .eh_frame unwinder's end-to-end test (tests/report/unwind.sh).
+ * Built several ways (tests/workloads/CMakeLists.txt): gcc and clang with
+ * -O2 -fomit-frame-pointer as distros build, a static PIE, and a
+ * frame-pointer build.  Each MODE runs SECONDS of CPU work in a function
+ * named after it, so the report can check each chain:
+ *
+ *   qsort    main;mode_qsort;qsort (libc, no frame pointers);cmp_u64
+ *   recurse  main;mode_recurse;recurse x RECURSE_DEPTH;recurse_leaf
+ *   threads  start_thread;thread_main;thread_spin (two threads)
+ *   signal   main;mode_signal;signal_wait;__restore_rt;on_alarm;handler_spin
+ *   plt      main;mode_plt;plt_loop;strtoul (through the PLT)
+ *   dlopen   main;mode_dlopen;uw_dl_work;uw_dl_leaf (libuwdl.so, opened late)
+ *   leaf     main;mode_leaf;leaf_caller;leaf_fn (a leaf that sets up no frame)
+ *
+ * Every named function is kept out of line and out of interprocedural
+ * cloning, so the names in the stacks are exactly these.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include "common.h"
+
+#ifdef __clang__
+#define KEEP __attribute__((noinline))
+#else
+#define KEEP __attribute__((noipa))
+#endif
+
+#define RECURSE_DEPTH 40
+
+static volatile unsigned long sink;
+
+/* ---- qsort: the comparison runs under libc's frameless sort ---- */
+
+KEEP static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+KEEP static void mode_qsort(double secs)
+{
+	enum { N = 4096 };
+	static uint64_t v[N];
+	double end = now_s() + secs;
+	uint64_t seed = 88172645463325252ull;
+
+	while (now_s() < end) {
+		for (int i = 0; i < N; i++) {
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			v[i] = seed;
+		}
+		qsort(v, N, sizeof(v[0]), cmp_u64);
+	}
+	sink += v[0];
+}
+
+/* ---- recurse: 40 frames deep, none with a frame pointer ---- */
+
+KEEP static unsigned long recurse_leaf(double end)
+{
+	unsigned long acc = 0;
+
+	while (now_s() < end)
+		acc += spin_units(20);
+	return acc;
+}
+
+KEEP static unsigned long recurse(int depth, double end)
+{
+	unsigned long r;
+
+	r = depth ? recurse(depth - 1, end) : recurse_leaf(end);
+	sink += r; /* work after the calls: no tail call, no loop */
+	return r + 1;
+}
+
+KEEP static void mode_recurse(double secs)
+{
+	double end = now_s() + secs;
+
+	while (now_s() < end)
+		recurse(RECURSE_DEPTH - 1, end);
+}
+
+/* ---- threads: stacks that start in clone3/start_thread ---- */
+
+KEEP static unsigned long thread_spin(double end)
+{
+	unsigned long acc = 0;
+
+	while (now_s() < end)
+		acc += spin_units(20);
+	return acc;
+}
+
+KEEP static void *thread_main(void *arg)
+{
+	sink += thread_spin(*(double *)arg);
+	return NULL;
+}
+
+KEEP static void mode_threads(double secs)
+{
+	double end = now_s() + secs;
+	pthread_t t[2];
+
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, thread_main, &end)) {
+			fprintf(stderr, "unwind: pthread_create failed\n");
+			exit(1);
+		}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+}
+
+/* ---- signal: work in a handler, below the kernel's signal frame ---- */
+
+KEEP static void handler_spin(void)
+{
+	double end = now_s() + 0.001;
+
+	while (now_s() < end)
+		sink += spin_units(5);
+}
+
+KEEP static void on_alarm(int sig)
+{
+	(void)sig;
+	handler_spin();
+}
+
+KEEP static void signal_wait(double end)
+{
+	while (now_s() < end)
+		sink += spin_units(5);
+}
+
+KEEP static void mode_signal(double secs)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { { 0, 2000 }, { 0, 2000 } }, off = { 0 };
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	signal_wait(now_s() + secs);
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_DFL);
+}
+
+/* ---- plt: a libc function called through its PLT stub, in a loop ---- */
+
+KEEP static void plt_loop(double end)
+{
+	char buf[32];
+
+	while (now_s() < end)
+		for (int i = 0; i < 1000; i++) {
+			snprintf(buf, sizeof(buf), "%d", i);
+			sink += strtoul(buf, NULL, 10);
+		}
+}
+
+KEEP static void mode_plt(double secs)
+{
+	plt_loop(now_s() + secs);
+}
+
+/* ---- dlopen: a library mapped after the recording started ---- */
+
+KEEP static void mode_dlopen(double secs)
+{
+#ifdef UNWIND_STATIC
+	/* a static executable cannot load a shared library: run the leaf */
+	(void)secs;
+	fprintf(stderr, "unwind: dlopen mode needs a dynamic executable\n");
+	exit(2);
+#else
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+	unsigned long (*work)(double);
+	void *h;
+
+	if (n <= 0) {
+		perror("unwind: readlink");
+		exit(1);
+	}
+	path[n] = 0;
+	strcpy(strrchr(path, '/') + 1, "libuwdl.so");
+	h = dlopen(path, RTLD_NOW);
+	if (!h || !(*(void **)&work = dlsym(h, "uw_dl_work"))) {
+		fprintf(stderr, "unwind: %s\n", dlerror());
+		exit(1);
+	}
+	sink += work(now_s() + secs);
+#endif
+}
+
+/* ---- leaf: a function that calls nothing and so sets up no frame ---- */
+
+KEEP static unsigned long leaf_fn(unsigned long x)
+{
+	for (int i = 0; i < 1000; i++)
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+	return x;
+}
+
+KEEP static void leaf_caller(double end)
+{
+	unsigned long x = 1;
+
+	while (now_s() < end)
+		for (int i = 0; i < 100; i++)
+			x = leaf_fn(x);
+	sink += x;
+}
+
+KEEP static void mode_leaf(double secs)
+{
+	leaf_caller(now_s() + secs);
+}
+
+static const struct {
+	const char *name;
+	void (*run)(double);
+} modes[] = {
+	{ "qsort", mode_qsort },     { "recurse", mode_recurse }, { "threads", mode_threads },
+	{ "signal", mode_signal },   { "plt", mode_plt },         { "dlopen", mode_dlopen },
+	{ "leaf", mode_leaf },
+};
+
+int main(int argc, char **argv)
+{
+	double secs = arg_seconds(argc, argv, 1, 1);
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s SECONDS MODE...\nmodes:", argv[0]);
+		for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++)
+			fprintf(stderr, " %s", modes[m].name);
+		fputc('\n', stderr);
+		return 2;
+	}
+	for (int i = 2; i < argc; i++) {
+		size_t m = 0;
+
+		while (m < sizeof(modes) / sizeof(modes[0]) && strcmp(modes[m].name, argv[i]))
+			m++;
+		if (m == sizeof(modes) / sizeof(modes[0])) {
+			fprintf(stderr, "%s: unknown mode '%s'\n", argv[0], argv[i]);
+			return 2;
+		}
+		modes[m].run(secs);
+	}
+	return (int)(sink & 0);
+}
