@@ -222,6 +222,23 @@ static void set_reg(struct cfa_state *s, uint64_t reg, uint8_t how, int64_t val)
 }
 
 /* The row for a state, canonical (unused fields zero). */
+/*
+ * A factored offset: v * data_align, saturated.  Hostile operands must not
+ * overflow (undefined behaviour); a saturated offset is out of the 32-bit
+ * range state_rule accepts, so the row becomes UNWIND_CFA_INVALID.
+ */
+static int64_t scaled(int64_t v, int64_t align)
+{
+	int64_t r;
+
+	return __builtin_mul_overflow(v, align, &r) ? INT64_MAX : r;
+}
+
+static int64_t uleb_s(uint64_t u)
+{
+	return u > INT64_MAX ? INT64_MAX : (int64_t)u;
+}
+
 static struct unwind_rule state_rule(const struct cfa_state *s, const struct cie *c, bool *invalid)
 {
 	struct unwind_rule r = { 0 };
@@ -330,7 +347,7 @@ static int run_program(struct ehtab *t, const struct cie *c, const uint8_t *p, c
 			delta = (op & 0x3f) * c->code_align;
 			goto advance;
 		case 0x80: /* offset */
-			off = (int64_t)rd_uleb(&r) * c->data_align;
+			off = scaled(uleb_s(rd_uleb(&r)), c->data_align);
 			set_reg(s, op & 0x3f, R_OFFSET, off);
 			continue;
 		case 0xc0: /* restore */
@@ -358,7 +375,7 @@ static int run_program(struct ehtab *t, const struct cie *c, const uint8_t *p, c
 		case 0x04: delta = rd_u(&r, 4) * c->code_align; goto advance;
 		case 0x05: /* offset_extended */
 			reg = rd_uleb(&r);
-			set_reg(s, reg, R_OFFSET, (int64_t)rd_uleb(&r) * c->data_align);
+			set_reg(s, reg, R_OFFSET, scaled(uleb_s(rd_uleb(&r)), c->data_align));
 			break;
 		case 0x06: /* restore_extended */
 			reg = rd_uleb(&r);
@@ -419,17 +436,17 @@ static int run_program(struct ehtab *t, const struct cie *c, const uint8_t *p, c
 		}
 		case 0x11: /* offset_extended_sf */
 			reg = rd_uleb(&r);
-			set_reg(s, reg, R_OFFSET, rd_sleb(&r) * c->data_align);
+			set_reg(s, reg, R_OFFSET, scaled(rd_sleb(&r), c->data_align));
 			break;
 		case 0x12: /* def_cfa_sf */
 			set_cfa_reg(s, rd_uleb(&r));
-			s->cfa_off = rd_sleb(&r) * c->data_align;
+			s->cfa_off = scaled(rd_sleb(&r), c->data_align);
 			break;
 		case 0x13: /* def_cfa_offset_sf */
 			if (s->cfa_kind == UNWIND_CFA_PLT || s->cfa_kind == UNWIND_CFA_DEREF_RSP ||
 			    s->cfa_kind == UNWIND_CFA_DEREF_RBP)
 				s->cfa_kind = UNWIND_CFA_INVALID;
-			s->cfa_off = rd_sleb(&r) * c->data_align;
+			s->cfa_off = scaled(rd_sleb(&r), c->data_align);
 			break;
 		case 0x14: /* val_offset: the register's value is CFA + n */
 		case 0x15: /* val_offset_sf */
@@ -445,7 +462,7 @@ static int run_program(struct ehtab *t, const struct cie *c, const uint8_t *p, c
 			break;
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = rd_uleb(&r);
-			set_reg(s, reg, R_OFFSET, -(int64_t)rd_uleb(&r) * c->data_align);
+			set_reg(s, reg, R_OFFSET, scaled(-uleb_s(rd_uleb(&r)), c->data_align));
 			break;
 		default:
 			return -EINVAL; /* an opcode we cannot skip safely */
@@ -732,7 +749,8 @@ int ehtab_build(struct ehtab **out, Elf *elf, struct ehtab_error *err)
 					goto fail;
 				}
 				key.off = id_off - id;
-				c = bsearch(&key, cies, ncies, sizeof(*cies), cmp_cie);
+				/* bsearch must not see a null array (no CIE yet) */
+				c = ncies ? bsearch(&key, cies, ncies, sizeof(*cies), cmp_cie) : NULL;
 				if (!c || !c->ok) {
 					rc = -EINVAL;
 					snprintf(err->message, sizeof(err->message),
@@ -972,7 +990,8 @@ int ehtab_pack(const struct ehtab *t, struct ehtab_rules *rs, struct ehtab_packe
 
 		if (idx[i] == UNWIND_RULE_NONE)
 			continue;
-		if (last - first > MAX_TEXT_PAGES || (a >> 48)) {
+		/* page numbers are 32 bits: no row may reach past 2^48 */
+		if (last - first > MAX_TEXT_PAGES || ((b - 1) >> 48) || b <= a) {
 			rc = -E2BIG;
 			snprintf(err->message, sizeof(err->message), "unwind rows span too much address space");
 			goto fail;

@@ -13,6 +13,8 @@
 #   fuzz_report_content  the same from framed content
 #   fuzz_folded        hostile names in an in-memory recording; folded
 #                      output invariants (one line per distinct stack, ...)
+#   fuzz_ehtab         hostile .eh_frame bytes (8 bytes of section address
+#                      first) through record/ehtab: build, pack, invariants
 #   fuzz_exports       the same recordings through the exporters: SVG
 #                      well-formed, speedscope valid JSON, pprof written
 # BPROF_FUZZ_TARGETS="fuzz_report fuzz_folded" runs only those.
@@ -34,7 +36,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 failed=0
 
 run_target() {
-	local name=$1 seeds=$2
+	local name=$1 seeds=$2 max_len=${3:-65536}
 	local bin=$build/tests/fuzz/$name
 	local work=$build/fuzz-corpus/$name
 	local artifacts=$build/fuzz-artifacts/$name
@@ -55,7 +57,7 @@ run_target() {
 	fi
 	echo "== $name: fuzzing for ${seconds}s"
 	# New inputs go to the working corpus; the seeds are only read.
-	"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+	"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
 		-print_final_stats=1 -artifact_prefix="$artifacts/" \
 		"$work" "$seeds" >"$log" 2>&1 || status=$?
 	execs=$(awk '/^stat::number_of_executed_units/ {print $2}' "$log")
@@ -88,4 +90,5 @@ selected fuzz_report && run_target fuzz_report "$here/corpus/report"
 selected fuzz_report_content && run_target fuzz_report_content "$here/corpus/report_content"
 selected fuzz_folded && run_target fuzz_folded "$here/corpus/folded"
 selected fuzz_exports && run_target fuzz_exports "$here/corpus/exports"
+selected fuzz_ehtab && run_target fuzz_ehtab "$here/corpus/ehtab" 8192
 exit $failed
