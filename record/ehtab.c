@@ -496,11 +496,15 @@ static int find_eh_frame(Elf *elf, const uint8_t **data, size_t *len, uint64_t *
 			const char *name;
 			Elf_Data *d;
 
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			/* lld gives .eh_frame the x86-64 psABI's own type */
+			if (!gelf_getshdr(scn, &sh) ||
+			    (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND))
 				continue;
 			name = elf_strptr(elf, shstrndx, sh.sh_name);
 			if (!name || strcmp(name, ".eh_frame"))
 				continue;
+			if (sh.sh_size == 0)
+				return -ENOENT; /* present but empty (Free Pascal) */
 			d = elf_rawdata(scn, NULL);
 			if (!d || !d->d_buf || d->d_size != sh.sh_size)
 				return -EINVAL;

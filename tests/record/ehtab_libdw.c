@@ -473,3 +473,60 @@ Test(ehtab_libdw, catches_wrong_rows)
 	elf_end(e);
 	close(fd);
 }
+
+/*
+ * lld gives .eh_frame the type SHT_X86_64_UNWIND, not SHT_PROGBITS
+ * (Debian's libLLVM, libclang, shellcheck): the same bytes under that
+ * type must give the same table.  The workload's image, patched in memory.
+ */
+Test(ehtab_libdw, lld_section_type)
+{
+	const char *path = workload("uw-gcc");
+	FILE *f = fopen(path, "rb");
+	struct ehtab_error err = { { 0 } };
+	struct ehtab *a = NULL, *b = NULL;
+	const struct ehtab_row *ra, *rb;
+	size_t na, nb, size, shstr, patched = 0;
+	Elf64_Ehdr *eh;
+	char *img;
+	Elf *e;
+	int fd;
+
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	size = (size_t)ftell(f);
+	rewind(f);
+	img = malloc(size);
+	cr_assert(img && fread(img, 1, size, f) == size);
+	fclose(f);
+	eh = (Elf64_Ehdr *)img;
+	cr_assert(eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) <= size);
+	shstr = ((Elf64_Shdr *)(img + eh->e_shoff))[eh->e_shstrndx].sh_offset;
+	for (size_t i = 0; i < eh->e_shnum; i++) {
+		Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff) + i;
+
+		if (!strcmp(img + shstr + sh->sh_name, ".eh_frame")) {
+			sh->sh_type = SHT_X86_64_UNWIND;
+			patched++;
+		}
+	}
+	cr_assert_eq(patched, 1);
+	e = open_elf(path, &fd);
+	cr_assert_eq(ehtab_build(&a, e, &err), 0, "%s", err.message);
+	elf_end(e);
+	close(fd);
+	e = elf_memory(img, size);
+	cr_assert(e);
+	cr_assert_eq(ehtab_build(&b, e, &err), 0, "SHT_X86_64_UNWIND .eh_frame: %s", err.message);
+	ra = ehtab_rows(a, &na);
+	rb = ehtab_rows(b, &nb);
+	cr_assert_eq(na, nb);
+	for (size_t i = 0; i < na; i++)
+		cr_assert(ra[i].addr == rb[i].addr && !memcmp(&ra[i].rule, &rb[i].rule, sizeof(ra[i].rule)),
+			  "row %zu differs: 0x%" PRIx64 " vs 0x%" PRIx64, i, ra[i].addr, rb[i].addr);
+	diff_elf(e, "uw-gcc with an lld-typed .eh_frame");
+	ehtab_destroy(a);
+	ehtab_destroy(b);
+	elf_end(e);
+	free(img);
+}
