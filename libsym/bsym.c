@@ -8,6 +8,7 @@
 #include <dwarf.h>
 #include <gelf.h>
 
+#include <demangle.h> /* libiberty: rust_demangle */
 #include "bsym_internal.h"
 
 static const char *const reason_str[] = {
@@ -121,12 +122,23 @@ static char *rust_legacy_fixup(const char *raw, char *dem)
 	return dem;
 }
 
+/*
+ * Rust's v0 mangling (_R...), through libiberty's demangler (binutils'
+ * c++filt and gdb use it; rustc-demangle's output format).  NULL when raw
+ * is not a valid v0 name: the raw name is printed then, never a guess.
+ */
+static char *rust_v0_demangle(const char *raw)
+{
+	return rust_demangle(raw, DMGL_PARAMS);
+}
+
 const char *bsym_display_name(struct bsym_ctx *ctx, const char *raw)
 {
 	if (!raw)
 		return "??";
-	if ((ctx->flags & BSYM_NO_DEMANGLE) || raw[0] != '_' || raw[1] != 'Z')
+	if ((ctx->flags & BSYM_NO_DEMANGLE) || raw[0] != '_' || (raw[1] != 'Z' && raw[1] != 'R'))
 		return raw;
+	bool v0 = raw[1] == 'R';
 	size_t n = strlen(raw);
 	uint64_t h = bsym_hash_bytes(raw, n, 0);
 	struct dem_entry *head = bsym_map_get(&ctx->demangled, h);
@@ -143,16 +155,16 @@ const char *bsym_display_name(struct bsym_ctx *ctx, const char *raw)
 	char *d = NULL;
 	if (plt) {
 		char *base = strndup(raw, n - plt);
-		char *bd = base ? bsym_cxx_demangle(base) : NULL;
+		char *bd = base ? (v0 ? rust_v0_demangle(base) : bsym_cxx_demangle(base)) : NULL;
 		if (bd && (d = malloc(strlen(bd) + 5)))
 			sprintf(d, "%s@plt", bd);
 		free(bd);
 		free(base);
 	} else {
-		d = bsym_cxx_demangle(raw);
+		d = v0 ? rust_v0_demangle(raw) : bsym_cxx_demangle(raw);
 	}
 	if (d) {
-		if (!plt)
+		if (!plt && !v0)
 			rust_legacy_fixup(raw, d);
 		char *c = bsym_arena_strdup(&ctx->arena, d);
 		free(d);

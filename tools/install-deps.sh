@@ -17,6 +17,8 @@ DEMO_PKGS=(
 	# libsym talks to debuginfod (elfutils/debuginfod.h); libdw loads
 	# libdebuginfod at run time for DEBUGINFOD_URLS
 	libdebuginfod-dev libdebuginfod1
+	# libsym demangles Rust v0 names with libiberty's demangler
+	libiberty-dev
 	# prof-report's pprof export (profile.proto)
 	protobuf-c-compiler libprotobuf-c-dev
 )
