@@ -3,8 +3,9 @@
  * ehtab_libdw.c - record/ehtab against libdw, byte by byte.
  *
  * For every address of real objects (libc, libstdc++, ld.so, the vDSO,
- * the project's C++ workload, the unwind workload built by gcc, clang and
- * as a static PIE), the rule record/ehtab built is compared with what
+ * Debian's python3 and cmake (a big C++ program), the project's C++
+ * workload, the unwind workload built by gcc, clang, as a static PIE and
+ * with frame pointers), the rule record/ehtab built is compared with what
  * elfutils computes from the same .eh_frame (dwarf_getcfi_elf +
  * dwarf_cfi_addrframe):
  *   - where ehtab has no row (a gap), libdw must find no FDE either;
@@ -396,6 +397,7 @@ Test(ehtab_libdw, clang_no_frame_pointer) { diff_file(workload("uw-clang")); }
 Test(ehtab_libdw, static_pie) { diff_file(workload("uw-static")); }
 Test(ehtab_libdw, frame_pointer_build) { diff_file(workload("uw-fp")); }
 Test(ehtab_libdw, debian_python3) { diff_file("/usr/bin/python3.11"); }
+Test(ehtab_libdw, debian_cmake_cxx) { diff_file("/usr/bin/cmake"); }
 
 /* The vDSO: its image, read from this process's memory. */
 Test(ehtab_libdw, vdso)
