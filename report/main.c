@@ -286,11 +286,24 @@ static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_
 	for (size_t i = 0; i < n; i++) {
 		const struct bprof_object *o = object_of(in, nr_in, ids[i]);
 		struct bsym_object_info oi = {0};
-		/* an object with symbols can still have unnamed addresses (a PLT
-		 * stub, padding): only objects lacking symbols are worth a line */
-		if (!o || bsym_object_info(sym, ids[i], &oi) != 0 || oi.status == BSYM_OK)
+		/* objects lacking symbols get a line saying why; objects with
+		 * symbols but unnamed frames, one saying what would name them */
+		if (!o || bsym_object_info(sym, ids[i], &oi) != 0)
 			continue;
 		rep_hex(hex, o->build_id, o->build_id_len);
+		if (oi.status == BSYM_OK) {
+			/* symbols, but some frames unnamed and no debuginfo:
+			 * internal functions (libc's start frames on a host
+			 * without libc6-dbg) print as [object]; say what names them */
+			if (oi.has_dwarf || oi.debug_path || !o->build_id_len)
+				continue;
+			fputs("prof-report: ", stderr);
+			rep_fputs_clean(stderr, o->path);
+			fprintf(stderr, " has unnamed frames and no debuginfo (build-id %s): its debug "
+				"package (-dbg, -dbgsym), --debug-dir or DEBUGINFOD_URLS would name them\n",
+				hex);
+			continue;
+		}
 		fputs("prof-report: no symbols for ", stderr);
 		rep_fputs_clean(stderr, o->path);
 		fprintf(stderr, " (build-id %s): %s\n", o->build_id_len ? hex : "none",

@@ -26,4 +26,13 @@ check "impostor with another build-id is not used" sh -c "! grep -qE 'func_a|fun
 
 "$BPROF_REPORT" --info "$T_DIR/s.bprof" > "$T_DIR/info"
 check "--info lists the object as missing debuginfo" grep -q 'MISSING' "$T_DIR/info"
+
+# The binary is back (its own build-id) but its debuginfo is not: the
+# summary says what would name its unnamed frames; with it, nothing to say.
+cp "$BPROF_WORKLOADS/stripped" "$T_DIR/stripped"
+"$BPROF_REPORT" -f "$T_DIR/s.bprof" 2> "$T_DIR/hint" > /dev/null
+check "summary: unnamed frames and no debuginfo, what would name them" \
+	grep -qE "stripped has unnamed frames and no debuginfo \(build-id [0-9a-f]+\): .*DEBUGINFOD_URLS" "$T_DIR/hint"
+"$BPROF_REPORT" -f --debug-dir "$BPROF_WORKLOADS/debug" "$T_DIR/s.bprof" 2> "$T_DIR/nohint" > /dev/null
+check "summary: no such line once its debuginfo is found" sh -c "! grep -q 'stripped has unnamed' '$T_DIR/nohint'"
 finish
