@@ -485,7 +485,7 @@ advance:
 
 /* ---- the walk over .eh_frame ----------------------------------------- */
 
-static int find_eh_frame(Elf *elf, const uint8_t **data, size_t *len, uint64_t *vaddr)
+static int find_eh_frame_section(Elf *elf, const uint8_t **data, size_t *len, uint64_t *vaddr)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -515,6 +515,67 @@ static int find_eh_frame(Elf *elf, const uint8_t **data, size_t *len, uint64_t *
 		}
 	}
 	return -ENOENT;
+}
+
+/*
+ * Without section headers (a binary stripped of them, a core dump's
+ * image), the loader's view: PT_GNU_EH_FRAME points at .eh_frame_hdr,
+ * whose eh_frame_ptr gives .eh_frame's address.  Its length is not
+ * recorded anywhere: take the rest of the PT_LOAD holding it, which the
+ * parser reads up to .eh_frame's zero terminator.
+ */
+static int find_eh_frame_phdr(Elf *elf, const uint8_t **data, size_t *len, uint64_t *vaddr)
+{
+	size_t nph;
+	GElf_Phdr hdr = { 0 }, ph;
+	bool found = false;
+	const uint8_t *h;
+	Elf_Data *hd;
+	uint64_t at;
+
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return -ENOENT;
+	for (size_t i = 0; i < nph && !found; i++)
+		if (gelf_getphdr(elf, (int)i, &hdr) && hdr.p_type == PT_GNU_EH_FRAME)
+			found = true;
+	if (!found || hdr.p_filesz < 8)
+		return -ENOENT;
+	hd = elf_getdata_rawchunk(elf, (int64_t)hdr.p_offset, 8, ELF_T_BYTE);
+	h = hd ? hd->d_buf : NULL;
+	if (!h || h[0] != 1)
+		return -EINVAL;
+	{
+		/* version, eh_frame_ptr_enc, fde_count_enc, table_enc, eh_frame_ptr */
+		struct rd r = { .p = h + 4, .end = h + 8, .base = h, .vaddr = hdr.p_vaddr };
+
+		if (!rd_encoded(&r, h[1], &at) || r.bad)
+			return -EINVAL;
+	}
+	for (size_t i = 0; i < nph; i++) {
+		Elf_Data *d;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || at < ph.p_vaddr ||
+		    at - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		if (ph.p_filesz - (at - ph.p_vaddr) > MAX_EH_FRAME)
+			return -E2BIG;
+		d = elf_getdata_rawchunk(elf, (int64_t)(ph.p_offset + (at - ph.p_vaddr)),
+					 ph.p_filesz - (at - ph.p_vaddr), ELF_T_BYTE);
+		if (!d || !d->d_buf)
+			return -EINVAL;
+		*data = d->d_buf;
+		*len = d->d_size;
+		*vaddr = at;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int find_eh_frame(Elf *elf, const uint8_t **data, size_t *len, uint64_t *vaddr)
+{
+	int rc = find_eh_frame_section(elf, data, len, vaddr);
+
+	return rc == -ENOENT ? find_eh_frame_phdr(elf, data, len, vaddr) : rc;
 }
 
 static int parse_cie(struct rd *all, size_t off, const uint8_t *body, const uint8_t *end,

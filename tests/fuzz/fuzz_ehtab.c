@@ -4,13 +4,17 @@
  *
  * Input: 8 bytes of the section's address (little-endian; where pcrel
  * pointers are relative to), then the .eh_frame bytes.  The target wraps
- * them in a minimal 64-bit ELF in memory (header, .eh_frame, .shstrtab),
+ * them in a minimal 64-bit ELF in memory (header, .eh_frame, .shstrtab);
+ * when bit 0 of the first byte is set, an ELF without section headers
+ * instead, where the next 8 input bytes are an .eh_frame_hdr that
+ * PT_GNU_EH_FRAME points at (the loader's view, which ehtab falls back to),
  * builds the table, packs it into the BPF layout, and checks what every
  * consumer relies on: rows strictly increasing, every rule in canonical
  * form with known kinds, packed pages in order, each page's rows within
  * the page and sorted.  A malformed input must be an error with a message.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <gelf.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +22,18 @@
 #include "ehtab.h"
 
 static const char shstrtab[] = "\0.eh_frame\0.shstrtab";
+
+static void fill_ehdr(Elf64_Ehdr *eh)
+{
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(Elf64_Ehdr);
+}
 
 static void check_rule(const struct unwind_rule *r)
 {
@@ -36,8 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ehtab_rules *rs = NULL;
 	struct ehtab_packed pk = { 0 };
 	const struct ehtab_row *rows;
-	size_t nr, len, off_eh, off_str, off_sh, total;
+	size_t nr, len, off_eh, off_str = 0, off_sh = 0, total;
 	uint64_t vaddr;
+	bool vaddr_flag;
 	unsigned char *img;
 	Elf64_Ehdr *eh;
 	Elf64_Shdr *sh;
@@ -51,36 +68,58 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 8)
 		return 0;
 	memcpy(&vaddr, data, 8);
+	vaddr_flag = vaddr & 1;
 	vaddr &= 0x0000fffffffff000ull;
 	data += 8, len = size - 8;
 
-	off_eh = sizeof(Elf64_Ehdr);
-	off_str = off_eh + len;
-	off_sh = (off_str + sizeof(shstrtab) + 7) & ~(size_t)7;
-	total = off_sh + 3 * sizeof(Elf64_Shdr);
-	img = calloc(1, total);
-	if (!img)
-		return 0;
-	eh = (Elf64_Ehdr *)img;
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_DYN;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_ehsize = sizeof(Elf64_Ehdr);
-	eh->e_shoff = off_sh;
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = 3;
-	eh->e_shstrndx = 2;
-	memcpy(img + off_eh, data, len);
-	memcpy(img + off_str, shstrtab, sizeof(shstrtab));
-	sh = (Elf64_Shdr *)(img + off_sh);
-	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
-			      .sh_addr = vaddr, .sh_offset = off_eh, .sh_size = len, .sh_addralign = 8 };
-	sh[2] = (Elf64_Shdr){ .sh_name = 11, .sh_type = SHT_STRTAB, .sh_offset = off_str,
-			      .sh_size = sizeof(shstrtab), .sh_addralign = 1 };
+	if (vaddr_flag) {
+		/* [ehdr][2 phdrs][8-byte .eh_frame_hdr][.eh_frame] */
+		Elf64_Phdr *ph;
+		size_t off_ph = sizeof(Elf64_Ehdr), off_hdr = off_ph + 2 * sizeof(Elf64_Phdr);
+
+		if (len < 8)
+			return 0;
+		off_eh = off_hdr + 8;
+		total = off_eh + len - 8;
+		img = calloc(1, total);
+		if (!img)
+			return 0;
+		eh = (Elf64_Ehdr *)img;
+		fill_ehdr(eh);
+		eh->e_phoff = off_ph;
+		eh->e_phentsize = sizeof(Elf64_Phdr);
+		eh->e_phnum = 2;
+		memcpy(img + off_hdr, data, len);
+		ph = (Elf64_Phdr *)(img + off_ph);
+		ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R, .p_offset = 0,
+				      .p_vaddr = vaddr, .p_filesz = total, .p_memsz = total,
+				      .p_align = 4096 };
+		ph[1] = (Elf64_Phdr){ .p_type = PT_GNU_EH_FRAME, .p_flags = PF_R, .p_offset = off_hdr,
+				      .p_vaddr = vaddr + off_hdr, .p_filesz = 8, .p_memsz = 8,
+				      .p_align = 4 };
+	} else {
+		off_eh = sizeof(Elf64_Ehdr);
+		off_str = off_eh + len;
+		off_sh = (off_str + sizeof(shstrtab) + 7) & ~(size_t)7;
+		total = off_sh + 3 * sizeof(Elf64_Shdr);
+		img = calloc(1, total);
+		if (!img)
+			return 0;
+		eh = (Elf64_Ehdr *)img;
+		fill_ehdr(eh);
+		eh->e_shoff = off_sh;
+		eh->e_shentsize = sizeof(Elf64_Shdr);
+		eh->e_shnum = 3;
+		eh->e_shstrndx = 2;
+		memcpy(img + off_eh, data, len);
+		memcpy(img + off_str, shstrtab, sizeof(shstrtab));
+		sh = (Elf64_Shdr *)(img + off_sh);
+		sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
+				      .sh_addr = vaddr, .sh_offset = off_eh, .sh_size = len,
+				      .sh_addralign = 8 };
+		sh[2] = (Elf64_Shdr){ .sh_name = 11, .sh_type = SHT_STRTAB, .sh_offset = off_str,
+				      .sh_size = sizeof(shstrtab), .sh_addralign = 1 };
+	}
 
 	elf = elf_memory((char *)img, total);
 	if (!elf)

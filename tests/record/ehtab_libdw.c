@@ -532,3 +532,51 @@ Test(ehtab_libdw, lld_section_type)
 	elf_end(e);
 	free(img);
 }
+
+/*
+ * A binary without section headers (stripped of them, or an image read
+ * from memory): .eh_frame is found through PT_GNU_EH_FRAME and gives the
+ * same rows as through its section.
+ */
+Test(ehtab_libdw, no_section_headers)
+{
+	const char *path = workload("uw-gcc");
+	FILE *f = fopen(path, "rb");
+	struct ehtab_error err = { { 0 } };
+	struct ehtab *a = NULL, *b = NULL;
+	const struct ehtab_row *ra, *rb;
+	size_t na, nb, size;
+	Elf64_Ehdr *eh;
+	char *img;
+	Elf *e;
+	int fd;
+
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	size = (size_t)ftell(f);
+	rewind(f);
+	img = malloc(size);
+	cr_assert(img && fread(img, 1, size, f) == size);
+	fclose(f);
+	eh = (Elf64_Ehdr *)img;
+	eh->e_shoff = 0;
+	eh->e_shnum = 0;
+	eh->e_shstrndx = 0;
+	e = open_elf(path, &fd);
+	cr_assert_eq(ehtab_build(&a, e, &err), 0, "%s", err.message);
+	elf_end(e);
+	close(fd);
+	e = elf_memory(img, size);
+	cr_assert(e);
+	cr_assert_eq(ehtab_build(&b, e, &err), 0, "no section headers: %s", err.message);
+	ra = ehtab_rows(a, &na);
+	rb = ehtab_rows(b, &nb);
+	cr_assert_eq(na, nb, "%zu rows through the section, %zu through PT_GNU_EH_FRAME", na, nb);
+	for (size_t i = 0; i < na; i++)
+		cr_assert(ra[i].addr == rb[i].addr && !memcmp(&ra[i].rule, &rb[i].rule, sizeof(ra[i].rule)),
+			  "row %zu differs", i);
+	ehtab_destroy(a);
+	ehtab_destroy(b);
+	elf_end(e);
+	free(img);
+}
