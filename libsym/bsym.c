@@ -313,7 +313,11 @@ int bsym_create(struct bsym_ctx **out, const struct bsym_opts *opts)
 	for (size_t i = 0; i < o.nr_debug_dirs; i++) {
 		if (!o.debug_dirs[i] || !*o.debug_dirs[i])
 			continue;
-		char *d = strdup(o.debug_dirs[i]);
+		/* absolute: libdwfl's build-id helper (dwz alt files, below)
+		 * ignores relative entries, and --debug-dir ./debug is common */
+		char *d = o.debug_dirs[i][0] != '/' ? realpath(o.debug_dirs[i], NULL) : NULL;
+		if (!d)
+			d = strdup(o.debug_dirs[i]);
 		if (!d)
 			goto oom;
 		size_t l = strlen(d);

@@ -87,4 +87,28 @@ mkdir -p "tree-kmod/.build-id/${b:0:2}"
 objcopy --only-keep-debug kmod.ko "tree-kmod/.build-id/${b:0:2}/${b:2}.debug"
 rm -f kmod.o
 
+
+# dwz (Fedora, RHEL, openSUSE debuginfo): two programs' debug files share
+# one common file (.gnu_debugaltlink: path + build-id).  tree-dwz holds both
+# debug files and the common file by build-id; tree-dwz-noalt lacks the
+# common file, and the path the link names does not exist.
+gcc -O2 -g -Wl,--build-id -DWORK=work -I"$src" -o dwz-a "$src/dwz.c"
+gcc -O2 -g -Wl,--build-id -DWORK=work2 -I"$src" -o dwz-b "$src/dwz.c"
+for x in a b; do
+	objcopy --only-keep-debug dwz-$x dwz-$x.debug
+	cp dwz-$x dwz-$x.stripped
+	strip --strip-all dwz-$x.stripped
+done
+dwz -m dwz-common.debug -M /nonexistent/.dwz/bprof-test-common.debug dwz-a.debug dwz-b.debug
+for t in tree-dwz tree-dwz-noalt; do
+	for x in a b; do
+		b=$(bid dwz-$x)
+		mkdir -p $t/.build-id/${b:0:2}
+		cp dwz-$x.debug $t/.build-id/${b:0:2}/${b:2}.debug
+	done
+done
+c=$(bid dwz-common.debug)
+mkdir -p tree-dwz/.build-id/${c:0:2}
+cp dwz-common.debug tree-dwz/.build-id/${c:0:2}/${c:2}.debug
+
 touch stamp

@@ -577,3 +577,55 @@ Test(user, recorded_image_used_only_with_its_build_id)
 	bsym_destroy(ctx);
 	free(img);
 }
+
+/*
+ * dwz-compressed debuginfo: the inlined dwz_sq's DWARF is in the common
+ * file the debug file links to (.gnu_debugaltlink, whose path does not
+ * exist here).  Found by its build-id in the debug tree, the inline frame
+ * is named; without it, the caller is still right and no name is made up.
+ */
+static void dwz_frames(const char *tree, const char *bin, const char *fn, char *out, size_t len)
+{
+	struct fx_bid b = fx_build_id(fx(bin));
+	struct bsym_ctx *ctx = mkctx(fx(tree), 0);
+	uint32_t id = reg(ctx, "/nonexistent/dwz", &b);
+	uint64_t sz, a = fx_sym(fx(bin), fn, &sz);
+	size_t o = 0;
+
+	out[0] = 0;
+	/* every byte of the function: the names seen, innermost first */
+	for (uint64_t k = 0; k < sz; k++) {
+		const struct bsym_result *r;
+
+		cr_assert_eq(bsym_symbolize_offset(ctx, id, fx_vaddr_to_off(fx(bin), a + k), &r), 0);
+		for (unsigned i = 0; i < r->nr_frames && o + 64 < len; i++) {
+			const char *n = r->frames[i].name ? r->frames[i].name : "(null)";
+
+			if (!strstr(out, n))
+				o += (size_t)snprintf(out + o, len - o, "%s,", n);
+		}
+	}
+	bsym_destroy(ctx);
+}
+
+Test(user, dwz_alt_file_found_by_build_id)
+{
+	char seen[1024];
+
+	dwz_frames("tree-dwz", "dwz-a", "work", seen, sizeof(seen));
+	cr_log_info("dwz-a with its common file: %s", seen);
+	cr_assert(strstr(seen, "dwz_sq,"), "the inlined function is not named: %s", seen);
+	cr_assert(strstr(seen, "work,"), "%s", seen);
+	dwz_frames("tree-dwz", "dwz-b", "work2", seen, sizeof(seen));
+	cr_assert(strstr(seen, "dwz_sq,") && strstr(seen, "work2,"), "dwz-b: %s", seen);
+}
+
+Test(user, dwz_without_alt_file_invents_nothing)
+{
+	char seen[1024];
+
+	dwz_frames("tree-dwz-noalt", "dwz-a", "work", seen, sizeof(seen));
+	cr_log_info("dwz-a without its common file: %s", seen);
+	cr_assert(strstr(seen, "work,"), "the function itself must still be named: %s", seen);
+	cr_assert(!strstr(seen, "dwz_sq"), "a name from nowhere: %s", seen);
+}
