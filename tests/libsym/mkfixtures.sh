@@ -111,4 +111,12 @@ c=$(bid dwz-common.debug)
 mkdir -p tree-dwz/.build-id/${c:0:2}
 cp dwz-common.debug tree-dwz/.build-id/${c:0:2}/${c:2}.debug
 
+# split DWARF: the skeleton in the binary, the rest in a .dwo found through
+# the compilation directory; split-nodwo is the same with its .dwo gone.
+gcc -O2 -g -gsplit-dwarf -DWORK=work -I"$src" -c -o split.o "$src/dwz.c"
+gcc -Wl,--build-id -o split split.o
+mkdir -p nodwo
+(cd nodwo && gcc -O2 -g -gsplit-dwarf -DWORK=work -I"$src" -c -o split.o "$src/dwz.c" &&
+	gcc -Wl,--build-id -o ../split-nodwo split.o && rm split.dwo)
+
 touch stamp
