@@ -479,6 +479,46 @@ static int cb_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, D
 	return -1; /* modules are always reported with an open fd */
 }
 
+/* The build-id a debug file's .gnu_debugaltlink names (a dwz common
+ * file): "path\0" then the build-id bytes.  Its length, 0 if none. */
+static size_t altlink_build_id(const char *debug_file, uint8_t *bid)
+{
+	size_t n = 0, shstrndx;
+	int fd = open(debug_file, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+
+	if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+			Elf_Data *d;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+				continue;
+			name = elf_strptr(e, shstrndx, sh.sh_name);
+			if (!name || strcmp(name, ".gnu_debugaltlink"))
+				continue;
+			d = elf_rawdata(scn, NULL);
+			if (!d || !d->d_buf)
+				break;
+			const char *p = d->d_buf;
+			size_t l = strnlen(p, d->d_size);
+			if (l < d->d_size && d->d_size - l - 1 >= 8 &&
+			    d->d_size - l - 1 <= BSYM_MAX_BUILD_ID) {
+				n = d->d_size - l - 1;
+				memcpy(bid, p + l + 1, n);
+			}
+			break;
+		}
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
 static int cb_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			     GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -490,10 +530,17 @@ static int cb_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modn
 		*debuginfo_file_name = o->pending_debug_path ? strdup(o->pending_debug_path) : NULL;
 		return fd;
 	}
-	/* Only dwz alt files (by build-id, in our debug dirs) are left to find;
-	 * this helper does not call debuginfod. */
-	return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	/* Only dwz alt files are left to find: by build-id in our debug dirs
+	 * (this helper does not call debuginfod), then from debuginfod.  libdwfl
+	 * asks for one with the link's path and no CRC, file_name being the
+	 * debug file that links to it. */
+	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					      debuglink_crc, debuginfo_file_name);
+	if (fd >= 0 || !o || !debuglink_file || debuglink_crc != 0 || !file_name)
+		return fd;
+	uint8_t bid[BSYM_MAX_BUILD_ID];
+	size_t n = altlink_build_id(file_name, bid);
+	return n ? bsym_debuginfod_find(o->ctx, bid, n, false, debuginfo_file_name) : -1;
 }
 
 static int add_seg(struct bsym_obj *o, size_t *cap, struct bsym_seg seg)

@@ -178,3 +178,74 @@ Test(debuginfod, unreachable_server_is_given_up_once)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache);
 	cr_assert_eq(system(cmd), 0);
 }
+
+/* Add FILE to the running server's tree as /buildid/HEX/debuginfo. */
+static void serve_also(const struct fx_bid *b, const char *file)
+{
+	char hex[129] = "", dir[PATH_MAX], cmd[3 * PATH_MAX + 64];
+
+	for (size_t i = 0; i < b->n; i++)
+		sprintf(hex + 2 * i, "%02x", b->b[i]);
+	snprintf(dir, sizeof(dir), "%s/buildid/%s", root, hex);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s' '%s/debuginfo'", dir, file, dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/*
+ * dwz through debuginfod: the debug file comes from the server, and so does
+ * the common file its .gnu_debugaltlink names (by build-id): the inline
+ * frame whose DWARF lives there is named.  Without the common file on the
+ * server, nothing is invented.
+ */
+static bool dwz_inline_named(void)
+{
+	const char *bin = fx("dwz-a");
+	struct fx_bid b = fx_build_id(bin);
+	struct bsym_opts o = { .sz = sizeof(o), .flags = BSYM_NO_SYSTEM_DEBUG, .log = logfn };
+	struct bsym_ctx *ctx;
+	uint64_t sz, a = fx_sym(bin, "work", &sz);
+	bool named = false, work = false;
+
+	cr_assert_eq(bsym_create(&ctx, &o), 0);
+	struct bsym_object_desc d = { .sz = sizeof(d), .build_id = b.b, .build_id_len = b.n };
+	uint32_t id;
+	cr_assert_eq(bsym_object_register(ctx, &d, &id), 0);
+	for (uint64_t k = 0; k < sz; k++) {
+		const struct bsym_result *r;
+
+		cr_assert_eq(bsym_symbolize_offset(ctx, id, fx_vaddr_to_off(bin, a + k), &r), 0);
+		for (unsigned i = 0; i < r->nr_frames; i++) {
+			named |= r->frames[i].name && !strcmp(r->frames[i].name, "dwz_sq");
+			work |= r->frames[i].name && !strcmp(r->frames[i].name, "work");
+		}
+	}
+	bsym_destroy(ctx);
+	cr_assert(work, "work itself is not named");
+	return named;
+}
+
+Test(debuginfod, dwz_common_file_by_build_id, .fini = stop_server)
+{
+	if (system("python3 -c 'import http.server' >/dev/null 2>&1") != 0)
+		cr_skip_test("python3 not available for the test server");
+	void *so = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (!so)
+		cr_skip_test("libdebuginfod.so.1 not installed (package libdebuginfod1)");
+	dlclose(so);
+	struct fx_bid b = fx_build_id(fx("dwz-a")), c = fx_build_id(fx("dwz-common.debug"));
+	int port = start_server(&b, fx("dwz-a.debug"));
+	char url[64];
+
+	cr_assert_gt(port, 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	setenv("DEBUGINFOD_TIMEOUT", "20", 1);
+	cr_assert_not(dwz_inline_named(), "dwz_sq named without its common file");
+	serve_also(&c, fx("dwz-common.debug"));
+	/* a fresh cache: the client remembers the miss */
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'/*", cache);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert(dwz_inline_named(), "the common file from debuginfod did not name dwz_sq");
+}
