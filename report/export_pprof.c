@@ -67,6 +67,8 @@ struct pp {
 	struct pvec strtab, mapv, locv, funcv, samplev;
 	uint64_t *ids;         /* scratch: location ids of one sample */
 	size_t ids_cap;
+	bool *is_main;         /* by mapping id - 1: a process's main binary */
+	size_t is_main_cap;
 	struct bsym_ctx *sym;
 };
 
@@ -161,8 +163,46 @@ static Mapping *new_mapping(struct pp *p, const void *key, size_t klen, bool *cr
 	if (*err)
 		return NULL;
 	m->id = p->mapv.nr;
+	if (p->mapv.nr > p->is_main_cap) {
+		size_t cap = p->mapv.cap;
+		bool *b = realloc(p->is_main, cap * sizeof(*b));
+
+		if (!b) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		p->is_main = b;
+		p->is_main_cap = cap;
+	}
+	p->is_main[m->id - 1] = false;
 	*created = true;
 	return m;
+}
+
+/*
+ * Is map its process's main binary?  pprof takes the first mapping for the
+ * main binary, so these go first.  The recording does not mark the
+ * executable; it is the lowest file-backed mapping of the process (a PIE
+ * at 0x55..., a fixed executable at 0x400000, below the libraries, ld.so
+ * and the vDSO).
+ */
+static bool is_main_mapping(const struct bprof_recording *rec, const struct bprof_mapping *map)
+{
+	for (uint64_t i = 0; i < rec->nr_processes; i++) {
+		const struct bprof_process *pr = &rec->processes[i];
+
+		if (!pr->nr_mappings || map < pr->mappings || map >= pr->mappings + pr->nr_mappings)
+			continue;
+		for (uint32_t k = 0; k < pr->nr_mappings; k++) {
+			const struct bprof_mapping *m = &pr->mappings[k];
+
+			if (m->object_index != BPROF_NO_OBJECT &&
+			    !(m->flags & (BPROF_MAP_ANON | BPROF_MAP_VDSO)))
+				return m == map;
+		}
+		return false;
+	}
+	return false;
 }
 
 static int set_build_id(struct pp *p, Mapping *m, const uint8_t *id, size_t len)
@@ -205,6 +245,7 @@ static Mapping *user_mapping(struct pp *p, const struct rep_input *in, const str
 	m->memory_start = f->map->start;
 	m->memory_limit = f->map->end;
 	m->file_offset = f->map->file_offset;
+	p->is_main[m->id - 1] = is_main_mapping(in->rec, f->map);
 	if (f->object_index != BPROF_NO_OBJECT && f->object_index < in->rec->nr_objects) {
 		const struct bprof_object *o = &in->rec->objects[f->object_index];
 		*err = str_id(p, o->path ? o->path : "", &m->filename);
@@ -509,6 +550,7 @@ static void free_all(struct pp *p)
 	}
 	free(p->strtab.v);
 	free(p->mapv.v);
+	free(p->is_main);
 	free(p->locv.v);
 	free(p->funcv.v);
 	free(p->samplev.v);
@@ -533,10 +575,13 @@ static int kernel_mappings_last(struct pp *p)
 		free(v);
 		return err ? err : -ENOMEM;
 	}
-	for (int pass = 0; pass < 2; pass++) {
+	/* processes' main binaries, other user mappings, the kernel */
+	for (int pass = 0; pass < 3; pass++) {
 		for (size_t i = 0; i < p->mapv.nr; i++) {
 			Mapping *m = p->mapv.v[i];
-			if ((m->filename == kname) != (pass == 1))
+			int want = m->filename == kname ? 2 : p->is_main[i] ? 0 : 1;
+
+			if (want != pass)
 				continue;
 			newid[i] = ++k;
 			v[k - 1] = m;
