@@ -290,6 +290,41 @@ const char *bprof_unwind_counter_name(unsigned i);
 /* "fp", "auto", "cfi"; "unknown" for anything else. */
 const char *bprof_unwind_mode_name(uint32_t mode);
 
+/*
+ * What the recorder was allowed to read (the ACCESS section, SPEC.md 6.11;
+ * format 1.2).  A recorder running with capabilities instead of root may
+ * be unable to identify some objects or processes; this says which, so
+ * that the report can say what the recording lacks and which capability
+ * would have given it.  present 0: the file does not say (older files).
+ */
+#define BPROF_ACCESS_ROOT        (1u << 0) /* effective uid 0 */
+#define BPROF_ACCESS_MAP_FILES   (1u << 1) /* /proc/PID/map_files could be opened */
+#define BPROF_ACCESS_OTHER_USERS (1u << 2) /* other users' processes could be read (CAP_SYS_PTRACE) */
+#define BPROF_ACCESS_ANY_FILE    (1u << 3) /* files the user may not read could be (CAP_DAC_READ_SEARCH) */
+#define BPROF_ACCESS_KALLSYMS    (1u << 4) /* /proc/kallsyms showed kernel addresses */
+#define BPROF_ACCESS_FLAGS_ALL   0x1fu
+
+/* Counter indexes (SPEC.md 6.11); files may carry more or fewer. */
+enum bprof_access_counter {
+	BPROF_ACC_OBJECTS_BY_PATH,    /* identified through /proc/PID/root/PATH, dev+inode checked */
+	BPROF_ACC_OBJECTS_UNVERIFIED, /* PATH held another file or none (deleted, replaced) */
+	BPROF_ACC_OBJECTS_DENIED,     /* the recorder was not allowed to open the file */
+	BPROF_ACC_PROCESSES_DENIED,   /* processes whose mappings it was not allowed to read */
+	BPROF_ACC_NR_COUNTERS,
+};
+#define BPROF_ACCESS_MAX_COUNTERS 256 /* readers accept up to this many */
+
+struct bprof_access {
+	uint32_t present;      /* 1: the recording has an ACCESS section */
+	uint32_t flags;        /* BPROF_ACCESS_* */
+	uint32_t euid;         /* the recorder's effective uid */
+	uint64_t capabilities; /* its effective capability set: bit n is capability n */
+	uint64_t counters[BPROF_ACC_NR_COUNTERS];
+};
+
+/* "objects_by_path", ...: SPEC.md's name of counter i; NULL past the end. */
+const char *bprof_access_counter_name(unsigned i);
+
 /* The bytes of an object no workstation can find by build-id (the vDSO),
  * carried in the recording (SPEC.md 6.10; format 1.1). */
 #define BPROF_IMAGE_MAX (1u << 20)
@@ -304,6 +339,7 @@ struct bprof_recording {
 	struct bprof_losses losses;
 	struct bprof_kernel kernel;
 	struct bprof_unwind unwind;
+	struct bprof_access access;
 	uint64_t nr_counts, nr_stacks, nr_objects, nr_processes;
 	struct bprof_count *counts;
 	struct bprof_stack *stacks;       /* sorted by id, ids unique */

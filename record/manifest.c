@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,22 +363,65 @@ static struct obj_ent *obj_find(struct manifest *m, uint64_t h, uint64_t dev, ui
 	return NULL;
 }
 
+enum ident {
+	IDENT_MAP_FILES, /* through /proc/PID/map_files */
+	IDENT_ROOT_PATH, /* through /proc/PID/root/PATH, device and inode checked */
+	IDENT_GONE,      /* the process or the mapping went away */
+	IDENT_DENIED,    /* not permitted either way */
+	IDENT_UNVERIFIED /* the path holds another file now, or none */
+};
+
+/*
+ * Where to open the file behind an executable mapping, and its identity
+ * (*st) when one was found.
+ *
+ * /proc/PID/map_files/START-END reaches the mapped inode itself, deleted
+ * or in another mount namespace, but the kernel lets only CAP_SYS_ADMIN or
+ * CAP_CHECKPOINT_RESTORE look there.  Without either (a recorder given
+ * only CAP_BPF and CAP_PERFMON), the path the maps line names is looked up
+ * in the process's own root (/proc/PID/root, so containers resolve) and
+ * believed only when the file's device and inode are the mapping's: a file
+ * replaced or deleted since it was mapped has another inode, and its
+ * build-id must not be recorded as the mapping's.
+ */
+static enum ident identify(uint32_t pid, const struct mmap_ent *me, const char *path,
+			   bool deleted, struct stat *st, char *file, size_t len)
+{
+	int err;
+
+	snprintf(file, len, "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)me->start,
+		 (unsigned long long)me->end);
+	if (stat(file, st) == 0)
+		return IDENT_MAP_FILES;
+	err = errno;
+	if (err != EPERM && err != EACCES)
+		return IDENT_GONE;
+	if (deleted || path[0] != '/' ||
+	    (size_t)snprintf(file, len, "/proc/%u/root%s", pid, path) >= len)
+		return IDENT_UNVERIFIED;
+	if (stat(file, st))
+		return errno == EACCES || errno == EPERM ? IDENT_DENIED : IDENT_UNVERIFIED;
+	if (!S_ISREG(st->st_mode) || st->st_dev != me->dev || st->st_ino != me->ino)
+		return IDENT_UNVERIFIED;
+	return IDENT_ROOT_PATH;
+}
+
 /* The object behind a file-backed executable mapping; BPROF_NO_OBJECT only
  * on allocation failure. */
 static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_ent *me,
 			   const char *path, bool deleted)
 {
 	struct bprof_object o = {0};
-	char link[96];
-	struct stat st;
+	char file[PATH_MAX + 64];
+	struct stat st, fst;
+	enum ident how;
 	Elf *elf = NULL;
 	uint64_t h;
 	uint32_t idx;
-	int fd;
+	int fd = -1;
 
-	snprintf(link, sizeof(link), "/proc/%u/map_files/%llx-%llx", pid,
-		 (unsigned long long)me->start, (unsigned long long)me->end);
-	if (stat(link, &st) == 0) {
+	how = identify(pid, me, path, deleted, &st, file, sizeof(file));
+	if (how == IDENT_MAP_FILES || how == IDENT_ROOT_PATH) {
 		o.dev = st.st_dev;
 		o.inode = st.st_ino;
 		o.size = st.st_size;
@@ -403,12 +447,27 @@ static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_e
 	o.path = strdup(path);
 	if (!o.path)
 		return BPROF_NO_OBJECT;
-	fd = (o.flags & BPROF_OBJ_UNREADABLE) ? -1 : open(link, O_RDONLY | O_CLOEXEC);
+	if (!(o.flags & BPROF_OBJ_UNREADABLE)) {
+		fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0 && (errno == EACCES || errno == EPERM))
+			how = IDENT_DENIED;
+		/* what was opened must be what was stat'ed (the path may have
+		 * been replaced in between) */
+		if (fd >= 0 && (fstat(fd, &fst) || fst.st_dev != st.st_dev ||
+				fst.st_ino != st.st_ino)) {
+			close(fd);
+			fd = -1;
+			how = IDENT_UNVERIFIED;
+		}
+	}
 	if (fd < 0) {
 		o.flags |= BPROF_OBJ_UNREADABLE;
+		m->st.objects_denied += how == IDENT_DENIED;
+		m->st.objects_unverified += how == IDENT_UNVERIFIED;
 	} else {
 		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		m->st.objects_opened++;
+		m->st.objects_by_path += how == IDENT_ROOT_PATH;
 		if (elf_build_id(elf, &o))
 			o.flags |= BPROF_OBJ_HAS_BUILD_ID;
 		else if (bprof_fallback_hash(fd, &o.fallback_hash) == 0)
@@ -697,6 +756,8 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 	} while (buf && (have0 != have1 || gen0 != gen1) && ++tries < 3);
 	if (!buf) {
 		m->st.failed++;
+		/* another user's process, and no CAP_SYS_PTRACE */
+		m->st.procs_denied += err == EACCES || err == EPERM;
 		if (err == ENOMEM)
 			return -ENOMEM;
 		return -ESRCH;

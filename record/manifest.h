@@ -85,6 +85,11 @@ struct manifest_stats {
 	uint64_t objects_opened; /* ELF files opened for a build-id */
 	uint64_t from_parent;    /* images taken from their parent's snapshot */
 	uint64_t from_exit;      /* mappings learnt from exit events */
+	/* Without CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE (map_files closed): */
+	uint64_t objects_by_path;    /* opened as /proc/PID/root/PATH, dev+inode checked */
+	uint64_t objects_unverified; /* PATH holds another file, or none (deleted) */
+	uint64_t objects_denied;     /* not permitted to open */
+	uint64_t procs_denied;       /* maps reads refused (another user's process) */
 };
 void manifest_stats(const struct manifest *m, struct manifest_stats *st);
 
