@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -43,6 +44,7 @@ struct proc_ent {
 	uint32_t pid, exec_id, ns_pid, ppid, parent_exec_id;
 	char comm[BPROF_COMM_LEN];
 	bool has_parent, snapped, dead, want, need, dirty;
+	bool denied; /* reading its maps was not permitted */
 	uint64_t snapshot_ns;
 	struct mmap_ent *maps;
 	uint32_t nr_maps;
@@ -79,6 +81,8 @@ struct manifest {
 	size_t nr_dirty, cap_dirty;
 	struct manifest_observer obs;
 	struct manifest_mapping *obs_buf; /* scratch for obs.image */
+	struct mmap_ent own_vdso;         /* prof-record's own [vdso] */
+	bool own_vdso_read;
 	size_t obs_cap;
 };
 
@@ -365,7 +369,7 @@ static struct obj_ent *obj_find(struct manifest *m, uint64_t h, uint64_t dev, ui
 
 enum ident {
 	IDENT_MAP_FILES, /* through /proc/PID/map_files */
-	IDENT_ROOT_PATH, /* through /proc/PID/root/PATH, device and inode checked */
+	IDENT_ROOT_PATH, /* through /proc/PID/root/PATH or PATH, device and inode checked */
 	IDENT_GONE,      /* the process or the mapping went away */
 	IDENT_DENIED,    /* not permitted either way */
 	IDENT_UNVERIFIED /* the path holds another file now, or none */
@@ -379,11 +383,19 @@ enum ident {
  * or in another mount namespace, but the kernel lets only CAP_SYS_ADMIN or
  * CAP_CHECKPOINT_RESTORE look there.  Without either (a recorder given
  * only CAP_BPF and CAP_PERFMON), the path the maps line names is looked up
- * in the process's own root (/proc/PID/root, so containers resolve) and
- * believed only when the file's device and inode are the mapping's: a file
- * replaced or deleted since it was mapped has another inode, and its
- * build-id must not be recorded as the mapping's.
+ * in the process's own root (/proc/PID/root, so containers resolve; another
+ * user's needs CAP_SYS_PTRACE), else in ours (processes of the host's
+ * mount namespace), and believed only when the file's device and inode are
+ * the mapping's.  A mapped inode cannot be freed, so no other file can
+ * carry its (device, inode) meanwhile; a file replaced or deleted since it
+ * was mapped has another inode, and its build-id must not be recorded as
+ * the mapping's.
  */
+static bool same_inode(const struct stat *st, const struct mmap_ent *me)
+{
+	return S_ISREG(st->st_mode) && st->st_dev == me->dev && st->st_ino == me->ino;
+}
+
 static enum ident identify(uint32_t pid, const struct mmap_ent *me, const char *path,
 			   bool deleted, struct stat *st, char *file, size_t len)
 {
@@ -396,14 +408,15 @@ static enum ident identify(uint32_t pid, const struct mmap_ent *me, const char *
 	err = errno;
 	if (err != EPERM && err != EACCES)
 		return IDENT_GONE;
-	if (deleted || path[0] != '/' ||
-	    (size_t)snprintf(file, len, "/proc/%u/root%s", pid, path) >= len)
+	if (deleted || path[0] != '/' || strlen(path) >= len - 32)
 		return IDENT_UNVERIFIED;
-	if (stat(file, st))
-		return errno == EACCES || errno == EPERM ? IDENT_DENIED : IDENT_UNVERIFIED;
-	if (!S_ISREG(st->st_mode) || st->st_dev != me->dev || st->st_ino != me->ino)
-		return IDENT_UNVERIFIED;
-	return IDENT_ROOT_PATH;
+	snprintf(file, len, "/proc/%u/root%s", pid, path);
+	if (stat(file, st) == 0)
+		return same_inode(st, me) ? IDENT_ROOT_PATH : IDENT_UNVERIFIED;
+	snprintf(file, len, "%s", path);
+	if (stat(file, st) == 0)
+		return same_inode(st, me) ? IDENT_ROOT_PATH : IDENT_UNVERIFIED;
+	return errno == EACCES || errno == EPERM ? IDENT_DENIED : IDENT_UNVERIFIED;
 }
 
 /* The object behind a file-backed executable mapping; BPROF_NO_OBJECT only
@@ -494,6 +507,31 @@ static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_e
 	return idx;
 }
 
+/* Our own [vdso] mapping (its extent), read once. */
+static const struct mmap_ent *own_vdso(struct manifest *m)
+{
+	FILE *f;
+	char line[256];
+
+	if (m->own_vdso_read)
+		return m->own_vdso.end ? &m->own_vdso : NULL;
+	m->own_vdso_read = true;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &a, &b) == 2 && b > a) {
+			m->own_vdso.start = a;
+			m->own_vdso.end = b;
+			break;
+		}
+	}
+	fclose(f);
+	return m->own_vdso.end ? &m->own_vdso : NULL;
+}
+
 /* [vdso]: read the image from the process memory for its build-id.  All
  * processes of one ABI share it, so it is keyed by build-id. */
 static uint32_t vdso_object(struct manifest *m, uint32_t pid, const struct mmap_ent *me)
@@ -509,10 +547,33 @@ static uint32_t vdso_object(struct manifest *m, uint32_t pid, const struct mmap_
 		return BPROF_NO_OBJECT;
 	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return BPROF_NO_OBJECT;
 	buf = malloc(len);
-	if (buf && pread(fd, buf, len, me->start) == (ssize_t)len) {
+	if (fd >= 0 && buf && pread(fd, buf, len, me->start) != (ssize_t)len) {
+		free(buf);
+		buf = NULL;
+	}
+	/*
+	 * Another user's process without CAP_SYS_PTRACE: its memory is
+	 * closed, but the kernel maps one 64-bit vDSO image into every native
+	 * 64-bit process, ours included.  A vDSO above 4 GiB is a native one
+	 * (32-bit and x32 processes have theirs below), so ours, of the same
+	 * size, is its copy.
+	 */
+	if (fd < 0 && buf && me->start >= (1ULL << 32) && sizeof(void *) == 8) {
+		const void *own = (const void *)getauxval(AT_SYSINFO_EHDR);
+		const struct mmap_ent *ours = own ? own_vdso(m) : NULL;
+
+		if (ours && ours->end - ours->start == len)
+			memcpy(buf, own, len);
+		else {
+			free(buf);
+			buf = NULL;
+		}
+	} else if (fd < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf) {
 		Elf *elf = elf_memory(buf, len);
 
 		if (elf_build_id(elf, &o))
@@ -520,7 +581,8 @@ static uint32_t vdso_object(struct manifest *m, uint32_t pid, const struct mmap_
 		if (elf)
 			elf_end(elf);
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (!(o.flags & BPROF_OBJ_HAS_BUILD_ID)) {
 		free(buf);
 		return BPROF_NO_OBJECT;
@@ -757,7 +819,8 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 	if (!buf) {
 		m->st.failed++;
 		/* another user's process, and no CAP_SYS_PTRACE */
-		m->st.procs_denied += err == EACCES || err == EPERM;
+		if ((err == EACCES || err == EPERM) && (p = proc_find(m, pid, hint_exec)))
+			p->denied = true;
 		if (err == ENOMEM)
 			return -ENOMEM;
 		return -ESRCH;
@@ -1252,6 +1315,7 @@ int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *los
 			if (!src) {
 				if (p->need)
 					(*lost)++;
+				m->st.procs_denied += p->denied;
 				continue;
 			}
 			m->st.from_parent++;

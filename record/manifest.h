@@ -89,7 +89,7 @@ struct manifest_stats {
 	uint64_t objects_by_path;    /* opened as /proc/PID/root/PATH, dev+inode checked */
 	uint64_t objects_unverified; /* PATH holds another file, or none (deleted) */
 	uint64_t objects_denied;     /* not permitted to open */
-	uint64_t procs_denied;       /* maps reads refused (another user's process) */
+	uint64_t procs_denied;       /* wanted images without mappings: reading them was refused */
 };
 void manifest_stats(const struct manifest *m, struct manifest_stats *st);
 

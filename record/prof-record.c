@@ -31,6 +31,7 @@
 #include <bpf/libbpf.h>
 #include "bprof.h"
 #include "kernel.h"
+#include "access.h"
 #include "manifest.h"
 #include "unwinder.h"
 #include "profile.h"
@@ -1331,6 +1332,7 @@ int main(int argc, char **argv)
 	const char *event = "cpu-clock";
 	int *fds = NULL, nr_cpus = 0, nr_sampled = 0, release_fd = -1, err = 0, argp_argc = argc;
 	int cgroup_fd = -1, exit_code = 1, status = 0;
+	struct bprof_access acc = {0};
 	pid_t child = 0;
 	bool child_done = false, hidden = false, cfi = false;
 	uint64_t start_mono, start_real, stop_mono, last_rescan;
@@ -1369,7 +1371,7 @@ int main(int argc, char **argv)
 
 	/* Everything that can be checked is checked before recording. */
 	if (!has_caps()) {
-		fprintf(stderr, "prof-record: needs root or CAP_BPF and CAP_PERFMON (and CAP_SYS_ADMIN to read mapped files); run it with sudo\n");
+		fprintf(stderr, "prof-record: needs root, or CAP_BPF and CAP_PERFMON (setcap cap_bpf,cap_perfmon+ep on a copy of prof-record); run it with sudo\n");
 		goto cleanup;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -1383,6 +1385,13 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	if (check_ids(env.pids, env.nr_pids, true) || check_ids(env.tids, env.nr_tids, false))
+		goto cleanup;
+	/* What this recorder may read decides what the file can name: say
+	 * before sampling what it will lack (access.h). */
+	access_probe(&acc);
+	if (access_check(&acc, env.pids, env.nr_pids,
+			 !env.nr_pids && !env.nr_tids && !env.cgroup && !env.command,
+			 !env.kernel_only, !env.user_only))
 		goto cleanup;
 	if (env.cgroup) {
 		cgroup_fd = open(env.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1554,8 +1563,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
-	if (hidden)
+	/* access_check() said so before sampling unless it changed since */
+	if (hidden && (acc.flags & BPROF_ACCESS_KALLSYMS))
 		fprintf(stderr, "prof-record: kernel addresses are hidden (kernel.kptr_restrict); no kallsyms snapshot, kernel frames may stay unsymbolized\n");
+	if (hidden)
+		acc.flags &= ~BPROF_ACCESS_KALLSYMS;
+	manifest_stats(man, &mst);
+	acc.counters[BPROF_ACC_OBJECTS_BY_PATH] = mst.objects_by_path;
+	acc.counters[BPROF_ACC_OBJECTS_UNVERIFIED] = mst.objects_unverified;
+	acc.counters[BPROF_ACC_OBJECTS_DENIED] = mst.objects_denied;
+	acc.counters[BPROF_ACC_PROCESSES_DENIED] = mst.procs_denied;
+	rec->access = acc;
 
 	if (fill_meta(&rec->meta, &env, &options, event, start_real, stop_mono - start_mono,
 		      nr_sampled)) {
@@ -1616,6 +1634,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "\n");
 	}
 	exit_code = 0;
+	if (access_report(&rec->access, rec)) {
+		/* written (kernel stacks and counts may still help), but a
+		 * privilege problem must not pass as success */
+		fprintf(stderr, "prof-record: error: no sampled object could be identified with this recorder's privileges: the user stacks in %s cannot be symbolized (see the warnings above)\n",
+			output);
+		exit_code = 1;
+	}
 	if (child) {
 		if (!child_done) {
 			/* give the command a moment to act on the signal */
@@ -1626,9 +1651,9 @@ int main(int argc, char **argv)
 					usleep(50000);
 			}
 		}
-		if (child_done)
+		if (exit_code == 0 && child_done)
 			exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		else
+		else if (exit_code == 0)
 			exit_code = 130;
 		child = 0;
 	}

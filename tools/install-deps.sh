@@ -27,6 +27,8 @@ TEST_PKGS=(
 	# tests: Criterion, elfutils (eu-addr2line, eu-readelf), binutils (objcopy, strip),
 	# xz (MiniDebugInfo fixtures), libFuzzer runtime, flamegraph.pl, python3
 	elfutils binutils xz-utils libclang-rt-14-dev
+	# recording without root (tests/record/capabilities.sh): setcap
+	libcap2-bin
 	# dwz: the libsym fixtures include dwz-compressed debuginfo (.gnu_debugaltlink)
 	dwz
 	# the start frames of Debian programs are libc's local functions: named from

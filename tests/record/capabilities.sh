@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Recording without root (README "Recording without root"): a copy of
+# prof-record given CAP_BPF+CAP_PERFMON as file capabilities, run as an
+# ordinary user (nobody), must give a recording as symbolizable as root's -
+# of its own command, of one of its processes (-p), and of the whole system
+# (a root-owned workload) - and refuse loudly where it cannot: -p of a
+# process it may not read, a deleted binary it cannot identify.
+# The workload is uw-gcc (-O2 -fomit-frame-pointer, as distros build): its
+# stacks are complete only if every object was identified (its .eh_frame
+# table is built from the file), so the check covers the unwinder too.
+. "$(dirname "$0")/common.sh"
+command -v setcap >/dev/null || skip "setcap (libcap2-bin) not installed"
+command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+
+USER_ID=65534 # nobody
+AS_USER=(setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups)
+as_user() { "${AS_USER[@]}" "$@"; }
+
+# Everything the user runs lives in a directory it may enter (mktemp's is
+# 0700), on a file system without nosuid (file capabilities need it).
+B=$T_DIR/bin
+mkdir -p "$B" "$T_DIR/out"
+chmod 0755 "$T_DIR" "$B"
+chmod 0777 "$T_DIR/out"
+cp "$BPROF_RECORD" "$B/prof-record"
+cp "$W/uw-gcc" "$B/uw-gcc"
+chmod 0755 "$B"/*
+if findmnt -n -o OPTIONS -T "$B" | grep -qw nosuid; then
+	skip "$T_DIR is on a nosuid mount: file capabilities are ignored there"
+fi
+setcap cap_bpf,cap_perfmon+ep "$B/prof-record"
+REC=$B/prof-record
+MODES="qsort recurse threads plt leaf"
+
+# named FOLDED: "named total" samples of comm uw-gcc whose every user frame
+# has a function name ([libc.so.6], [unknown] are unnamed).
+named() {
+	awk 'index($0, "uw-gcc;") == 1 { t += $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		if (s !~ /\[/) n += $NF }
+		END { print n + 0, t + 0 }' "$1"
+}
+complete() {
+	awk 'index($0, "uw-gcc;") == 1 { t += $NF }
+		index($0, "uw-gcc;") == 1 && /;(__libc_start_call_main|start_thread);/ { k += $NF }
+		END { print k + 0, t + 0 }' "$1"
+}
+# compare WHAT ROOT_FOLDED USER_FOLDED: the user's recording names >= 95 %
+# of what root's names, its stacks are as complete, and every mode's
+# function is there.
+compare() {
+	local what=$1 rn rt un ut rk uk
+	read -r rn rt < <(named "$2")
+	read -r un ut < <(named "$3")
+	read -r rk _ < <(complete "$2")
+	read -r uk _ < <(complete "$3")
+	echo "$what: root named $rn/$rt complete $rk; user named $un/$ut complete $uk"
+	check "$what: samples recorded (root $rt, user $ut)" test "$rt" -ge 50 -a "$ut" -ge 50
+	check "$what: named share >= 95 % of root's ($un/$ut vs $rn/$rt)" \
+		awk -v a="$un" -v b="$ut" -v c="$rn" -v d="$rt" 'BEGIN { exit !(b > 0 && d > 0 && a / b >= 0.95 * c / d) }'
+	# a sampled process's first milliseconds are walked before its tables
+	# arrive, more of them on a loaded host: completeness varies more
+	check "$what: complete share >= 85 % of root's ($uk/$ut vs $rk/$rt)" \
+		awk -v a="$uk" -v b="$ut" -v c="$rk" -v d="$rt" 'BEGIN { exit !(b > 0 && d > 0 && a / b >= 0.85 * c / d) }'
+	for f in cmp_u64 recurse_leaf thread_spin leaf_fn plt_loop; do
+		check "$what: $f named as root names it" \
+			sh -c "grep -q ';$f[; ]' '$2' && grep -q ';$f[; ]' '$3'"
+	done
+}
+report() { "$BPROF_REPORT" -q -f -U "$@"; }
+
+# --- the user's own command ---------------------------------------------
+# shellcheck disable=SC2086
+"$BPROF_RECORD" -q -F 499 -o "$T_DIR/root-cmd.bprof" -- "$B/uw-gcc" 0.4 $MODES
+rc=0
+# shellcheck disable=SC2086
+as_user "$REC" -F 499 -o "$T_DIR/out/cmd.bprof" -- "$B/uw-gcc" 0.4 $MODES \
+	2>"$T_DIR/cmd.err" >/dev/null || rc=$?
+cat "$T_DIR/cmd.err"
+check "own command: exit 0 with CAP_BPF+CAP_PERFMON" test "$rc" -eq 0
+report "$T_DIR/root-cmd.bprof" >"$T_DIR/root-cmd.folded"
+report "$T_DIR/out/cmd.bprof" >"$T_DIR/cmd.folded"
+compare "own command" "$T_DIR/root-cmd.folded" "$T_DIR/cmd.folded"
+dump "$T_DIR/out/cmd.bprof"
+check "own command: no object recorded unreadable" \
+	sh -c "! grep -E '^object [0-9]+ - 0x1[0-9a-f] ' '$T_DIR/out/cmd.bprof.txt' | grep -q ."
+if ! as_user grep -qv '^0000000000000000 ' /proc/kallsyms 2>/dev/null; then
+	check "own command: hidden kernel addresses are said before sampling, naming CAP_SYSLOG" \
+		grep -q 'hidden.*CAP_SYSLOG' "$T_DIR/cmd.err"
+fi
+
+# started ERR: wait until the recorder writing its messages to ERR samples
+# (its "Sampling at" line; start-up takes longer on a loaded host).
+started() {
+	for _ in $(seq 200); do
+		grep -q '^Sampling at' "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "the recorder did not start in 20 s" >&2
+	return 1
+}
+
+# --- -p: one of the user's processes --------------------------------------
+# pid PREFIX...: the workload, held at a fifo until the recorder samples,
+# then exec'd in place (same pid); the recorder runs in the background.
+pid_run() {
+	local out=$1 fifo=$T_DIR/go
+	shift
+	rm -f "$fifo"
+	mkfifo -m 0666 "$fifo"
+	# shellcheck disable=SC2016
+	"$@" sh -c 'read -r _ < "$1"; shift; exec "$@"' sh "$fifo" "$B/uw-gcc" 0.4 $MODES >/dev/null &
+	WPID=$!
+	BG_PIDS="$BG_PIDS $WPID"
+	: >"$out.err"
+	chmod 0666 "$out.err"
+	"$@" "$REC" -F 499 -p "$WPID" -o "$out" 6 2>"$out.err" >/dev/null &
+	RPID=$!
+	started "$out.err"
+	echo go >"$fifo"
+	wait "$WPID" || true
+	kill -INT "$RPID" 2>/dev/null || true
+	rc=0
+	wait "$RPID" || rc=$?
+	cat "$out.err"
+}
+pid_run "$T_DIR/root-p.bprof" env
+pid_run "$T_DIR/out/p.bprof" "${AS_USER[@]}"
+check "-p own process: exit 0" test "$rc" -eq 0
+report "$T_DIR/root-p.bprof" >"$T_DIR/root-p.folded"
+report "$T_DIR/out/p.bprof" >"$T_DIR/p.folded"
+compare "-p" "$T_DIR/root-p.folded" "$T_DIR/p.folded"
+
+# --- the whole system, with a workload of another user (root) ---------------
+# whole OUT PREFIX...: record the whole system while root runs the workload,
+# from before it starts until after it ends.
+whole() {
+	local out=$1 rpid
+	shift
+	: >"$out.err"
+	chmod 0666 "$out.err"
+	"$@" "$REC" -F 499 -o "$out" 10 2>"$out.err" >/dev/null &
+	rpid=$!
+	started "$out.err"
+	# shellcheck disable=SC2086
+	"$B/uw-gcc" 0.4 $MODES >/dev/null &
+	WPID=$!
+	wait "$WPID" || true
+	kill -INT "$rpid" 2>/dev/null || true
+	rc=0
+	wait "$rpid" || rc=$?
+	cat "$out.err"
+}
+whole "$T_DIR/root-all.bprof" env
+report -p "$WPID" "$T_DIR/root-all.bprof" >"$T_DIR/root-all.folded"
+whole "$T_DIR/out/all.bprof" "${AS_USER[@]}"
+check "whole system: exit 0" test "$rc" -eq 0
+report -p "$WPID" "$T_DIR/out/all.bprof" >"$T_DIR/all.folded"
+compare "whole system (root's workload)" "$T_DIR/root-all.folded" "$T_DIR/all.folded"
+
+# --- refusals ---------------------------------------------------------------
+# pid 1 holds capabilities the recorder lacks: its maps are closed to it
+rc=0
+as_user "$REC" -q -p 1 -o "$T_DIR/out/init.bprof" 1 2>"$T_DIR/init.err" || rc=$?
+cat "$T_DIR/init.err"
+if [ "$(stat -c %u /proc/1)" != "$USER_ID" ] && ! as_user test -r /proc/1/maps 2>/dev/null &&
+	! as_user head -c1 /proc/1/maps >/dev/null 2>&1; then
+	check "-p of an unreadable process: non-zero exit below 128" test "$rc" -ne 0 -a "$rc" -lt 128
+	check "-p of an unreadable process: the message names CAP_SYS_PTRACE" \
+		grep -q 'may not read the mappings of process 1.*CAP_SYS_PTRACE' "$T_DIR/init.err"
+	check "-p of an unreadable process: no file" test ! -e "$T_DIR/out/init.bprof"
+fi
+
+# A deleted static binary: nothing else identifies it, map_files is closed
+# (no CAP_CHECKPOINT_RESTORE), so the recording cannot be symbolized: an
+# error, though the file is written.  With CAP_CHECKPOINT_RESTORE it is.
+mkdir -p "$T_DIR/keep" && chmod 0777 "$T_DIR/keep"
+cp "$W/uw-static" "$T_DIR/keep/uw-static"
+chmod 0755 "$T_DIR/keep/uw-static"
+for caps in cap_bpf,cap_perfmon cap_bpf,cap_perfmon,cap_checkpoint_restore; do
+	cp "$T_DIR/keep/uw-static" "$T_DIR/out/gone"
+	"${AS_USER[@]}" "$T_DIR/out/gone" 2 recurse >/dev/null &
+	GPID=$!
+	BG_PIDS="$BG_PIDS $GPID"
+	sleep 0.3
+	rm "$T_DIR/out/gone"
+	setcap "$caps+ep" "$REC"
+	rc=0
+	as_user "$REC" -q -F 499 -p "$GPID" -o "$T_DIR/out/gone-$caps.bprof" 1 2>"$T_DIR/gone.err" || rc=$?
+	cat "$T_DIR/gone.err"
+	wait "$GPID" || true
+	report --debug-dir "$T_DIR/keep" "$T_DIR/out/gone-$caps.bprof" >"$T_DIR/gone.folded" || true
+	if [ "$caps" = cap_bpf,cap_perfmon ]; then
+		check "deleted binary, no map_files: exit 1" test "$rc" -eq 1
+		check "deleted binary, no map_files: warning names CAP_CHECKPOINT_RESTORE" \
+			grep -q 'could not be identified.*CAP_CHECKPOINT_RESTORE' "$T_DIR/gone.err"
+		check "deleted binary, no map_files: error says it cannot be symbolized" \
+			grep -q 'error: no sampled object could be identified' "$T_DIR/gone.err"
+		check "deleted binary, no map_files: the file is still written" \
+			test -s "$T_DIR/out/gone-$caps.bprof"
+		check "deleted binary, no map_files: no name invented" \
+			sh -c "! grep -q 'recurse_leaf' '$T_DIR/gone.folded'"
+	else
+		check "deleted binary with CAP_CHECKPOINT_RESTORE: exit 0" test "$rc" -eq 0
+		check "deleted binary with CAP_CHECKPOINT_RESTORE: named by build-id" \
+			grep -q ';recurse_leaf' "$T_DIR/gone.folded"
+	fi
+done
+finish
