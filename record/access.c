@@ -182,9 +182,15 @@ int access_check(const struct bprof_access *a, const pid_t *pids, int nr_pids,
 			if (errno != EACCES && errno != EPERM)
 				continue; /* gone: the usual checks say so */
 			snprintf(path, sizeof(path), "/proc/%d", (int)pids[i]);
-			fprintf(stderr,
-				"prof-record: may not read the mappings of process %d (uid %ld): its user stacks could not be symbolized; grant CAP_SYS_PTRACE too (setcap cap_bpf,cap_perfmon,cap_sys_ptrace+ep %s) or run as root\n",
-				(int)pids[i], stat(path, &st) == 0 ? (long)st.st_uid : -1L, self);
+			if (access_has_cap(a, ACCESS_CAP_SYS_PTRACE))
+				/* init refused even CAP_SYS_PTRACE here */
+				fprintf(stderr,
+					"prof-record: may not read the mappings of process %d (uid %ld), even with CAP_SYS_PTRACE: its user stacks could not be symbolized; run as root\n",
+					(int)pids[i], stat(path, &st) == 0 ? (long)st.st_uid : -1L);
+			else
+				fprintf(stderr,
+					"prof-record: may not read the mappings of process %d (uid %ld): its user stacks could not be symbolized; grant CAP_SYS_PTRACE too (setcap cap_bpf,cap_perfmon,cap_sys_ptrace+ep %s) or run as root\n",
+					(int)pids[i], stat(path, &st) == 0 ? (long)st.st_uid : -1L, self);
 			return -EACCES;
 		}
 	}
