@@ -2,7 +2,9 @@
 /*
  * info.c - prof-report --info: what a recording holds and, for each object,
  * whether debuginfo was found and where: the list a user needs in order to
- * fetch what is missing.
+ * fetch what is missing.  For a recorder that ran without root (format
+ * 1.2's ACCESS section): what it could not read and which capability
+ * would have let it.
  */
 #include <errno.h>
 #include <string.h>
