@@ -32,7 +32,7 @@ extern "C" {
  * file with the same major version (minor versions only add sections or
  * append fields, which older readers skip) and refuses other majors. */
 #define BPROF_FORMAT_MAJOR 1
-#define BPROF_FORMAT_MINOR 1
+#define BPROF_FORMAT_MINOR 2
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
 #define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
@@ -298,11 +298,12 @@ const char *bprof_unwind_mode_name(uint32_t mode);
  * would have given it.  present 0: the file does not say (older files).
  */
 #define BPROF_ACCESS_ROOT        (1u << 0) /* effective uid 0 */
-#define BPROF_ACCESS_MAP_FILES   (1u << 1) /* /proc/PID/map_files could be opened */
+#define BPROF_ACCESS_MAP_FILES   (1u << 1) /* /proc/PID/map_files could be opened
+					    * (CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN) */
 #define BPROF_ACCESS_OTHER_USERS (1u << 2) /* other users' processes could be read (CAP_SYS_PTRACE) */
 #define BPROF_ACCESS_ANY_FILE    (1u << 3) /* files the user may not read could be (CAP_DAC_READ_SEARCH) */
-#define BPROF_ACCESS_KALLSYMS    (1u << 4) /* /proc/kallsyms showed kernel addresses */
-#define BPROF_ACCESS_FLAGS_ALL   0x1fu
+#define BPROF_ACCESS_KALLSYMS    (1u << 4) /* /proc/kallsyms showed kernel addresses (CAP_SYSLOG) */
+#define BPROF_ACCESS_FLAGS_ALL   0x1fu      /* other bits are reserved */
 
 /* Counter indexes (SPEC.md 6.11); files may carry more or fewer. */
 enum bprof_access_counter {
@@ -315,7 +316,8 @@ enum bprof_access_counter {
 #define BPROF_ACCESS_MAX_COUNTERS 256 /* readers accept up to this many */
 
 struct bprof_access {
-	uint32_t present;      /* 1: the recording has an ACCESS section */
+	uint32_t present;      /* 1: the recording has an ACCESS section (the writer
+				* writes one only then); 0: the rest must be 0 */
 	uint32_t flags;        /* BPROF_ACCESS_* */
 	uint32_t euid;         /* the recorder's effective uid */
 	uint64_t capabilities; /* its effective capability set: bit n is capability n */

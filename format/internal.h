@@ -33,7 +33,8 @@ enum bprof_section_type {
 	BPROF_SECT_LAST_REQUIRED = BPROF_SECT_KSYMS,
 	BPROF_SECT_UNWIND = 9, /* optional (1.1) */
 	BPROF_SECT_IMAGES = 10, /* optional (1.1) */
-	BPROF_SECT_LAST_KNOWN = BPROF_SECT_IMAGES,
+	BPROF_SECT_ACCESS = 11, /* optional (1.2) */
+	BPROF_SECT_LAST_KNOWN = BPROF_SECT_ACCESS,
 };
 
 /* Fixed sizes of table entries (the part before variable data). */
@@ -50,6 +51,7 @@ enum bprof_section_type {
 #define BPROF_UNWIND_FIXED_LEN 16    /* mode, flags, nr_counters */
 #define BPROF_STACK_FLAGS_ENTRY_LEN 8
 #define BPROF_IMAGE_FIXED_LEN 16     /* object_index, reserved, len */
+#define BPROF_ACCESS_FIXED_LEN 24    /* euid, flags, capabilities, nr_counters */
 
 /* Reader limits beyond the byte budget (SPEC.md "Limits"). */
 #define BPROF_DEFAULT_MAX_DECOMPRESSED (UINT64_C(1) << 30)

@@ -635,6 +635,41 @@ static int parse_images(struct cur *c, struct bprof_recording *r)
 	return 0;
 }
 
+/* What the recorder was allowed to read (1.2). */
+static int parse_access(struct cur *c, struct bprof_recording *r)
+{
+	struct bprof_access *a = &r->access;
+	uint64_t n;
+	int rc = need(c, BPROF_ACCESS_FIXED_LEN, "access header");
+
+	if (rc)
+		return rc;
+	a->euid = g32(c);
+	a->flags = g32(c);
+	a->capabilities = g64(c); /* every bit may be a capability of a later kernel */
+	n = g64(c);
+	if (c->strict && (a->flags & ~BPROF_ACCESS_FLAGS_ALL)) {
+		c->pos -= 20;
+		return cerr(c, BPROF_E_CORRUPT, "reserved access flags 0x%x", a->flags);
+	}
+	if (n > BPROF_ACCESS_MAX_COUNTERS) {
+		c->pos -= 8;
+		return cerr(c, BPROF_E_LIMIT, "%llu access counters (limit %u)",
+			    (unsigned long long)n, BPROF_ACCESS_MAX_COUNTERS);
+	}
+	if ((rc = need(c, n * 8, "access counters")))
+		return rc;
+	/* later versions append counters: keep the ones we know */
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v = g64(c);
+
+		if (i < BPROF_ACC_NR_COUNTERS)
+			a->counters[i] = v;
+	}
+	a->present = 1;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*parse)(struct cur *, struct bprof_recording *);
@@ -649,6 +684,7 @@ static const struct {
 	[BPROF_SECT_KSYMS] = { "ksyms", parse_ksyms },
 	[BPROF_SECT_UNWIND] = { "unwind", parse_unwind },
 	[BPROF_SECT_IMAGES] = { "images", parse_images },
+	[BPROF_SECT_ACCESS] = { "access", parse_access },
 };
 
 static const char *sect_label(uint32_t type, char *buf, size_t len)
@@ -710,7 +746,7 @@ static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t l
 						       "%s section at offset %llu: duplicated or out of order",
 						       c.sect, (unsigned long long)pos);
 			/* required sections come one after the other; optional
-			 * ones (UNWIND, IMAGES) may each be absent */
+			 * ones (UNWIND, IMAGES, ACCESS) may each be absent */
 			if (last < BPROF_SECT_LAST_REQUIRED ? type != last + 1
 							    : type <= BPROF_SECT_LAST_REQUIRED)
 				return bprof_set_error(err, BPROF_E_CORRUPT, 0,

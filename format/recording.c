@@ -220,10 +220,29 @@ static bool build_id_ok(uint32_t len, bool has_flag)
 	return len <= BPROF_BUILD_ID_MAX && (len > 0) == has_flag;
 }
 
+/* What is wrong with the ACCESS data, or NULL. */
+static const char *access_invalid(const struct bprof_access *a, bool strict_flags)
+{
+	if (a->present > 1)
+		return "access.present is neither 0 nor 1";
+	if (strict_flags && (a->flags & ~BPROF_ACCESS_FLAGS_ALL))
+		return "access flags have undefined bits";
+	if (!a->present) {
+		/* data the writer would silently drop */
+		if (a->flags || a->euid || a->capabilities)
+			return "access flags, euid or capabilities set but access.present is 0";
+		for (int i = 0; i < BPROF_ACC_NR_COUNTERS; i++)
+			if (a->counters[i])
+				return "access counters set but access.present is 0";
+	}
+	return NULL;
+}
+
 int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, int code,
 			bool sort, bool strict_flags)
 {
 	const char *what = code == BPROF_E_INVAL ? "recording" : "file";
+	const char *err_access;
 
 	if (!rec)
 		return bprof_set_error(err, BPROF_E_INVAL, 0, "recording is NULL");
@@ -291,6 +310,8 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 	if (rec->unwind.flags && rec->unwind.mode == BPROF_UNWIND_UNKNOWN)
 		return bprof_set_error(err, code, 0, "%s: unwind flags set but no unwind mode",
 				       what);
+	if ((err_access = access_invalid(&rec->access, strict_flags)))
+		return bprof_set_error(err, code, 0, "%s: %s", what, err_access);
 
 	/* counts: stack ids >= 0 must exist */
 	for (uint64_t i = 0; i < rec->nr_counts; i++) {
@@ -462,6 +483,18 @@ static const char *const unwind_counter_names[BPROF_UNW_NR_COUNTERS] = {
 const char *bprof_unwind_counter_name(unsigned i)
 {
 	return i < BPROF_UNW_NR_COUNTERS ? unwind_counter_names[i] : NULL;
+}
+
+static const char *const access_counter_names[BPROF_ACC_NR_COUNTERS] = {
+	[BPROF_ACC_OBJECTS_BY_PATH] = "objects_by_path",
+	[BPROF_ACC_OBJECTS_UNVERIFIED] = "objects_unverified",
+	[BPROF_ACC_OBJECTS_DENIED] = "objects_denied",
+	[BPROF_ACC_PROCESSES_DENIED] = "processes_denied",
+};
+
+const char *bprof_access_counter_name(unsigned i)
+{
+	return i < BPROF_ACC_NR_COUNTERS ? access_counter_names[i] : NULL;
 }
 
 const char *bprof_unwind_mode_name(uint32_t mode)

@@ -393,12 +393,26 @@ static void sect_images(struct sink *s, const struct bprof_recording *r)
 	}
 }
 
+/* Only written when the recorder said what it was allowed to read. */
+static void sect_access(struct sink *s, const struct bprof_recording *r)
+{
+	const struct bprof_access *a = &r->access;
+
+	put32(s, a->euid);
+	put32(s, a->flags);
+	put64(s, a->capabilities);
+	put64(s, BPROF_ACC_NR_COUNTERS);
+	for (int i = 0; i < BPROF_ACC_NR_COUNTERS; i++)
+		put64(s, a->counters[i]);
+}
+
 static void (*const sections[])(struct sink *, const struct bprof_recording *) = {
 	[BPROF_SECT_META] = sect_meta,         [BPROF_SECT_LOSSES] = sect_losses,
 	[BPROF_SECT_STACKS] = sect_stacks,     [BPROF_SECT_COUNTS] = sect_counts,
 	[BPROF_SECT_OBJECTS] = sect_objects,   [BPROF_SECT_PROCESSES] = sect_processes,
 	[BPROF_SECT_KERNEL] = sect_kernel,     [BPROF_SECT_KSYMS] = sect_ksyms,
 	[BPROF_SECT_UNWIND] = sect_unwind,     [BPROF_SECT_IMAGES] = sect_images,
+	[BPROF_SECT_ACCESS] = sect_access,
 };
 
 static bool section_written(const struct bprof_recording *rec, int t)
@@ -407,6 +421,8 @@ static bool section_written(const struct bprof_recording *rec, int t)
 		return rec->unwind.mode != BPROF_UNWIND_UNKNOWN;
 	if (t == BPROF_SECT_IMAGES)
 		return rec->nr_images != 0;
+	if (t == BPROF_SECT_ACCESS)
+		return rec->access.present != 0;
 	return true;
 }
 

@@ -2,7 +2,9 @@
 /*
  * info.c - prof-report --info: what a recording holds and, for each object,
  * whether debuginfo was found and where: the list a user needs in order to
- * fetch what is missing.
+ * fetch what is missing.  For a recorder that ran without root (format
+ * 1.2's ACCESS section): what it could not read and which capability
+ * would have let it.
  */
 #include <errno.h>
 #include <string.h>
@@ -93,6 +95,157 @@ static void print_unwind(FILE *f, const struct bprof_recording *rec)
 		(unsigned long long)c[BPROF_UNW_IMAGES], (unsigned long long)c[BPROF_UNW_IMAGE_FAILURES]);
 }
 
+/* Capability numbers (linux/capability.h) that --info has reason to
+ * name, in the order a reader looks for them: what prof-record needs
+ * first, then what would have let it read more. */
+#define CAP_DAC_OVERRIDE 1
+#define CAP_DAC_READ_SEARCH 2
+#define CAP_SYS_PTRACE 19
+#define CAP_SYS_ADMIN 21
+#define CAP_SYSLOG 34
+#define CAP_PERFMON 38
+#define CAP_BPF 39
+#define CAP_CHECKPOINT_RESTORE 40
+static const struct {
+	unsigned nr;
+	const char *name;
+} cap_names[] = {
+	{ CAP_BPF, "CAP_BPF" },
+	{ CAP_PERFMON, "CAP_PERFMON" },
+	{ CAP_SYS_PTRACE, "CAP_SYS_PTRACE" },
+	{ CAP_DAC_READ_SEARCH, "CAP_DAC_READ_SEARCH" },
+	{ CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE" },
+	{ CAP_CHECKPOINT_RESTORE, "CAP_CHECKPOINT_RESTORE" },
+	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
+	{ CAP_SYSLOG, "CAP_SYSLOG" },
+	{ 0, "CAP_CHOWN" },
+};
+
+static bool has_cap(const struct bprof_access *a, unsigned nr)
+{
+	return (a->capabilities >> nr) & 1;
+}
+
+/* "CAP_BPF CAP_PERFMON (and capabilities 5 12)": the names of those
+ * above, then the numbers of any other bit set. */
+static void print_caps(FILE *f, uint64_t caps)
+{
+	uint64_t named = 0;
+	const char *sep = "";
+
+	if (!caps) {
+		fputs("no capabilities", f);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(cap_names) / sizeof(cap_names[0]); i++) {
+		named |= UINT64_C(1) << cap_names[i].nr;
+		if ((caps >> cap_names[i].nr) & 1) {
+			fprintf(f, "%s%s", sep, cap_names[i].name);
+			sep = " ";
+		}
+	}
+	if (!(caps & ~named))
+		return;
+	fprintf(f, "%s", *sep ? " (and capabilities" : "capabilities");
+	for (unsigned n = 0; n < 64; n++)
+		if ((caps & ~named) >> n & 1)
+			fprintf(f, " %u", n);
+	if (*sep)
+		fputc(')', f);
+}
+
+#define ACCESS_LINE(f, label) fprintf(f, "  %-36s", label)
+
+/* What the recorder was allowed to read (format 1.2's ACCESS section):
+ * what the recording lacks because of it, and which capability would
+ * have given it.  Only what applies; nothing for files without it. */
+static void print_access(FILE *f, const struct bprof_recording *rec)
+{
+	const struct bprof_access *a = &rec->access;
+	const uint64_t *c = a->counters;
+	bool root = a->flags & BPROF_ACCESS_ROOT;
+
+	if (!a->present)
+		return;
+	if (root) {
+		fputs("access:         recorded as root\n", f);
+	} else {
+		fprintf(f, "access:         recorded as uid %u with ", a->euid);
+		print_caps(f, a->capabilities);
+		fputs(" (not root)\n", f);
+	}
+
+	if (!(a->flags & BPROF_ACCESS_OTHER_USERS)) {
+		ACCESS_LINE(f, "mappings of other users' processes:");
+		if (c[BPROF_ACC_PROCESSES_DENIED])
+			fprintf(f, "not readable (%llu %s without mappings)",
+				(unsigned long long)c[BPROF_ACC_PROCESSES_DENIED],
+				c[BPROF_ACC_PROCESSES_DENIED] == 1 ? "process" : "processes");
+		else
+			fputs("not readable (no sampled process needed it)", f);
+		if (root)
+			fputs("; refused to root (a security module, or /proc mounted with hidepid?)\n", f);
+		else if (has_cap(a, CAP_SYS_PTRACE))
+			fputs("; refused despite CAP_SYS_PTRACE (a security module, or /proc mounted with hidepid?)\n", f);
+		else
+			fputs(": CAP_SYS_PTRACE would read them\n", f);
+	} else if (c[BPROF_ACC_PROCESSES_DENIED]) {
+		ACCESS_LINE(f, "mappings of other users' processes:");
+		fprintf(f, "readable, but %llu %s refused their mappings\n",
+			(unsigned long long)c[BPROF_ACC_PROCESSES_DENIED],
+			c[BPROF_ACC_PROCESSES_DENIED] == 1 ? "process" : "processes");
+	}
+
+	if (!(a->flags & BPROF_ACCESS_ANY_FILE)) {
+		ACCESS_LINE(f, "files the user may not read:");
+		if (c[BPROF_ACC_OBJECTS_DENIED])
+			fprintf(f, "not readable (%llu %s)",
+				(unsigned long long)c[BPROF_ACC_OBJECTS_DENIED],
+				c[BPROF_ACC_OBJECTS_DENIED] == 1 ? "object" : "objects");
+		else
+			fputs("not readable (no mapped object needed it)", f);
+		if (root)
+			fputs("; refused to root (a security module?)\n", f);
+		else if (has_cap(a, CAP_DAC_READ_SEARCH) || has_cap(a, CAP_DAC_OVERRIDE))
+			fputs("; refused despite CAP_DAC_READ_SEARCH or CAP_DAC_OVERRIDE (a security module?)\n", f);
+		else
+			fputs(": CAP_DAC_READ_SEARCH would read them\n", f);
+	} else if (c[BPROF_ACC_OBJECTS_DENIED]) {
+		ACCESS_LINE(f, "files the user may not read:");
+		fprintf(f, "readable, but %llu %s could not be opened\n",
+			(unsigned long long)c[BPROF_ACC_OBJECTS_DENIED],
+			c[BPROF_ACC_OBJECTS_DENIED] == 1 ? "object" : "objects");
+	}
+
+	if (!(a->flags & BPROF_ACCESS_MAP_FILES)) {
+		ACCESS_LINE(f, "/proc/PID/map_files:");
+		fprintf(f, "closed: %llu %s identified by path (device and inode checked), ",
+			(unsigned long long)c[BPROF_ACC_OBJECTS_BY_PATH],
+			c[BPROF_ACC_OBJECTS_BY_PATH] == 1 ? "object" : "objects");
+		if (!c[BPROF_ACC_OBJECTS_UNVERIFIED])
+			fputs("none unverified\n", f);
+		else if (root || has_cap(a, CAP_CHECKPOINT_RESTORE) || has_cap(a, CAP_SYS_ADMIN))
+			fprintf(f, "%llu could not be verified (deleted or replaced since mapped)\n",
+				(unsigned long long)c[BPROF_ACC_OBJECTS_UNVERIFIED]);
+		else
+			fprintf(f, "%llu could not be verified (deleted or replaced since mapped): CAP_CHECKPOINT_RESTORE would identify them\n",
+				(unsigned long long)c[BPROF_ACC_OBJECTS_UNVERIFIED]);
+	} else if (c[BPROF_ACC_OBJECTS_UNVERIFIED]) {
+		ACCESS_LINE(f, "/proc/PID/map_files:");
+		fprintf(f, "open, but %llu %s could not be verified\n",
+			(unsigned long long)c[BPROF_ACC_OBJECTS_UNVERIFIED],
+			c[BPROF_ACC_OBJECTS_UNVERIFIED] == 1 ? "object" : "objects");
+	}
+
+	if (!(a->flags & BPROF_ACCESS_KALLSYMS)) {
+		ACCESS_LINE(f, "kernel addresses:");
+		if (root || has_cap(a, CAP_SYSLOG))
+			fputs("hidden (kernel.kptr_restrict=2 hides them from everyone): kernel frames need vmlinux debuginfo\n", f);
+		else
+			fputs("hidden: kernel frames need vmlinux debuginfo; CAP_SYSLOG would record kallsyms\n", f);
+	}
+}
+
 static const char *str_or(const char *s, const char *dflt) { return s && *s ? s : dflt; }
 
 /* "label" + a recorded (hostile) string, escaped, + "\n" */
@@ -154,6 +307,7 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 	fprintf(f, "  user stacks before their tables: %llu (walked by frame pointer: may lack callers)\n",
 		(unsigned long long)l->user_stack_before_table);
 	print_unwind(f, rec);
+	print_access(f, rec);
 
 	rep_hex(hex, k->build_id, k->build_id_len);
 	fputs("kernel image:   ", f);

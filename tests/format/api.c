@@ -131,6 +131,14 @@ static void kbid_long(struct bprof_recording *r) { r->kernel.build_id_len = 100;
 static void mod_overflow(struct bprof_recording *r) { r->kernel.modules[0].size = UINT64_MAX; }
 static void no_ips(struct bprof_recording *r) { free(r->stacks[0].ips); r->stacks[0].ips = NULL; }
 static void deep(struct bprof_recording *r) { r->stacks[0].nr_ips = 70000; }
+static void access_flags(struct bprof_recording *r) { r->access.flags |= 1u << 5; }
+static void access_present_2(struct bprof_recording *r) { r->access.present = 2; }
+static void access_absent_flags(struct bprof_recording *r) { r->access.present = 0; }
+static void access_absent_counter(struct bprof_recording *r)
+{
+	memset(&r->access, 0, sizeof(r->access));
+	r->access.counters[BPROF_ACC_PROCESSES_DENIED] = 1;
+}
 
 static const struct breakage breakages[] = {
 	{ "dangling stack id", dangling_stack, BPROF_E_INVAL },
@@ -150,6 +158,10 @@ static const struct breakage breakages[] = {
 	{ "module base + size overflows", mod_overflow, BPROF_E_INVAL },
 	{ "stack without ips array", no_ips, BPROF_E_INVAL },
 	{ "stack deeper than the limit", deep, BPROF_E_INVAL },
+	{ "undefined access flag", access_flags, BPROF_E_INVAL },
+	{ "access.present neither 0 nor 1", access_present_2, BPROF_E_INVAL },
+	{ "access data without access.present", access_absent_flags, BPROF_E_INVAL },
+	{ "access counter without access.present", access_absent_counter, BPROF_E_INVAL },
 };
 
 Test(api, validate_refuses_broken_recordings)
@@ -285,7 +297,47 @@ Test(api, version_message_names_both_versions)
 	buf[10] = 7; /* minor 7 */
 	cr_assert_eq(bprof_read_buffer(&back, buf, len, NULL, &err), BPROF_E_VERSION);
 	cr_assert_neq(strstr(err.message, "3.7"), NULL, "%s", err.message);
-	cr_assert_neq(strstr(err.message, "1.1"), NULL, "%s", err.message);
+	cr_assert_neq(strstr(err.message, "1.2"), NULL, "%s", err.message);
+	free(buf);
+	bprof_recording_free(r);
+}
+
+Test(api, access_counter_names)
+{
+	static const char *const want[] = { "objects_by_path", "objects_unverified",
+					     "objects_denied", "processes_denied" };
+
+	cr_assert_eq(BPROF_ACC_NR_COUNTERS, 4);
+	for (unsigned i = 0; i < BPROF_ACC_NR_COUNTERS; i++)
+		cr_assert_str_eq(bprof_access_counter_name(i), want[i]);
+	cr_assert_null(bprof_access_counter_name(BPROF_ACC_NR_COUNTERS));
+	cr_assert_null(bprof_access_counter_name(~0u));
+}
+
+/* The writer writes ACCESS only when present: a recording without it
+ * reads back without it, and with it, as it was. */
+Test(api, access_written_only_when_present)
+{
+	struct bprof_recording *r = fx_typical(), *back;
+	struct bprof_error err = { 0 };
+	void *buf;
+	size_t len, with;
+
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(bprof_read_buffer(&back, buf, len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(back->access.present, 1);
+	cr_assert_eq(back->access.euid, 1000);
+	cr_assert_eq(back->access.capabilities, UINT64_C(3) << 38);
+	cr_assert_eq(back->access.counters[BPROF_ACC_PROCESSES_DENIED], 12);
+	bprof_recording_free(back);
+	free(buf);
+	with = len;
+	memset(&r->access, 0, sizeof(r->access));
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(bprof_read_buffer(&back, buf, len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(back->access.present, 0);
+	cr_assert_lt(len, with);
+	bprof_recording_free(back);
 	free(buf);
 	bprof_recording_free(r);
 }

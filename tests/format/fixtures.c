@@ -164,7 +164,7 @@ struct bprof_recording *fx_typical_v10(void)
 	return r;
 }
 
-struct bprof_recording *fx_typical(void)
+struct bprof_recording *fx_typical_v11(void)
 {
 	struct bprof_recording *r = fx_typical_v10();
 
@@ -191,6 +191,25 @@ struct bprof_recording *fx_typical(void)
 	r->images[0].len = 32;
 	r->images[0].data = xcalloc(1, 32);
 	memcpy(r->images[0].data, "\x7f" "ELF image bytes of object one!", 32);
+	return r;
+}
+
+struct bprof_recording *fx_typical(void)
+{
+	struct bprof_recording *r = fx_typical_v11();
+
+	if (!r)
+		return NULL;
+	/* format 1.2: recorded by uid 1000 with CAP_BPF and CAP_PERFMON only;
+	 * kallsyms readable, nothing else */
+	r->access.present = 1;
+	r->access.euid = 1000;
+	r->access.flags = BPROF_ACCESS_KALLSYMS;
+	r->access.capabilities = UINT64_C(1) << 38 | UINT64_C(1) << 39;
+	r->access.counters[BPROF_ACC_OBJECTS_BY_PATH] = 40;
+	r->access.counters[BPROF_ACC_OBJECTS_UNVERIFIED] = 2;
+	r->access.counters[BPROF_ACC_OBJECTS_DENIED] = 3;
+	r->access.counters[BPROF_ACC_PROCESSES_DENIED] = 12;
 	return r;
 }
 
@@ -300,6 +319,11 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		DIFF("losses differ");
 	if (memcmp(&a->unwind, &b->unwind, sizeof(a->unwind)))
 		DIFF("unwind differs");
+	/* field by field: the struct has padding */
+	if (a->access.present != b->access.present || a->access.flags != b->access.flags ||
+	    a->access.euid != b->access.euid || a->access.capabilities != b->access.capabilities ||
+	    memcmp(a->access.counters, b->access.counters, sizeof(a->access.counters)))
+		DIFF("access differs");
 	if (a->nr_images != b->nr_images)
 		DIFF("image counts differ");
 	for (uint64_t i = 0; i < a->nr_images; i++)

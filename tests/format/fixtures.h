@@ -16,6 +16,9 @@ struct bprof_recording *fx_typical(void);
 /* The typical recording as format 1.0 could hold it (no unwinder data):
  * what valid/v1.0-typical.bprof, written by the 1.0 writer, reads as. */
 struct bprof_recording *fx_typical_v10(void);
+/* The typical recording as format 1.1 could hold it (no ACCESS section):
+ * what valid/v1.1-typical.bprof, written by the 1.1 writer, reads as. */
+struct bprof_recording *fx_typical_v11(void);
 /* Strings with odd bytes: UTF-8, control characters, high bytes, spaces. */
 struct bprof_recording *fx_odd_strings(void);
 /* nr_counts counts over nr_stacks stacks and nr_ksyms ksyms; seeded. */

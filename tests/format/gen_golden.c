@@ -371,6 +371,7 @@ int main(int argc, char **argv)
 		set_sect_len(&d, BPROF_SECT_META, mlen + 4);
 		set32(&d, payload(&d, BPROF_SECT_META) + 36, 0x3 | 0x100);
 		set32(&d, payload(&d, BPROF_SECT_COUNTS) + 8 + 20, 0xdead);
+		set32(&d, payload(&d, BPROF_SECT_ACCESS) + 4, BPROF_ACCESS_KALLSYMS | 0x80000000u);
 		bb_u32(&s, 0x7001);
 		bb_u32(&s, 0x1);
 		bb_u64(&s, 0);
@@ -464,7 +465,7 @@ int main(int argc, char **argv)
 	{
 		static const char *const names[] = { "", "meta", "losses", "stacks", "counts",
 						     "objects", "processes", "kernel", "ksyms",
-						     "unwind", "images" };
+						     "unwind", "images", "access" };
 
 		/* content cut at every section boundary, and inside each header */
 		for (uint32_t t = BPROF_SECT_META; t <= BPROF_SECT_LAST_KNOWN; t++) {
@@ -478,6 +479,8 @@ int main(int argc, char **argv)
 				valid(g, "no-unwind-section", frame(&d, NULL));
 			else if (t == BPROF_SECT_IMAGES)
 				valid(g, "no-images-section", frame(&d, NULL));
+			else if (t == BPROF_SECT_ACCESS)
+				valid(g, "no-access-section", frame(&d, NULL));
 			else
 				invalid(g, name, BPROF_E_TRUNCATED, frame(&d, NULL));
 			d.len += 7;
@@ -506,7 +509,7 @@ int main(int argc, char **argv)
 	DAMAGED(d, &c)
 	{
 		/* length one past the end of the content */
-		set_sect_len(&d, BPROF_SECT_IMAGES, sect_len(&c, BPROF_SECT_IMAGES) + 1);
+		set_sect_len(&d, BPROF_SECT_ACCESS, sect_len(&c, BPROF_SECT_ACCESS) + 1);
 		invalid(g, "section-length-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
 		free(d.p);
 	}
@@ -1123,6 +1126,127 @@ int main(int argc, char **argv)
 			set_sect_len(&d, BPROF_SECT_IMAGES, sect_len(&d, BPROF_SECT_IMAGES) + e.len);
 			invalid(g, "image-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
 			free(e.p);
+			free(d.p);
+		}
+	}
+	/* ---- ACCESS (1.2) ----
+	 * typical's payload: euid 1000 (0), flags KALLSYMS (4), capabilities
+	 * CAP_PERFMON|CAP_BPF (8), nr_counters = 4 (16), counters 40, 2, 3,
+	 * 12 (24..56). */
+	{
+		size_t a = payload(&c, BPROF_SECT_ACCESS);
+
+		DAMAGED(d, &c)
+		{
+			set32(&d, a + 4, BPROF_ACCESS_KALLSYMS | 0x20); /* bit 5: the lowest reserved */
+			invalid(g, "access-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, a + 16, 257);
+			invalid(g, "access-counters-above-limit", BPROF_E_LIMIT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, a + 16, BPROF_ACC_NR_COUNTERS + 1); /* one more than present */
+			invalid(g, "access-counters-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, a + 16, UINT64_MAX / 8 + 1); /* n * 8 wraps to 0 */
+			invalid(g, "access-counters-wrap", BPROF_E_LIMIT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* the header cut after the capabilities: no counter count */
+			size_t at = sect_at(&d, BPROF_SECT_ACCESS);
+
+			d.len = at + 16 + 16;
+			set_sect_len(&d, BPROF_SECT_ACCESS, 16);
+			invalid(g, "access-header-short", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			size_t at = sect_at(&d, BPROF_SECT_ACCESS);
+
+			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_ACCESS));
+			invalid(g, "access-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* ACCESS moved before IMAGES */
+			size_t at = sect_at(&d, BPROF_SECT_ACCESS), im = sect_at(&d, BPROF_SECT_IMAGES);
+			size_t alen = 16 + sect_len(&d, BPROF_SECT_ACCESS);
+			struct bb tmp = { 0 };
+
+			bb_put(&tmp, d.p + at, alen);
+			bb_delete(&d, at, alen);
+			bb_insert(&d, im, tmp.p, tmp.len);
+			invalid(g, "access-before-images", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(tmp.p);
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* ACCESS moved before KSYMS: a required section follows it */
+			size_t at = sect_at(&d, BPROF_SECT_ACCESS), ks = sect_at(&d, BPROF_SECT_KSYMS);
+			size_t alen = 16 + sect_len(&d, BPROF_SECT_ACCESS);
+			struct bb tmp = { 0 };
+
+			bb_put(&tmp, d.p + at, alen);
+			bb_delete(&d, at, alen);
+			bb_insert(&d, ks, tmp.p, tmp.len);
+			invalid(g, "access-before-ksyms", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(tmp.p);
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* a newer writer's extra counters are ignored */
+			uint8_t extra[16] = { 1, 2, 3 };
+
+			bb_insert(&d, a + 24 + 8 * BPROF_ACC_NR_COUNTERS, extra, sizeof(extra));
+			set64(&d, a + 16, BPROF_ACC_NR_COUNTERS + 2);
+			set_sect_len(&d, BPROF_SECT_ACCESS, sect_len(&d, BPROF_SECT_ACCESS) + 16);
+			valid(g, "access-more-counters", frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* and counters a file lacks read as 0: only objects_by_path */
+			bb_delete(&d, a + 24 + 8, 8 * (BPROF_ACC_NR_COUNTERS - 1));
+			set64(&d, a + 16, 1);
+			set_sect_len(&d, BPROF_SECT_ACCESS,
+				     sect_len(&d, BPROF_SECT_ACCESS) - 8 * (BPROF_ACC_NR_COUNTERS - 1));
+			valid(g, "access-fewer-counters", frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* no counters at all, and every capability bit set (later
+			 * kernels' capabilities are not errors) */
+			bb_delete(&d, a + 24, 8 * BPROF_ACC_NR_COUNTERS);
+			set64(&d, a + 8, UINT64_MAX);
+			set64(&d, a + 16, 0);
+			set_sect_len(&d, BPROF_SECT_ACCESS, 24);
+			valid(g, "access-no-counters-all-capabilities", frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* optional sections are independent: ACCESS right after KSYMS */
+			size_t at = sect_at(&d, BPROF_SECT_UNWIND);
+
+			bb_delete(&d, at, 16 + sect_len(&d, BPROF_SECT_UNWIND));
+			at = sect_at(&d, BPROF_SECT_IMAGES);
+			bb_delete(&d, at, 16 + sect_len(&d, BPROF_SECT_IMAGES));
+			valid(g, "access-after-ksyms", frame(&d, NULL));
 			free(d.p);
 		}
 	}

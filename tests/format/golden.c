@@ -110,8 +110,58 @@ Test(golden, valid_v1_0_files_still_read)
 	struct bprof_recording *r = read_golden("v1.0-empty");
 
 	cr_assert_eq(r->unwind.mode, BPROF_UNWIND_UNKNOWN);
+	cr_assert_eq(r->access.present, 0);
 	bprof_recording_free(r);
 	expect_fixture("v1.0-typical", fx_typical_v10());
+}
+
+/* A file of format 1.1 (minor 1, no ACCESS section), written by the 1.1
+ * writer and kept as it was: still reads, as what 1.1 held. */
+Test(golden, valid_v1_1_file_still_reads)
+{
+	struct bprof_recording *r = read_golden("v1.1-typical");
+
+	cr_assert_eq(r->access.present, 0);
+	bprof_recording_free(r);
+	expect_fixture("v1.1-typical", fx_typical_v11());
+}
+
+Test(golden, valid_access_counter_count_may_differ)
+{
+	struct bprof_recording *want = fx_typical(), *got = read_golden("access-more-counters");
+	char why[256];
+
+	cr_assert_eq(bprof_recording_validate(want, NULL), 0);
+	cr_assert(fx_equal(got, want, why, sizeof(why)), "access-more-counters: %s", why);
+	bprof_recording_free(got);
+	got = read_golden("access-fewer-counters");
+	cr_assert_eq(got->access.present, 1);
+	cr_assert_eq(got->access.euid, 1000);
+	cr_assert_eq(got->access.counters[BPROF_ACC_OBJECTS_BY_PATH], 40);
+	for (int i = 1; i < BPROF_ACC_NR_COUNTERS; i++)
+		cr_assert_eq(got->access.counters[i], 0, "counter %d", i);
+	bprof_recording_free(got);
+	got = read_golden("access-no-counters-all-capabilities");
+	cr_assert_eq(got->access.present, 1);
+	cr_assert_eq(got->access.capabilities, UINT64_MAX);
+	for (int i = 0; i < BPROF_ACC_NR_COUNTERS; i++)
+		cr_assert_eq(got->access.counters[i], 0, "counter %d", i);
+	bprof_recording_free(got);
+	bprof_recording_free(want);
+}
+
+Test(golden, valid_optional_sections_are_independent)
+{
+	struct bprof_recording *r = read_golden("access-after-ksyms");
+
+	cr_assert_eq(r->access.present, 1);
+	cr_assert_eq(r->unwind.mode, BPROF_UNWIND_UNKNOWN);
+	cr_assert_eq(r->nr_images, 0);
+	bprof_recording_free(r);
+	r = read_golden("no-access-section");
+	cr_assert_eq(r->access.present, 0);
+	cr_assert_eq(r->nr_images, 1);
+	bprof_recording_free(r);
 }
 
 Test(golden, valid_unwind_counter_count_may_differ)
@@ -138,6 +188,7 @@ Test(golden, valid_newer_minor_extensions_are_ignored)
 	/* reserved bits set by "minor 1" are passed through, not refused */
 	cr_assert_eq(got->meta.flags, 0x103);
 	cr_assert_eq(got->nr_counts, 7);
+	cr_assert_eq(got->access.flags, BPROF_ACCESS_KALLSYMS | 0x80000000u);
 	bprof_recording_free(got);
 }
 

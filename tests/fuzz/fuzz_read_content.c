@@ -73,7 +73,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    again->nr_objects != rec->nr_objects || again->nr_processes != rec->nr_processes ||
 	    again->kernel.nr_ksyms != rec->kernel.nr_ksyms ||
 	    memcmp(&again->unwind, &rec->unwind, sizeof(rec->unwind)) ||
-	    again->nr_images != rec->nr_images)
+	    again->nr_images != rec->nr_images || again->access.present != rec->access.present ||
+	    again->access.flags != rec->access.flags || again->access.euid != rec->access.euid ||
+	    again->access.capabilities != rec->access.capabilities ||
+	    memcmp(again->access.counters, rec->access.counters, sizeof(rec->access.counters)))
 		abort();
 	free(buf);
 	bprof_recording_free(again);

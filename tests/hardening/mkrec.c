@@ -15,6 +15,16 @@
  *   mkrec jit-split OUT A B       main->func_a A times and main->func_b B times,
  *                                 named by a recorded perf map (JIT code): a
  *                                 recording whose shares are exact, for diffs
+ *   mkrec access-user OUT         an ACCESS section (format 1.2) of a recorder
+ *                                 run as uid 65534 with CAP_BPF+CAP_PERFMON
+ *                                 only: map_files closed, other users'
+ *                                 processes and unreadable files refused,
+ *                                 kallsyms hidden; counters 40, 2, 3, 12
+ *   mkrec access-root OUT         an ACCESS section of a root recorder that
+ *                                 could read everything
+ *   mkrec access-caps OUT         uid 1000 with CAP_SYS_PTRACE, CAP_SYSLOG,
+ *                                 CAP_BPF, CAP_PERFMON and capability 12, still
+ *                                 refused other users' processes (2)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -105,7 +115,7 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: mkrec empty-comm|huge-counts|control-comm OUT | mkrec many OUT N | mkrec nosym OUT ELF BUILDID | mkrec jit-split OUT A B\n");
+		fprintf(stderr, "usage: mkrec empty-comm|huge-counts|control-comm|access-user|access-root|access-caps OUT | mkrec many OUT N | mkrec nosym OUT ELF BUILDID | mkrec jit-split OUT A B\n");
 		return 2;
 	}
 	r = base();
@@ -166,6 +176,29 @@ int main(int argc, char **argv)
 				die("add_stack", err, NULL);
 			add_count(r, 13, "split", st[i].id, BPROF_STACK_NONE, 0,
 				  strtoull(argv[3 + i], NULL, 10));
+		}
+	} else if (!strncmp(argv[1], "access-", 7)) {
+		add_count(r, 7, "acc", -EFAULT, -EFAULT, 0, 5);
+		r->access.present = 1;
+		if (!strcmp(argv[1], "access-user")) {
+			r->access.euid = 65534;
+			r->access.capabilities = 1ull << 38 | 1ull << 39; /* PERFMON, BPF */
+			r->access.counters[BPROF_ACC_OBJECTS_BY_PATH] = 40;
+			r->access.counters[BPROF_ACC_OBJECTS_UNVERIFIED] = 2;
+			r->access.counters[BPROF_ACC_OBJECTS_DENIED] = 3;
+			r->access.counters[BPROF_ACC_PROCESSES_DENIED] = 12;
+		} else if (!strcmp(argv[1], "access-root")) {
+			r->access.flags = BPROF_ACCESS_FLAGS_ALL;
+			r->access.capabilities = (1ull << 41) - 1; /* CAP_CHOWN .. CAP_CHECKPOINT_RESTORE */
+		} else if (!strcmp(argv[1], "access-caps")) {
+			r->access.euid = 1000;
+			r->access.flags = BPROF_ACCESS_MAP_FILES | BPROF_ACCESS_ANY_FILE |
+					  BPROF_ACCESS_KALLSYMS;
+			r->access.capabilities = 1ull << 12 | 1ull << 19 | 1ull << 34 | 1ull << 38 |
+						 1ull << 39;
+			r->access.counters[BPROF_ACC_PROCESSES_DENIED] = 2;
+		} else {
+			return 2;
 		}
 	} else if (!strcmp(argv[1], "nosym") && argc == 5) {
 		struct bprof_object o = { .path = dup(argv[3]), .flags = BPROF_OBJ_HAS_BUILD_ID };

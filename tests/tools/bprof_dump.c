@@ -23,6 +23,8 @@
  *   unwind mode=<fp|auto|cfi> flags=0x<flags>    (only with an UNWIND section)
  *   unwind_counter <name> <value>               (one per known counter)
  *   image <object_index> <len> <fnv1a-64 of the bytes, hex>
+ *   access euid=<uid> flags=0x<flags> caps=0x<capabilities>  (only with an ACCESS section)
+ *   access_counter <name> <value>               (one per known counter)
  *   summary counts=N stacks=N objects=N processes=N samples=<sum of counts>
  *
  * Stack ids print as signed decimals; BPROF_STACK_NONE prints as "none".
@@ -209,6 +211,13 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 			h = (h ^ r->images[i].data[j]) * 0x100000001b3ull;
 		fprintf(f, "image %u %llu %016llx\n", r->images[i].object_index,
 			(unsigned long long)r->images[i].len, (unsigned long long)h);
+	}
+	if (r->access.present) {
+		fprintf(f, "access euid=%u flags=0x%x caps=0x%llx\n", r->access.euid,
+			r->access.flags, (unsigned long long)r->access.capabilities);
+		for (unsigned i = 0; i < BPROF_ACC_NR_COUNTERS; i++)
+			fprintf(f, "access_counter %s %llu\n", bprof_access_counter_name(i),
+				(unsigned long long)r->access.counters[i]);
 	}
 	fprintf(f, "summary counts=%llu stacks=%llu objects=%llu processes=%llu samples=%llu\n",
 		(unsigned long long)r->nr_counts, (unsigned long long)r->nr_stacks,
