@@ -83,6 +83,13 @@ compare "own command" "$T_DIR/root-cmd.folded" "$T_DIR/cmd.folded"
 dump "$T_DIR/out/cmd.bprof"
 check "own command: no object recorded unreadable" \
 	sh -c "! grep -E '^object [0-9]+ - 0x1[0-9a-f] ' '$T_DIR/out/cmd.bprof.txt' | grep -q ."
+"$BPROF_REPORT" --info "$T_DIR/out/cmd.bprof" >"$T_DIR/cmd.info"
+check "own command: --info says who recorded, with which capabilities" \
+	grep -q "^access: *recorded as uid $USER_ID with CAP_BPF CAP_PERFMON (not root)" "$T_DIR/cmd.info"
+check "own command: --info counts the objects identified by path" \
+	grep -qE 'map_files: +closed: [1-9][0-9]* objects identified by path' "$T_DIR/cmd.info"
+"$BPROF_REPORT" --info "$T_DIR/root-cmd.bprof" >"$T_DIR/root-cmd.info"
+check "root's recording: --info says root" grep -q '^access: *recorded as root' "$T_DIR/root-cmd.info"
 if ! as_user grep -qv '^0000000000000000 ' /proc/kallsyms 2>/dev/null; then
 	check "own command: hidden kernel addresses are said before sampling, naming CAP_SYSLOG" \
 		grep -q 'hidden.*CAP_SYSLOG' "$T_DIR/cmd.err"
@@ -197,6 +204,9 @@ for caps in cap_bpf,cap_perfmon cap_bpf,cap_perfmon,cap_checkpoint_restore; do
 			grep -q 'error: no sampled object could be identified' "$T_DIR/gone.err"
 		check "deleted binary, no map_files: the file is still written" \
 			test -s "$T_DIR/out/gone-$caps.bprof"
+		"$BPROF_REPORT" --info "$T_DIR/out/gone-$caps.bprof" >"$T_DIR/gone.info"
+		check "deleted binary, no map_files: --info counts it unverified, names CAP_CHECKPOINT_RESTORE" \
+			grep -qE 'map_files: +closed: .*1 could not be verified.*CAP_CHECKPOINT_RESTORE' "$T_DIR/gone.info"
 		check "deleted binary, no map_files: no name invented" \
 			sh -c "! grep -q 'recurse_leaf' '$T_DIR/gone.folded'"
 	else
