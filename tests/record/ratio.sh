@@ -5,7 +5,10 @@
 . "$(dirname "$0")/common.sh"
 
 out=$T_DIR/ratio.bprof
-bg "$W/ratio" 7 2
+# Longer than the recording by far (killed at exit): on a loaded host the
+# recorder's start-up took seconds, and a 7 s workload had ended before its
+# CPU time could be read after the recording.
+bg "$W/ratio" 60 2
 sleep 0.3
 # CPU time of the workload over the recording: the machine may be shared,
 # so the expected count is its CPU seconds x 99 Hz (4 s x 2 CPUs when idle).
@@ -13,6 +16,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 t0=$(cpu_ticks "$BG")
 "$BPROF_RECORD" -q -F 99 -p "$BG" -o "$out" 4
 t1=$(cpu_ticks "$BG")
+kill "$BG"
 dump "$out"
 
 n=$(dumpq "$out.txt" samples ratio)
