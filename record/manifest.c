@@ -375,6 +375,11 @@ enum ident {
 	IDENT_UNVERIFIED /* the path holds another file now, or none */
 };
 
+static bool same_inode(const struct stat *st, const struct mmap_ent *me)
+{
+	return S_ISREG(st->st_mode) && st->st_dev == me->dev && st->st_ino == me->ino;
+}
+
 /*
  * Where to open the file behind an executable mapping, and its identity
  * (*st) when one was found.
@@ -391,11 +396,6 @@ enum ident {
  * was mapped has another inode, and its build-id must not be recorded as
  * the mapping's.
  */
-static bool same_inode(const struct stat *st, const struct mmap_ent *me)
-{
-	return S_ISREG(st->st_mode) && st->st_dev == me->dev && st->st_ino == me->ino;
-}
-
 static enum ident identify(uint32_t pid, const struct mmap_ent *me, const char *path,
 			   bool deleted, struct stat *st, char *file, size_t len)
 {
