@@ -519,6 +519,37 @@ static bool btf_has_func(const struct btf *btf, const char *func)
 	return btf && btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) > 0;
 }
 
+/*
+ * Whether an fexit program on func loads.  Kernels (or hypervisors,
+ * lockdown) that refuse trampolines say so with EPERM only when a program
+ * is loaded, and libbpf loads the programs of an object in order: the
+ * failing fexit came after the unwinder's sampler, whose verification is
+ * most of prof-record's start-up, so the whole object was loaded and
+ * verified twice.  Two instructions tell the same, for a fraction of a
+ * millisecond.  Only a refusal counts: any other error leaves the decision
+ * to the real load.
+ */
+static bool fexit_refused(const struct btf *btf, const char *func)
+{
+	struct bpf_insn insns[2] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int id = btf ? btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) : -1;
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FEXIT,
+		    .attach_btf_id = id > 0 ? (unsigned)id : 0);
+	int fd;
+
+	if (id <= 0)
+		return false;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "bprof_probe", "GPL", insns, 2, &opts);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EPERM || errno == EACCES || errno == ENOTSUP || errno == 524 /* ENOTSUPP */;
+}
+
 static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	return 0;
@@ -606,7 +637,7 @@ static struct profile_bpf *open_and_load(const struct env *env, bool *cfi, int *
 	struct profile_bpf *obj = NULL;
 	unsigned avail = 0, tries[4];
 
-	if (btf_has_func(btf, "vm_mmap_pgoff"))
+	if (btf_has_func(btf, "vm_mmap_pgoff") && !fexit_refused(btf, "vm_mmap_pgoff"))
 		avail |= OPT_PROG_MMAP;
 	if (btf_has_func(btf, "bpf_iter_task_vma_new")) {
 		avail |= OPT_PROG_EXIT;
