@@ -106,29 +106,47 @@ started() {
 	return 1
 }
 
+# rec_start OUT PREFIX... -- ARGS...: the recorder in the background (as
+# PREFIX: env, or the user), writing OUT, until it samples.
+rec_start() {
+	local out=$1 pre=()
+	shift
+	while [ "$1" != -- ]; do
+		pre+=("$1")
+		shift
+	done
+	shift
+	: >"$out.err"
+	chmod 0666 "$out.err"
+	"${pre[@]}" "$REC" -F 499 -o "$out" "$@" 2>"$out.err" >/dev/null &
+	RPID=$!
+	started "$out.err"
+}
+# rec_stop OUT: once the workload ($WPID) is done, end the recording (its
+# exit status in $rc).
+rec_stop() {
+	wait "$WPID" || true
+	kill -INT "$RPID" 2>/dev/null || true
+	rc=0
+	wait "$RPID" || rc=$?
+	cat "$1.err"
+}
+
 # --- -p: one of the user's processes --------------------------------------
-# pid PREFIX...: the workload, held at a fifo until the recorder samples,
-# then exec'd in place (same pid); the recorder runs in the background.
+# pid_run OUT PREFIX...: the workload, held at a fifo until the recorder
+# samples it, then exec'd in place (same pid).
 pid_run() {
 	local out=$1 fifo=$T_DIR/go
 	shift
 	rm -f "$fifo"
 	mkfifo -m 0666 "$fifo"
-	# shellcheck disable=SC2016
+	# shellcheck disable=SC2016,SC2086
 	"$@" sh -c 'read -r _ < "$1"; shift; exec "$@"' sh "$fifo" "$B/uw-gcc" 0.4 $MODES >/dev/null &
 	WPID=$!
 	BG_PIDS="$BG_PIDS $WPID"
-	: >"$out.err"
-	chmod 0666 "$out.err"
-	"$@" "$REC" -F 499 -p "$WPID" -o "$out" 6 2>"$out.err" >/dev/null &
-	RPID=$!
-	started "$out.err"
+	rec_start "$out" "$@" -- -p "$WPID" 6
 	echo go >"$fifo"
-	wait "$WPID" || true
-	kill -INT "$RPID" 2>/dev/null || true
-	rc=0
-	wait "$RPID" || rc=$?
-	cat "$out.err"
+	rec_stop "$out"
 }
 pid_run "$T_DIR/root-p.bprof" env
 pid_run "$T_DIR/out/p.bprof" "${AS_USER[@]}"
@@ -141,21 +159,13 @@ compare "-p" "$T_DIR/root-p.folded" "$T_DIR/p.folded"
 # whole OUT PREFIX...: record the whole system while root runs the workload,
 # from before it starts until after it ends.
 whole() {
-	local out=$1 rpid
+	local out=$1
 	shift
-	: >"$out.err"
-	chmod 0666 "$out.err"
-	"$@" "$REC" -F 499 -o "$out" 10 2>"$out.err" >/dev/null &
-	rpid=$!
-	started "$out.err"
+	rec_start "$out" "$@" -- 10
 	# shellcheck disable=SC2086
 	"$B/uw-gcc" 0.4 $MODES >/dev/null &
 	WPID=$!
-	wait "$WPID" || true
-	kill -INT "$rpid" 2>/dev/null || true
-	rc=0
-	wait "$rpid" || rc=$?
-	cat "$out.err"
+	rec_stop "$out"
 }
 whole "$T_DIR/root-all.bprof" env
 report -p "$WPID" "$T_DIR/root-all.bprof" >"$T_DIR/root-all.folded"
