@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * dump.h - after sampling, the BPF maps into the bprof_recording: the
+ * counts and the stacks they name, the loss counters, the UNWIND section,
+ * and the recording's metadata.  Reads the maps once, at the end, as
+ * bcc's profile does: the counting happens in the kernel.  Never prints.
+ */
+#ifndef BPROF_RECORD_DUMP_H
+#define BPROF_RECORD_DUMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "bprof.h"
+#include "manifest.h"
+#include "options.h"
+#include "unwinder.h"
+
+struct profile_bpf;
+
+/* For the status line. */
+struct dump_totals {
+	uint64_t samples;
+	uint64_t processes; /* distinct pids but 0 (idle) */
+};
+
+/*
+ * The counts and every stack they name into rec (rec owns the stacks'
+ * ips), adding to *tot; the sampled processes' images are asked of the
+ * manifest.  A stack that cannot be read is counted as lost and its counts
+ * point at -ENOENT, so the file never names a stack it lacks.  0 or -ENOMEM.
+ */
+int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
+		struct manifest *man, struct dump_totals *tot);
+
+/* The per-CPU loss counters, summed, into *l (*l untouched when out of
+ * memory). */
+void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus);
+
+/* The unwinder's per-CPU counters summed into sum[UNWIND_STAT_MAX]
+ * (bpf/unwind.h); zeros when they cannot be read. */
+void dump_unwind_stats(struct profile_bpf *obj, uint64_t *sum, int nr_cpus);
+
+/* rec->unwind, and the loss of samples walked before their tables; cfi:
+ * the unwinder was loaded, unw: its tables (NULL: none). */
+void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
+		 const struct env *env, bool cfi, const struct unwinder *unw, int nr_cpus);
+
+/* The META section.  Takes ownership of *options (NULL afterwards), even on
+ * failure.  0 or -ENOMEM. */
+int dump_meta(struct bprof_meta *meta, const struct env *env, char **options,
+	      const char *event, uint64_t start_real, uint64_t duration, int nr_sampled);
+
+#endif

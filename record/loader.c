@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * loader.c - the BPF object (loader.h): open, set its read-only data and map
+ * sizes, load with the optional programs this kernel takes, attach.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "loader.h"
+#include "profile.h"
+#include "profile.skel.h"
+#include "unwind.h"
+
+static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return vfprintf(stderr, fmt, args);
+}
+
+static int libbpf_print_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level != LIBBPF_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+/* The bucket count of a stack map of n entries, which bounds its ids. */
+static uint32_t stacks2_base(long n)
+{
+	uint32_t b = 1;
+
+	while (b < (uint64_t)n)
+		b <<= 1;
+	return b;
+}
+
+/* Whether the kernel's BTF has this function (for fexit, or a kfunc). */
+static bool btf_has_func(const struct btf *btf, const char *func)
+{
+	return btf && btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) > 0;
+}
+
+/*
+ * Whether an fexit program on func loads.  Kernels (or hypervisors,
+ * lockdown) that refuse trampolines say so with EPERM only when a program
+ * is loaded, and libbpf loads the programs of an object in order: the
+ * failing fexit came after the unwinder's sampler, whose verification is
+ * most of prof-record's start-up, so the whole object was loaded and
+ * verified twice.  Two instructions tell the same, for a fraction of a
+ * millisecond.  Only a refusal counts: any other error leaves the decision
+ * to the real load.
+ */
+static bool fexit_refused(const struct btf *btf, const char *func)
+{
+	struct bpf_insn insns[2] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int id = btf ? btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) : -1;
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FEXIT,
+		    .attach_btf_id = id > 0 ? (unsigned)id : 0);
+	int fd;
+
+	if (id <= 0)
+		return false;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "bprof_probe", "GPL", insns, 2, &opts);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EPERM || errno == EACCES || errno == ENOTSUP || errno == 524 /* ENOTSUPP */;
+}
+
+static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return 0;
+}
+
+/* Optional programs: each makes the manifest more complete but needs what
+ * not every kernel has (fexit trampolines; the task_vma iterator kfuncs). */
+enum {
+	OPT_PROG_MMAP = 1 << 0,  /* fexit/vm_mmap_pgoff */
+	OPT_PROG_EXIT = 1 << 1,  /* tp_btf/sched_process_exit + bpf_iter_task_vma */
+	OPT_PROG_PREXEC = 1 << 2, /* tp_btf/sched_prepare_exec + bpf_iter_task_vma */
+};
+
+static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi, int *err)
+{
+	struct profile_bpf *obj = profile_bpf__open();
+
+	if (!obj) {
+		*err = -errno;
+		return NULL;
+	}
+	obj->rodata->user_stacks = !env->kernel_only;
+	obj->rodata->kernel_stacks = !env->user_only;
+	obj->rodata->include_idle = env->include_idle;
+	obj->rodata->filter_pid = env->nr_pids > 0 || env->command;
+	obj->rodata->filter_tid = env->nr_tids > 0;
+	obj->rodata->filter_cgroup = env->cgroup != NULL;
+	obj->rodata->per_thread = env->nr_tids > 0;
+	obj->rodata->follow_children = env->command != NULL;
+
+	bpf_map__set_max_entries(obj->maps.counts, env->hash_storage_size);
+	bpf_map__set_max_entries(obj->maps.stacks, env->stack_storage_size);
+	/* victims of bucket collisions in "stacks" get a second chance in a
+	 * map a quarter its size; their ids start at the power of two that
+	 * bounds the ids of "stacks" (its bucket count) */
+	bpf_map__set_max_entries(obj->maps.stacks2,
+				 env->stack_storage_size / 4 > 1 ? env->stack_storage_size / 4 : 1);
+	obj->rodata->stacks2_base = (int32_t)stacks2_base(env->stack_storage_size);
+	/* The process-image sets are not the counts table: shrinking
+	 * --hash-storage-size (to bound the counts) must not also drop the
+	 * notifications that keep the manifest complete. */
+	long procs = env->hash_storage_size > 40960 ? env->hash_storage_size : 40960;
+	bpf_map__set_max_entries(obj->maps.seen, procs);
+	bpf_map__set_max_entries(obj->maps.tracked, procs);
+	bpf_map__set_max_entries(obj->maps.exec_gen, procs);
+	bpf_map__set_max_entries(obj->maps.pids, env->command ? 65536 : env->nr_pids ? env->nr_pids : 1);
+	bpf_map__set_max_entries(obj->maps.tids, env->nr_tids ? env->nr_tids : 1);
+	bpf_program__set_autoload(obj->progs.handle_mmap, optional & OPT_PROG_MMAP);
+	bpf_program__set_autoload(obj->progs.handle_exit, optional & OPT_PROG_EXIT);
+	bpf_program__set_autoload(obj->progs.handle_prepare_exec, optional & OPT_PROG_PREXEC);
+	bpf_program__set_autoload(obj->progs.handle_exit_pids, env->command != NULL);
+	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi);
+	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
+	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
+	if (cfi) {
+		bpf_map__set_max_entries(obj->maps.unwind_rows,
+					 (env->unwind_table_size + UNWIND_ROWS_PER_CHUNK - 1) / UNWIND_ROWS_PER_CHUNK);
+		bpf_map__set_max_entries(obj->maps.ustacks, env->stack_storage_size);
+	} else {
+		/* frame pointers only: the unwinder's maps stay empty */
+		bpf_map__set_max_entries(obj->maps.unwind_procs, 1);
+		bpf_map__set_max_entries(obj->maps.unwind_objs, 1);
+		bpf_map__set_max_entries(obj->maps.unwind_pages, 1);
+		bpf_map__set_max_entries(obj->maps.unwind_rows, 1);
+		bpf_map__set_max_entries(obj->maps.unwind_rules, 1);
+		bpf_map__set_max_entries(obj->maps.ustacks, 1);
+		bpf_map__set_max_entries(obj->maps.remap_asked, 1);
+	}
+
+	*err = profile_bpf__load(obj);
+	if (*err) {
+		profile_bpf__destroy(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* Load with as many optional programs as this kernel takes; libbpf stays
+ * quiet about the attempts that fail unless -v.  *cfi: the table-walking
+ * sampler was loaded (--unwind=auto falls back to frame pointers on a
+ * kernel that cannot load it). */
+struct profile_bpf *loader_open(const struct env *env, bool *cfi, int *err)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	struct profile_bpf *obj = NULL;
+	unsigned avail = 0, tries[4];
+
+	if (btf_has_func(btf, "vm_mmap_pgoff") && !fexit_refused(btf, "vm_mmap_pgoff"))
+		avail |= OPT_PROG_MMAP;
+	if (btf_has_func(btf, "bpf_iter_task_vma_new")) {
+		avail |= OPT_PROG_EXIT;
+		if (btf && btf__find_by_name_kind(btf, "btf_trace_sched_prepare_exec", BTF_KIND_TYPEDEF) > 0)
+			avail |= OPT_PROG_PREXEC;
+	}
+	btf__free(btf);
+	/* drop the riskiest first: fexit needs trampolines */
+	tries[0] = avail;
+	tries[1] = avail & ~OPT_PROG_MMAP;
+	tries[2] = avail & ~(OPT_PROG_MMAP | OPT_PROG_PREXEC);
+	tries[3] = 0;
+	*cfi = env->unwind != OPTS_UNWIND_FP;
+	for (size_t i = 0; i < 4 && !obj; i++) {
+		if (i && tries[i] == tries[i - 1])
+			continue;
+		if (!env->verbose)
+			libbpf_set_print(i == 3 && env->unwind != OPTS_UNWIND_AUTO ? libbpf_print_quiet : libbpf_print_none);
+		obj = open_one(env, tries[i], *cfi, err);
+		if (!obj && env->verbose)
+			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
+				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));
+		if (!obj && i == 3 && *cfi && env->unwind == OPTS_UNWIND_AUTO) {
+			/* the unwinder needs bpf_loop (5.17) and bpf_task_pt_regs */
+			fprintf(stderr, "prof-record: this kernel cannot load the stack unwinder (needs Linux 5.17+): user stacks follow frame pointers only (-v says why)\n");
+			*cfi = false;
+			i = (size_t)-1;
+		}
+	}
+	libbpf_set_print(env->verbose ? libbpf_print_verbose : libbpf_print_quiet);
+	return obj;
+}
+
+/* The scheduler tracepoints (and optional hooks) that keep the manifest
+ * complete.  Not profile_bpf__attach(): the perf_event program is attached
+ * per CPU by sampler_start(); the skeleton destroys these links. */
+int loader_attach(struct profile_bpf *obj, const struct env *env)
+{
+	obj->links.handle_fork = bpf_program__attach(obj->progs.handle_fork);
+	obj->links.handle_exec = obj->links.handle_fork ? bpf_program__attach(obj->progs.handle_exec) : NULL;
+	if (!obj->links.handle_exec) {
+		fprintf(stderr, "prof-record: cannot attach to sched_process_fork/exec: %s\n", strerror(errno));
+		return -1;
+	}
+	if (env->command) {
+		obj->links.handle_exit_pids = bpf_program__attach(obj->progs.handle_exit_pids);
+		if (!obj->links.handle_exit_pids)
+			fprintf(stderr, "prof-record: warning: cannot trace sched_process_exit (%s): a command forking over 65536 processes loses the later ones\n",
+				strerror(errno));
+	}
+	if (bpf_program__autoload(obj->progs.handle_exit)) {
+		obj->links.handle_exit = bpf_program__attach(obj->progs.handle_exit);
+		if (!obj->links.handle_exit && env->verbose)
+			fprintf(stderr, "prof-record: cannot trace sched_process_exit (%s)\n", strerror(errno));
+	}
+	if (bpf_program__autoload(obj->progs.handle_prepare_exec)) {
+		obj->links.handle_prepare_exec = bpf_program__attach(obj->progs.handle_prepare_exec);
+		if (!obj->links.handle_prepare_exec && env->verbose)
+			fprintf(stderr, "prof-record: cannot trace sched_prepare_exec (%s)\n", strerror(errno));
+	}
+	if (bpf_program__autoload(obj->progs.handle_mmap)) {
+		obj->links.handle_mmap = bpf_program__attach(obj->progs.handle_mmap);
+		if (!obj->links.handle_mmap && env->verbose)
+			fprintf(stderr, "prof-record: cannot trace vm_mmap_pgoff (%s): libraries mapped by short-lived processes may be missed\n",
+				strerror(errno));
+	}
+	return 0;
+}
+
+void loader_set_log(bool verbose)
+{
+	libbpf_set_print(verbose ? libbpf_print_verbose : libbpf_print_quiet);
+}
+
+void loader_destroy(struct profile_bpf *obj)
+{
+	profile_bpf__destroy(obj);
+}
+
+int loader_set_filters(struct profile_bpf *obj, const struct env *env, int cgroup_fd)
+{
+	for (int i = 0; i < env->nr_pids; i++) {
+		uint32_t k = env->pids[i];
+		uint8_t one = 1;
+
+		bpf_map_update_elem(bpf_map__fd(obj->maps.pids), &k, &one, BPF_ANY);
+	}
+	for (int i = 0; i < env->nr_tids; i++) {
+		uint32_t k = env->tids[i];
+		uint8_t one = 1;
+
+		bpf_map_update_elem(bpf_map__fd(obj->maps.tids), &k, &one, BPF_ANY);
+	}
+	if (cgroup_fd >= 0) {
+		uint32_t zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(obj->maps.cgroup_map), &zero, &cgroup_fd, BPF_ANY)) {
+			fprintf(stderr, "prof-record: cannot use cgroup %s: %s; it must be a cgroup v2 directory\n",
+				env->cgroup, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void loader_follow(struct profile_bpf *obj, pid_t pid)
+{
+	uint8_t one = 1;
+	uint32_t k = pid;
+
+	bpf_map_update_elem(bpf_map__fd(obj->maps.pids), &k, &one, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(obj->maps.tracked), &k, &one, BPF_ANY);
+}
+
+int loader_exec_gen_fd(const struct profile_bpf *obj)
+{
+	return bpf_map__fd(obj->maps.exec_gen);
+}
+
+void loader_unwinder_maps(const struct profile_bpf *obj, struct unwinder_maps *um)
+{
+	*um = (struct unwinder_maps){
+		.procs_fd = bpf_map__fd(obj->maps.unwind_procs),
+		.objs_fd = bpf_map__fd(obj->maps.unwind_objs),
+		.pages_fd = bpf_map__fd(obj->maps.unwind_pages),
+		.rows_fd = bpf_map__fd(obj->maps.unwind_rows),
+		.rules_fd = bpf_map__fd(obj->maps.unwind_rules),
+		.objs_cap = bpf_map__max_entries(obj->maps.unwind_objs),
+		.row_chunks = bpf_map__max_entries(obj->maps.unwind_rows),
+		.rules_cap = bpf_map__max_entries(obj->maps.unwind_rules),
+		.pages_cap = bpf_map__max_entries(obj->maps.unwind_pages),
+		.procs_cap = bpf_map__max_entries(obj->maps.unwind_procs),
+	};
+}

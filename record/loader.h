@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * loader.h - the BPF object of bpf/profile.bpf.c: opened, configured from
+ * struct env (read-only data, map sizes, which programs load), loaded with
+ * as many of the optional programs as this kernel takes, and its tracing
+ * programs attached.  The only rooms that see the skeleton's maps are this
+ * one, the sampler (its perf_event programs and ring buffer) and dump (the
+ * tables); to the rest of the recorder struct profile_bpf is opaque.
+ */
+#ifndef BPROF_RECORD_LOADER_H
+#define BPROF_RECORD_LOADER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "options.h"
+#include "unwinder.h"
+
+struct profile_bpf;
+
+/* libbpf's messages: all of them with -v, warnings only otherwise. */
+void loader_set_log(bool verbose);
+
+/*
+ * Open and load the object.  On a kernel that refuses an optional program
+ * (fexit trampolines, the task_vma iterator) it is loaded without it.
+ * *cfi: the table-walking sampler was loaded (--unwind=auto falls back to
+ * frame pointers where it cannot be).  NULL with *err = -errno on failure,
+ * not printed: the caller says what to do.  Free with loader_destroy().
+ */
+struct profile_bpf *loader_open(const struct env *env, bool *cfi, int *err);
+void loader_destroy(struct profile_bpf *obj);
+
+/* -p, -L and --cgroup into the filter maps.  0, or -1 after printing. */
+int loader_set_filters(struct profile_bpf *obj, const struct env *env, int cgroup_fd);
+
+/* Sample pid (the -- COMMAND) and follow its children. */
+void loader_follow(struct profile_bpf *obj, pid_t pid);
+
+/* The tracepoints that keep the manifest complete.  0, or -1 after
+ * printing; a missing optional hook is only a warning (with -v). */
+int loader_attach(struct profile_bpf *obj, const struct env *env);
+
+/* The exec_gen map, for the manifest. */
+int loader_exec_gen_fd(const struct profile_bpf *obj);
+
+/* The unwinder's maps, by fd, with their capacities as loaded. */
+void loader_unwinder_maps(const struct profile_bpf *obj, struct unwinder_maps *um);
+
+#endif

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * options.c - prof-record's command line (options.h): the argp table, strict
+ * number parsing and the checks between options.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "options.h"
+
+#ifndef BPROF_VERSION
+#define BPROF_VERSION "unknown"
+#endif
+
+const char *argp_program_version = "prof-record " BPROF_VERSION;
+static const char argp_program_doc[] =
+	"Record on-CPU stack samples for offline analysis with prof-report.\n"
+	"\n"
+	"Stacks are sampled on the cpu-clock software event on every CPU and\n"
+	"frequency-counted in the kernel, as bcc's profile does.  At the end the raw\n"
+	"counts, the stack tables, the executable mappings and build-ids of every\n"
+	"sampled process and the kernel's identity are written to one .bprof file.\n"
+	"Nothing is symbolized here.\n"
+	"\n"
+	"USAGE: prof-record [OPTIONS] [DURATION | -- COMMAND [ARG...]]\n"
+	"\n"
+	"Without DURATION, records until SIGINT (Ctrl-C) or SIGTERM; a second signal\n"
+	"aborts without writing.  With -- COMMAND, runs COMMAND, profiles it and\n"
+	"every process it forks until it exits, and exits with its status.\n"
+	"The output file is never overwritten unless --force is given; it is\n"
+	"written atomically with mode 0600.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    prof-record                  # all threads at 49 Hertz until Ctrl-C\n"
+	"    prof-record 10               # for 10 seconds\n"
+	"    prof-record -F 99 -o x.bprof 5   # 99 Hertz, 5 s, into x.bprof\n"
+	"    prof-record -c 1000000       # one sample every million cpu-clock ns\n"
+	"    prof-record -e cycles 10     # on CPU cycles where there is a PMU\n"
+	"    prof-record -p 185           # only process 185\n"
+	"    prof-record -p 185,186 -U    # two processes, user stacks only\n"
+	"    prof-record -L 185           # only thread 185 (per-thread counts)\n"
+	"    prof-record -K -C 1 5        # kernel stacks on CPU 1 for 5 s\n"
+	"    prof-record --cgroup /sys/fs/cgroup/system.slice 10\n"
+	"    prof-record -- make -j2      # profile a command and its children\n";
+
+enum {
+	OPT_STACK_STORAGE = 0x100,
+	OPT_HASH_STORAGE,
+	OPT_CGROUP,
+	OPT_NO_KALLSYMS,
+	OPT_FULL_KALLSYMS,
+	OPT_FORCE,
+	OPT_UNWIND,
+	OPT_UNWIND_TABLE_SIZE,
+};
+
+/* --unwind, indexed by OPTS_UNWIND_* */
+static const char *const unwind_arg_names[] = { "auto", "fp", "cfi" };
+
+static const struct argp_option argp_options[] = {
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile these processes only", 0 },
+	{ "tid", 'L', "TID[,TID...]", 0, "Profile these threads only; counts are kept per thread", 0 },
+	{ "user-stacks-only", 'U', NULL, 0, "Record user stacks only (no kernel stacks)", 0 },
+	{ "kernel-stacks-only", 'K', NULL, 0, "Record kernel stacks only (no user stacks)", 0 },
+	{ "frequency", 'F', "HZ", 0, "Sample frequency in Hertz (default 49)", 0 },
+	{ "count", 'c', "COUNT", 0, "Sample period: one sample every COUNT events (ns of cpu-clock, or cycles)", 0 },
+	{ "event", 'e', "EVENT", 0, "cpu-clock (default, as bcc's profile) or cycles (hardware; falls back to cpu-clock where there is no PMU)", 0 },
+	{ "include-idle", 'I', NULL, 0, "Include CPU idle stacks (pid 0)", 0 },
+	{ "cpu", 'C', "CPU", 0, "Sample this CPU only", 0 },
+	{ "stack-storage-size", OPT_STACK_STORAGE, "N", 0, "Unique stack traces that can be stored (default 16384; a quarter more is kept for hash-collision victims)", 0 },
+	{ "hash-storage-size", OPT_HASH_STORAGE, "N", 0, "Unique counted keys that can be stored (default 40960)", 0 },
+	{ "unwind", OPT_UNWIND, "MODE", 0, "How user stacks are walked: auto (default: the .eh_frame unwind tables prof-record builds for each sampled object, frame pointers where there is none), cfi (tables only), fp (frame pointers only, as bcc's profile)", 0 },
+	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "ROWS", 0, "Unwind table rows that can be loaded, 4 bytes each (default 1048576)", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Profile tasks under this cgroup v2 directory only", 0 },
+	{ "no-kallsyms", OPT_NO_KALLSYMS, NULL, 0, "Do not store a /proc/kallsyms snapshot", 0 },
+	{ "full-kallsyms", OPT_FULL_KALLSYMS, NULL, 0, "Store all of /proc/kallsyms (~650 KiB), not only the symbols of sampled kernel addresses", 0 },
+	{ "output", 'o', "FILE", 0, "Output file (default prof-HOST-YYYYmmdd-HHMMSS.bprof)", 0 },
+	{ "force", OPT_FORCE, NULL, 0, "Replace an existing output file", 0 },
+	{ "quiet", 'q', NULL, 0, "No start and status lines (warnings and errors still)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf messages", 0 },
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
+	{},
+};
+
+static int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_id_list(const char *arg, pid_t *ids, int *nr)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long v;
+
+		if (*nr >= OPTS_MAX_IDS || parse_long(tok, 1, INT_MAX, &v)) {
+			err = -EINVAL;
+			break;
+		}
+		ids[(*nr)++] = v;
+	}
+	if (!*nr)
+		err = -EINVAL;
+	free(copy);
+	return err;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	struct env *env = state->input;
+	long v = 0; /* argp_usage() exits, but clang cannot tell */
+
+	switch (key) {
+	case 'h':
+		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+		break;
+	case 'p':
+		if (env->nr_tids || parse_id_list(arg, env->pids, &env->nr_pids)) {
+			fprintf(stderr, "prof-record: invalid -p '%s' (comma separated pids; not with -L)\n", arg);
+			argp_usage(state);
+		}
+		break;
+	case 'L':
+		if (env->nr_pids || parse_id_list(arg, env->tids, &env->nr_tids)) {
+			fprintf(stderr, "prof-record: invalid -L '%s' (comma separated tids; not with -p)\n", arg);
+			argp_usage(state);
+		}
+		break;
+	case 'U':
+		if (env->kernel_only) {
+			fprintf(stderr, "prof-record: -U and -K are mutually exclusive\n");
+			argp_usage(state);
+		}
+		env->user_only = true;
+		break;
+	case 'K':
+		if (env->user_only) {
+			fprintf(stderr, "prof-record: -U and -K are mutually exclusive\n");
+			argp_usage(state);
+		}
+		env->kernel_only = true;
+		break;
+	case 'F':
+		if (env->period || parse_long(arg, 1, 100000, &v)) {
+			fprintf(stderr, "prof-record: invalid -F '%s' (1..100000 Hz; not with -c)\n", arg);
+			argp_usage(state);
+		}
+		env->freq = v;
+		break;
+	case 'c':
+		if (env->freq || parse_long(arg, 1, LONG_MAX, &v)) {
+			fprintf(stderr, "prof-record: invalid -c '%s' (positive count; not with -F)\n", arg);
+			argp_usage(state);
+		}
+		env->period = v;
+		break;
+	case 'e':
+		if (!strcmp(arg, "cycles") || !strcmp(arg, "cpu-cycles")) {
+			env->cycles = true;
+		} else if (strcmp(arg, "cpu-clock")) {
+			fprintf(stderr, "prof-record: invalid -e '%s' (cpu-clock or cycles)\n", arg);
+			argp_usage(state);
+		}
+		break;
+	case 'I':
+		env->include_idle = true;
+		break;
+	case 'C':
+		if (parse_long(arg, 0, 65535, &v)) {
+			fprintf(stderr, "prof-record: invalid -C '%s'\n", arg);
+			argp_usage(state);
+		}
+		env->cpu = v;
+		break;
+	case OPT_STACK_STORAGE:
+		if (parse_long(arg, 1, 1L << 24, &v)) {
+			fprintf(stderr, "prof-record: invalid --stack-storage-size '%s' (1..%ld)\n", arg, 1L << 24);
+			argp_usage(state);
+		}
+		env->stack_storage_size = v;
+		break;
+	case OPT_HASH_STORAGE:
+		if (parse_long(arg, 1, 1L << 24, &v)) {
+			fprintf(stderr, "prof-record: invalid --hash-storage-size '%s' (1..%ld)\n", arg, 1L << 24);
+			argp_usage(state);
+		}
+		env->hash_storage_size = v;
+		break;
+	case OPT_UNWIND:
+		for (v = 0; v < 3 && strcmp(arg, unwind_arg_names[v]); v++)
+			;
+		if (v == 3) {
+			fprintf(stderr, "prof-record: invalid --unwind '%s' (auto, cfi or fp)\n", arg);
+			argp_usage(state);
+		}
+		env->unwind = v;
+		break;
+	case OPT_UNWIND_TABLE_SIZE:
+		if (parse_long(arg, 1, 1L << 28, &v)) {
+			fprintf(stderr, "prof-record: invalid --unwind-table-size '%s' (1..%ld)\n", arg, 1L << 28);
+			argp_usage(state);
+		}
+		env->unwind_table_size = v;
+		break;
+	case OPT_CGROUP:
+		env->cgroup = arg;
+		break;
+	case OPT_FULL_KALLSYMS:
+		env->full_kallsyms = true;
+		break;
+	case OPT_NO_KALLSYMS:
+		env->no_kallsyms = true;
+		break;
+	case OPT_FORCE:
+		env->force = true;
+		break;
+	case 'o':
+		if (!*arg) {
+			fprintf(stderr, "prof-record: empty -o\n");
+			argp_usage(state);
+		}
+		env->output = arg;
+		break;
+	case 'q':
+		env->quiet = true;
+		break;
+	case 'v':
+		env->verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (state->arg_num > 0 || env->command ||
+		    parse_long(arg, 1, INT_MAX, &env->duration)) {
+			fprintf(stderr, "prof-record: invalid duration '%s' (seconds; not with -- COMMAND)\n", arg);
+			argp_usage(state);
+		}
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int opts_parse(struct env *env, int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = argp_options,
+		.parser = parse_arg,
+		.doc = argp_program_doc,
+		.args_doc = "[DURATION | -- COMMAND [ARG...]]",
+	};
+	int argp_argc = argc;
+
+	*env = (struct env){
+		.freq = 0,
+		.cpu = -1,
+		.stack_storage_size = 16384,
+		.hash_storage_size = 40960,
+		.unwind_table_size = 1048576,
+	};
+	/* "--" starts the command: argp must not see it or what follows. */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			argp_argc = i;
+			if (i + 1 >= argc) {
+				fprintf(stderr, "prof-record: -- needs a COMMAND\n");
+				return 2;
+			}
+			env->command = &argv[i + 1];
+			break;
+		}
+	}
+	if (argp_parse(&argp, argp_argc, argv, 0, NULL, env))
+		return 2;
+	if (env->command && env->duration) {
+		fprintf(stderr, "prof-record: give either DURATION or -- COMMAND, not both\n");
+		return 2;
+	}
+	if (env->command && (env->nr_pids || env->nr_tids)) {
+		fprintf(stderr, "prof-record: -- COMMAND selects the processes itself; drop -p/-L\n");
+		return 2;
+	}
+	if (!env->freq && !env->period)
+		env->freq = 49;
+	return 0;
+}
+
+char *opts_join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+char *opts_default_output(void)
+{
+	char host[256] = "localhost", buf[512];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = 0;
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	localtime_r(&now, &tm);
+	snprintf(buf, sizeof(buf), "prof-%s-%04d%02d%02d-%02d%02d%02d.bprof", host,
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	return strdup(buf);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * options.h - prof-record's command line: the argp table, its parsing and
+ * the configuration (struct env) every other room of the recorder reads.
+ * Usage errors are printed here, as argp does, and end in exit code 2.
+ */
+#ifndef BPROF_RECORD_OPTIONS_H
+#define BPROF_RECORD_OPTIONS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define OPTS_MAX_IDS 1024
+
+/* --unwind */
+enum { OPTS_UNWIND_AUTO = 0, OPTS_UNWIND_FP, OPTS_UNWIND_CFI };
+
+struct env {
+	pid_t pids[OPTS_MAX_IDS];
+	int nr_pids;
+	pid_t tids[OPTS_MAX_IDS];
+	int nr_tids;
+	bool user_only;
+	bool kernel_only;
+	bool include_idle;
+	bool no_kallsyms;
+	bool full_kallsyms;
+	bool quiet;
+	bool verbose;
+	bool force;
+	long freq;
+	long period;
+	bool cycles;       /* -e cycles: hardware event (falls back to cpu-clock) */
+	int cpu;
+	long stack_storage_size;
+	long hash_storage_size;
+	int unwind;        /* OPTS_UNWIND_* */
+	long unwind_table_size; /* rows */
+	const char *cgroup;
+	const char *output;
+	long duration;     /* seconds; 0: until a signal */
+	char **command;    /* after "--", NULL-terminated, or NULL (points into argv) */
+};
+
+/*
+ * Fill *env with the defaults, then with argv.  0 on success; otherwise the
+ * exit code for main (2: a usage error, already printed).  argp itself exits
+ * for --help, --version and most usage errors.
+ */
+int opts_parse(struct env *env, int argc, char **argv);
+
+/* The command line as one string for the recording's metadata, or NULL
+ * (out of memory).  The caller frees it. */
+char *opts_join_args(int argc, char **argv);
+
+/* prof-HOST-YYYYmmdd-HHMMSS.bprof for a missing -o, or NULL (out of
+ * memory).  The caller frees it. */
+char *opts_default_output(void);
+
+#endif

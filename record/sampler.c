@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * sampler.c - the perf events, the ring buffer and the recording loop
+ * (sampler.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "sampler.h"
+#include "profile.h"
+#include "profile.skel.h"
+
+#define RESCAN_NS 1000000000ULL
+
+/* What the ring buffer's callback fills in. */
+struct poll_ctx {
+	struct manifest *man;
+	int err;
+	uint64_t events;
+};
+
+struct sampler {
+	struct profile_bpf *obj;
+	bool cfi;
+	int nr_cpus;
+	int *fds;                /* per possible CPU, -1 where none */
+	struct bpf_link **links; /* per possible CPU */
+	struct ring_buffer *rb;
+	struct poll_ctx pc;
+};
+
+uint64_t sampler_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+uint64_t sampler_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Parse /sys/devices/system/cpu/online ("0-3,5"). */
+static int online_cpus(bool **online, int *nr)
+{
+	char buf[4096], *s = buf, *end;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	bool *mask = NULL;
+	int n = 0;
+
+	*online = NULL;
+	*nr = 0;
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	while (*s && *s != '\n') {
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s || a < 0 || a > 65535)
+			goto bad;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a || b > 65535)
+				goto bad;
+			s = end;
+		}
+		if (b + 1 > n) {
+			bool *nm = realloc(mask, (b + 1) * sizeof(*mask));
+
+			if (!nm)
+				goto bad;
+			memset(nm + n, 0, (b + 1 - n) * sizeof(*nm));
+			mask = nm;
+			n = b + 1;
+		}
+		for (long i = a; i <= b; i++)
+			mask[i] = true;
+		if (*s == ',')
+			s++;
+	}
+	*online = mask;
+	*nr = n;
+	return 0;
+bad:
+	free(mask);
+	return -EINVAL;
+}
+
+/* -e cycles: is the hardware event there?  VMs often have no PMU. */
+static bool hw_cycles_available(struct perf_event_attr *attr, int cpu)
+{
+	int fd = syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* One perf event per online CPU (or the -C one), the BPF program attached
+ * to each.  *event is the name of the event really used. */
+int sampler_start(struct sampler *s, const struct env *env, int *opened, const char **event)
+{
+	struct profile_bpf *obj = s->obj;
+	struct bpf_link **links = s->links;
+	int *fds = s->fds, nr_cpus = s->nr_cpus;
+	bool cfi = s->cfi;
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_freq = env->period ? (uint64_t)env->period : (uint64_t)env->freq,
+		.freq = env->period ? 0 : 1,
+	};
+	bool *online = NULL;
+	int nr_online = 0;
+
+	if (online_cpus(&online, &nr_online)) {
+		fprintf(stderr, "prof-record: cannot read the online CPUs from /sys/devices/system/cpu/online\n");
+		return -EINVAL;
+	}
+	*event = "cpu-clock";
+	if (env->cycles) {
+		int first = env->cpu;
+
+		for (int c = 0; first < 0 && c < nr_online; c++)
+			if (online[c])
+				first = c;
+		attr.type = PERF_TYPE_HARDWARE;
+		attr.config = PERF_COUNT_HW_CPU_CYCLES;
+		if (hw_cycles_available(&attr, first < 0 ? 0 : first)) {
+			*event = "cycles";
+		} else {
+			fprintf(stderr, "prof-record: the hardware cycles event is not available here (%s; no PMU, as in most VMs): sampling on cpu-clock instead%s\n",
+				strerror(errno), env->period ? " (-c counts ns now)" : "");
+			attr.type = PERF_TYPE_SOFTWARE;
+			attr.config = PERF_COUNT_SW_CPU_CLOCK;
+		}
+	}
+	*opened = 0;
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		if (env->cpu >= 0 && cpu != env->cpu)
+			continue;
+		if (cpu >= nr_online || !online[cpu])
+			continue;
+		fds[cpu] = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fds[cpu] < 0) {
+			int e = errno;
+
+			if (e == ENODEV)
+				continue; /* went offline meanwhile */
+			fprintf(stderr, "prof-record: perf_event_open(%s, cpu %d): %s; %s\n", *event, cpu,
+				strerror(e),
+				e == ENOENT || e == EOPNOTSUPP ?
+					"this kernel lacks the event (CONFIG_PERF_EVENTS)" :
+				e == EACCES || e == EPERM ?
+					"run as root or grant CAP_PERFMON (and check kernel.perf_event_paranoid)" :
+				e == EMFILE ? "raise the open files limit (ulimit -n)" :
+					"cannot sample here");
+			free(online);
+			return -e;
+		}
+		links[cpu] = bpf_program__attach_perf_event(cfi ? obj->progs.do_perf_event_cfi :
+								      obj->progs.do_perf_event, fds[cpu]);
+		if (!links[cpu]) {
+			int e = errno;
+
+			fprintf(stderr, "prof-record: cannot attach the BPF program to cpu %d: %s\n", cpu,
+				strerror(e));
+			free(online);
+			return -e;
+		}
+		(*opened)++;
+	}
+	free(online);
+	if (!*opened) {
+		fprintf(stderr, "prof-record: no CPU to sample%s\n",
+			env->cpu >= 0 ? ": the -C CPU is not online" : "");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct poll_ctx *pc = ctx;
+	const struct profile_event *e = data;
+	int err;
+
+	if (size < sizeof(__u32))
+		return 0;
+	pc->events++;
+	if (e->type == PROFILE_EV_VMA) {
+		const struct profile_vma_event *v = data;
+
+		if (size < sizeof(*v))
+			return 0;
+		err = manifest_vma(pc->man, v->pid, v->exec_id, v->start, v->end, v->offset,
+				   makedev(v->dev >> 20, v->dev & 0xfffff), v->ino, v->mtime_ns,
+				   v->flags, v->name);
+	} else if (e->type == PROFILE_EV_MMAP)
+		err = manifest_mark(pc->man, e->pid, e->exec_id);
+	else
+		err = manifest_event(pc->man, e->pid, e->exec_id, e->ns_pid, e->ppid, e->parent_exec_id,
+			     e->comm, true);
+	if (err && !pc->err)
+		pc->err = err;
+	return 0;
+}
+
+int sampler_create(struct sampler **out, struct profile_bpf *obj, bool cfi, struct manifest *man,
+		   int nr_cpus)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (s) {
+		s->fds = malloc(nr_cpus * sizeof(*s->fds));
+		s->links = calloc(nr_cpus, sizeof(*s->links));
+	}
+	if (!s || !s->fds || !s->links) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		sampler_destroy(s);
+		return -ENOMEM;
+	}
+	s->obj = obj;
+	s->cfi = cfi;
+	s->nr_cpus = nr_cpus;
+	for (int i = 0; i < nr_cpus; i++)
+		s->fds[i] = -1;
+	s->pc.man = man;
+	s->rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event, &s->pc, NULL);
+	if (!s->rb) {
+		int e = errno;
+
+		fprintf(stderr, "prof-record: cannot create the ring buffer: %s\n", strerror(e));
+		sampler_destroy(s);
+		return -e;
+	}
+	*out = s;
+	return 0;
+}
+
+int sampler_run(struct sampler *s, struct sampler_run *run)
+{
+	uint64_t last_rescan = run->start_ns;
+	int err;
+
+	/* The recording: events are rare (one per new process image). */
+	while (!*run->exiting) {
+		uint64_t now;
+
+		err = ring_buffer__poll(s->rb, 100);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "prof-record: ring buffer: %s\n", strerror(-err));
+			return err;
+		}
+		if (s->pc.err || manifest_flush(s->pc.man)) {
+			fprintf(stderr, "prof-record: out of memory\n");
+			return -ENOMEM;
+		}
+		now = sampler_mono_ns();
+		if (now - last_rescan >= RESCAN_NS) {
+			if (manifest_rescan(s->pc.man)) {
+				fprintf(stderr, "prof-record: out of memory\n");
+				return -ENOMEM;
+			}
+			last_rescan = now;
+		}
+		if (run->duration && now - run->start_ns >= (uint64_t)run->duration * 1000000000ULL)
+			break;
+		if (run->child && waitpid(run->child, &run->status, WNOHANG) == run->child) {
+			run->child_done = true;
+			break;
+		}
+	}
+	return 0;
+}
+
+void sampler_stop(struct sampler *s)
+{
+	for (int i = 0; i < s->nr_cpus; i++) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+		s->fds[i] = -1;
+	}
+}
+
+int sampler_drain(struct sampler *s)
+{
+	ring_buffer__consume(s->rb);
+	return s->pc.err;
+}
+
+uint64_t sampler_events(const struct sampler *s)
+{
+	return s->pc.events;
+}
+
+void sampler_destroy(struct sampler *s)
+{
+	if (!s)
+		return;
+	if (s->links)
+		for (int i = 0; i < s->nr_cpus; i++)
+			bpf_link__destroy(s->links[i]);
+	if (s->fds)
+		for (int i = 0; i < s->nr_cpus; i++)
+			if (s->fds[i] >= 0)
+				close(s->fds[i]);
+	free(s->links);
+	free(s->fds);
+	ring_buffer__free(s->rb);
+	free(s);
+}

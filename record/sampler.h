@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sampler.h - the recording itself: one perf event per CPU with the BPF
+ * sampler attached, the ring buffer that tells the manifest about new
+ * process images, and the loop that polls it until a signal, DURATION or
+ * the command's exit.  The stacks are counted in the kernel; this room only
+ * starts, drives and stops that.  Errors are printed here (the loop's are
+ * the user's to read) and returned as negative numbers.
+ */
+#ifndef BPROF_RECORD_SAMPLER_H
+#define BPROF_RECORD_SAMPLER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "manifest.h"
+#include "options.h"
+
+struct profile_bpf;
+struct sampler;
+
+/* CLOCK_MONOTONIC and CLOCK_REALTIME in ns. */
+uint64_t sampler_mono_ns(void);
+uint64_t sampler_real_ns(void);
+
+/*
+ * The ring buffer of obj, its events fed to man (which must outlive the
+ * sampler).  cfi: attach the table-walking sampler, not the frame-pointer
+ * one (loader_open() says which was loaded).  0, or negative after
+ * printing; *out is NULL on failure.  Free with sampler_destroy().
+ */
+int sampler_create(struct sampler **out, struct profile_bpf *obj, bool cfi, struct manifest *man,
+		   int nr_cpus);
+void sampler_destroy(struct sampler *s);
+
+/* Open the perf events (every online CPU, or -C's) and attach the sampler:
+ * sampling starts here.  *opened: the CPUs sampled; *event: the event
+ * really used ("cycles" falls back to "cpu-clock" without a PMU).  0, or
+ * negative after printing. */
+int sampler_start(struct sampler *s, const struct env *env, int *opened, const char **event);
+
+struct sampler_run {
+	const volatile sig_atomic_t *exiting; /* nonzero: stop (the signal handler's) */
+	uint64_t start_ns;                    /* sampler_mono_ns() at the start */
+	long duration;                        /* seconds; 0: no limit */
+	pid_t child;                          /* the -- COMMAND, or 0 */
+	int status;                           /* out: its wait status when child_done */
+	bool child_done;                      /* out: the command exited (and was reaped) */
+};
+
+/* Poll until *exiting, the duration or the child's exit.  0, or negative
+ * after printing (the ring buffer failed; out of memory). */
+int sampler_run(struct sampler *s, struct sampler_run *run);
+
+/* Stop sampling: detach and close the perf events. */
+void sampler_stop(struct sampler *s);
+
+/* Hand what the kernel already queued to the manifest (after
+ * sampler_stop()).  0, or the manifest's first error. */
+int sampler_drain(struct sampler *s);
+
+/* Ring buffer events seen, for -v. */
+uint64_t sampler_events(const struct sampler *s);
+
+#endif
