@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,15 +56,31 @@ static int check_output(const char *path, bool force)
 	else
 		*slash = 0;
 	snprintf(tmpl, sizeof(tmpl), "%s/.prof-record-check-XXXXXX", dir);
+	/* The signal handlers come later (after the BPF load): a SIGINT
+	 * between mkstemp and unlink would kill us with the probe file left
+	 * behind.  Held back until it is gone, the signal then acts as before. */
+	sigset_t stop, old;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	fd = mkstemp(tmpl);
+	int err = errno;
+
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmpl);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0) {
 		fprintf(stderr, "prof-record: cannot write in directory %s: %s; pick a writable -o FILE\n",
-			dir, strerror(errno));
+			dir, strerror(err));
 		free(dir);
 		return -EACCES;
 	}
-	close(fd);
-	unlink(tmpl);
 	free(dir);
 	return 0;
 }

@@ -3,13 +3,26 @@
 # file; an existing file or a planted symlink at -o is never overwritten.
 . "$(dirname "$0")/common.sh"
 
-bg "$W/ratio" 10 1
+bg "$W/ratio" 60 1 # killed at exit
+
+# start_rec OUT: the recorder in the background ($rp), once it samples (its
+# "Sampling at" line: the signal handlers are in place by then; a fixed
+# sleep was shorter than the BPF load on a loaded host, and SIGTERM then
+# killed it before it had a handler)
+start_rec() {
+	"$BPROF_RECORD" -o "$1" 2>"$T_DIR/rec.err" &
+	rp=$!
+	for _ in $(seq 500); do
+		grep -q '^Sampling' "$T_DIR/rec.err" && return 0
+		kill -0 "$rp" 2>/dev/null || return 0
+		sleep 0.04
+	done
+}
 
 # one SIGINT: a valid file
 out=$T_DIR/int.bprof
-"$BPROF_RECORD" -q -o "$out" &
-rp=$!
-sleep 1.5
+start_rec "$out"
+sleep 0.5
 kill -INT $rp
 rc=0; wait $rp || rc=$?
 check "SIGINT: exit status 0" test "$rc" -eq 0
@@ -19,9 +32,7 @@ check "file mode 0600" test "$(stat -c %a "$out")" = 600
 
 # SIGTERM works the same
 out=$T_DIR/term.bprof
-"$BPROF_RECORD" -q -o "$out" &
-rp=$!
-sleep 1
+start_rec "$out"
 kill -TERM $rp
 rc=0; wait $rp || rc=$?
 check "SIGTERM: exit 0 and a readable file" dump "$out"
@@ -29,9 +40,7 @@ check "SIGTERM: exit 0 and a readable file" dump "$out"
 # two signals: no file, no temporary left behind
 mkdir "$T_DIR/two"
 out=$T_DIR/two/x.bprof
-"$BPROF_RECORD" -q -o "$out" &
-rp=$!
-sleep 1
+start_rec "$out"
 # signals do not queue: the second must come after the first was taken,
 # while the recorder reads its tables (a few hundred ms)
 kill -INT $rp; sleep 0.03; kill -INT $rp
