@@ -83,8 +83,14 @@ static void sb_put_sanitized(struct sbuf *b, const char *name)
 {
 	const unsigned char *p = (const unsigned char *)name, *run = p;
 
-	/* copy runs of clean text at once: this is on every frame of every row */
+	/* copy runs of clean text at once: this is on every frame of every row
+	 * (merging a fleet's recordings, the largest cost left once the symbols
+	 * come from the cache), so printable ASCII is skipped without a call */
 	while (*p) {
+		if (*p >= 0x20 && *p < 0x7f && *p != ';') {
+			p++;
+			continue;
+		}
 		size_t n = rep_utf8_len(p);
 		if (n && *p != ';') {
 			p += n;
