@@ -16,11 +16,15 @@
 
 static char cdir[64];
 
-/* fxs() returns one of 8 rotating buffers: keep our own copy (a test's
- * few bytes, freed at exit) */
+/* fx() returns one of 8 rotating buffers, too few for a test that keeps
+ * paths while making others: 64 of our own */
 static const char *fxs(const char *rel)
 {
-	return strdup(fx(rel));
+	static char bufs[64][PATH_MAX];
+	static unsigned k;
+	char *p = bufs[k++ % 64];
+	snprintf(p, PATH_MAX, "%s", fx(rel));
+	return p;
 }
 
 static void mk_cdir(void)
