@@ -87,6 +87,7 @@ struct bsym_seg {
 #define BSYM_SM_LINE        (1u << 6)
 #define BSYM_SM_EH_FRAME    (1u << 7)
 #define BSYM_SM_DEBUG_FRAME (1u << 8)
+#define BSYM_SM_PRESENT     (1u << 31) /* in other_mask: some other file was found */
 
 struct bsym_located;
 void bsym_located_free(struct bsym_located *l);
@@ -106,6 +107,7 @@ struct bsym_obj {
 	bool located;
 	bool found_files;         /* at least one file: main_mask is meaningful */
 	uint32_t main_mask, debug_mask; /* BSYM_SM_* of the files to be used */
+	uint32_t other_mask;      /* OR of the other files found (| BSYM_SM_PRESENT) */
 	bool external_dwarf;      /* dwz common file or split units: never cached */
 	bool transient_failure;   /* out of memory/descriptors, libdw refusal: never cached */
 	char *cand_debug_path;    /* what debug_path will be if DWARF opens */

@@ -265,6 +265,7 @@ static int make_key(const struct bsym_ctx *ctx, const struct bsym_obj *o, uint8_
 	wle(&b, ctx->flags & NAME_FLAGS, 4);
 	wle(&b, o->main_mask, 4);
 	wle(&b, o->debug_mask, 4);
+	wle(&b, o->other_mask, 4);
 	wle(&b, (uint64_t)n, 2);
 	wput(&b, producer, (size_t)n);
 	if (b.oom) {

@@ -745,6 +745,12 @@ void bsym_obj_locate(struct bsym_ctx *ctx, struct bsym_obj *o)
 	o->elf_path = strdup(m->path);
 	o->main_mask = m->mask;
 	o->debug_mask = dbg ? dbg->mask : 0;
+	/* Files found but not chosen still count: without a debug file of
+	 * ours, libdwfl looks up D/.build-id/xx/rest.debug itself and may take
+	 * a symbol table from one we passed over (a symbols-only .debug). */
+	for (size_t i = 0; i < s.n; i++)
+		if ((int)i != mi && (!dbg || (int)i != s.debug))
+			o->other_mask |= s.c[i].mask | BSYM_SM_PRESENT;
 	o->external_dwarf = m->has_altlink || (dbg && dbg->has_altlink);
 	o->found_files = true;
 	if (dbg || m->debug_only)

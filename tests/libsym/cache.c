@@ -676,3 +676,54 @@ Test(cache, unwritable_directory_is_a_warning)
 	cr_assert(strstr(log.text, "cannot write cache file"), "%s", log.text);
 	bsym_destroy(ctx);
 }
+
+/*
+ * A file the search meets and passes over still counts: a symbols-only
+ * .debug (no DWARF) in a build-id tree is not our debug file, but libdwfl,
+ * asked for debuginfo we did not hand it, finds it by build-id and takes its
+ * .symtab.  With it the stripped binary's functions are named; without it
+ * they are not; the two runs must not share answers.
+ */
+Test(cache, a_symbols_only_debug_file_is_in_the_key)
+{
+	uint64_t offs[4096];
+	const char *bin = fxs("prog-gcc");
+	int n = prog_offsets(bin, offs, 4096);
+	struct fx_bid b = fx_build_id(bin);
+	char tree[128], dir[256], file[512], cmd[2048];
+
+	snprintf(tree, sizeof(tree), "%s/symtree", cdir);
+	snprintf(dir, sizeof(dir), "%s/.build-id/%02x", tree, b.b[0]);
+	int o = snprintf(file, sizeof(file), "%s/", dir);
+	for (size_t i = 1; i < b.n; i++)
+		o += snprintf(file + o, sizeof(file) - (size_t)o, "%02x", b.b[i]);
+	snprintf(file + o, sizeof(file) - (size_t)o, ".debug");
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && objcopy --only-keep-debug '%s' '%s' && "
+		 "objcopy --strip-debug '%s'", dir, bin, file, file);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+
+	run_compare(tree, fxs("prog-gcc.stripped"), bin, 0, offs, n, NULL);
+	struct bsym_cache_stats without =
+		run_compare(NULL, fxs("prog-gcc.stripped"), bin, 0, offs, n, NULL);
+	cr_assert_eq(without.files_loaded, 0, "the symbols-only file's answers served a run without it");
+	struct bsym_cache_stats again =
+		run_compare(tree, fxs("prog-gcc.stripped"), bin, 0, offs, n, NULL);
+	cr_assert_eq(again.files_loaded, 1);
+	cr_assert_eq(again.objects_read, 0);
+
+	/* the case is real: the two runs name different things */
+	struct bsym_ctx *a = mkctx(tree, 0, NULL, 0, NULL), *z = mkctx(NULL, 0, NULL, 0, NULL);
+	uint32_t ia = reg(a, fxs("prog-gcc.stripped"), bin), iz = reg(z, fxs("prog-gcc.stripped"), bin);
+	int na = 0, nz = 0;
+	for (int i = 0; i < n; i++) {
+		const struct bsym_result *r;
+		cr_assert_eq(bsym_symbolize_offset(a, ia, offs[i], &r), 0);
+		na += r->reason == BSYM_OK;
+		cr_assert_eq(bsym_symbolize_offset(z, iz, offs[i], &r), 0);
+		nz += r->reason == BSYM_OK;
+	}
+	cr_log_info("named with the symbols-only file: %d, without: %d (of %d)", na, nz, n);
+	cr_assert_neq(na, nz, "the fixture does not show the case");
+	bsym_destroy(a);
+	bsym_destroy(z);
+}
