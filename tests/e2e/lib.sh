@@ -8,6 +8,11 @@ T_NAME=$(basename "$0" .sh)
 T_DIR=$(mktemp -d "/tmp/bprof-e2e-$T_NAME.XXXXXX")
 T_FAILS=0
 T_CHECKS=0
+# prof-report's symbol cache (libsym/CACHE.md) defaults to $XDG_CACHE_HOME/bprof:
+# each test gets its own, so that no result depends on what an earlier run
+# (or the user's own reports) left in ~/.cache; within a test, reports after
+# the first use it warm.
+export XDG_CACHE_HOME=$T_DIR/xdg-cache
 
 # With BPROF_CACHE_CHECK=1 (e.g. BPROF_CACHE_CHECK=1 ctest -L e2e), every
 # recording a test leaves in T_DIR is reported, at its end, with no symbol
