@@ -357,6 +357,15 @@ int bsym_create(struct bsym_ctx **out, const struct bsym_opts *opts)
 		}
 	}
 	ctx->vmlinux = xstrdup_opt(o.vmlinux, &err);
+	if (o.cache_dir && *o.cache_dir) {
+		ctx->cache_dir = xstrdup_opt(o.cache_dir, &err);
+		if (ctx->cache_dir) {
+			size_t l = strlen(ctx->cache_dir);
+			while (l > 1 && ctx->cache_dir[l - 1] == '/')
+				ctx->cache_dir[--l] = '\0';
+		}
+	}
+	ctx->cache_max_bytes = o.cache_max_bytes ? o.cache_max_bytes : 256ull << 20;
 	if (err)
 		goto oom;
 	elf_version(EV_CURRENT);
@@ -391,6 +400,7 @@ void bsym_destroy(struct bsym_ctx *ctx)
 	free(ctx->debuginfo_path);
 	free(ctx->sysroot);
 	free(ctx->vmlinux);
+	free(ctx->cache_dir);
 	bsym_map_free(&ctx->demangled);
 	bsym_arena_free(&ctx->arena);
 	free(ctx);
@@ -429,10 +439,10 @@ int bsym_object_register(struct bsym_ctx *ctx, const struct bsym_object_desc *de
 			    !memcmp(o->build_id, desc->build_id, len)) {
 				/* A later description may know the path the first
 				 * lacked; the build-id decides anyway. */
-				if (!o->path && !o->loaded && desc->path &&
+				if (!o->path && !o->located && desc->path &&
 				    !(o->path = strdup(desc->path)))
 					return -ENOMEM;
-				if (!o->image && !o->loaded && set_image(o, desc))
+				if (!o->image && !o->located && set_image(o, desc))
 					return -ENOMEM;
 				*id_out = (uint32_t)i;
 				return 0;
@@ -491,6 +501,26 @@ static bool off_to_vaddr(const struct bsym_obj *o, uint64_t off, uint64_t *vaddr
 	return false;
 }
 
+/* Phase 1 and the persistent cache: after this, the maps hold what the
+ * cache file knew for this run's key (CACHE.md). */
+static void locate(struct bsym_ctx *ctx, struct bsym_obj *o)
+{
+	if (!o->located)
+		bsym_obj_locate(ctx, o);
+	if (!o->cache_tried)
+		bsym_cache_attach(ctx, o);
+}
+
+/* Phase 2, counted for the cache's figures. */
+static void load(struct bsym_ctx *ctx, struct bsym_obj *o)
+{
+	locate(ctx, o);
+	if (!o->loaded) {
+		bsym_obj_load(ctx, o);
+		ctx->cache_stats.objects_read++;
+	}
+}
+
 int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
 			  const struct bsym_result **out)
 {
@@ -501,12 +531,15 @@ int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_o
 		return -EINVAL;
 	struct bsym_obj *o = ctx->objs[object];
 	const struct bsym_result *r = bsym_map_get(&o->cache, file_offset);
+	if (!r && !o->cache_tried) {
+		locate(ctx, o);
+		r = bsym_map_get(&o->cache, file_offset);
+	}
 	if (r) {
 		*out = r;
 		return 0;
 	}
-	if (!o->loaded)
-		bsym_obj_load(ctx, o);
+	load(ctx, o);
 	uint64_t vaddr;
 	if (o->status != BSYM_OK) {
 		r = bsym_result_reason(o->status);
@@ -520,6 +553,7 @@ int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_o
 	}
 	if (bsym_map_put(&o->cache, file_offset, (void *)r))
 		return -ENOMEM;
+	o->cache_dirty = true;
 	*out = r;
 	return 0;
 }
@@ -575,12 +609,15 @@ int bsym_fp_state(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
 		return -EINVAL;
 	struct bsym_obj *o = ctx->objs[object];
 	void *cached = bsym_map_get(&o->fpcache, file_offset);
+	if (!cached && !o->cache_tried) {
+		locate(ctx, o);
+		cached = bsym_map_get(&o->fpcache, file_offset);
+	}
 	if (cached) {
 		*out = (enum bsym_fp_state)((uintptr_t)cached - 1);
 		return 0;
 	}
-	if (!o->loaded)
-		bsym_obj_load(ctx, o);
+	load(ctx, o);
 	uint64_t vaddr;
 	unsigned fp, sp;
 	enum bsym_fp_state st = BSYM_FP_UNKNOWN;
@@ -598,6 +635,7 @@ int bsym_fp_state(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
 	}
 	if (bsym_map_put(&o->fpcache, file_offset, (void *)(uintptr_t)(st + 1)))
 		return -ENOMEM;
+	o->cache_dirty = true;
 	*out = st;
 	return 0;
 }
@@ -607,9 +645,19 @@ int bsym_object_info(struct bsym_ctx *ctx, uint32_t object, struct bsym_object_i
 	if (!ctx || !out || object >= ctx->nr_objs)
 		return -EINVAL;
 	struct bsym_obj *o = ctx->objs[object];
-	if (!o->loaded)
-		bsym_obj_load(ctx, o);
+	locate(ctx, o);
 	memset(out, 0, sizeof(*out));
+	if (!o->loaded && o->cache_info) {
+		/* what phase 2 found for this key, without doing it: the paths
+		 * are this run's (phase 1), as bsym_obj_load would set them */
+		out->status = o->cached_status;
+		out->elf_path = o->elf_path;
+		out->debug_path = o->cached_has_dwarf ? o->cand_debug_path : NULL;
+		out->has_dwarf = o->cached_has_dwarf;
+		out->has_symtab = o->cached_has_symtab;
+		return 0;
+	}
+	load(ctx, o);
 	out->status = o->status;
 	out->elf_path = o->elf_path;
 	out->debug_path = o->debug_path;

@@ -60,6 +60,11 @@ struct bsym_opts {
 	unsigned flags;                  /* BSYM_* */
 	bsym_log_fn log;
 	void *log_arg;
+	/* Persistent symbol cache (CACHE.md): answers for objects with a
+	 * build-id are read from and saved (bsym_cache_save) under this
+	 * directory, created if missing.  NULL: no cache. */
+	const char *cache_dir;
+	uint64_t cache_max_bytes;        /* size bound of cache_dir; 0: 256 MiB */
 };
 
 /* Create a context; opts may be NULL for defaults.  Strings in opts are
@@ -173,6 +178,31 @@ struct bsym_object_info {
 	bool has_symtab;            /* .symtab (or MiniDebugInfo) available */
 };
 int bsym_object_info(struct bsym_ctx *ctx, uint32_t object, struct bsym_object_info *out);
+
+/* ---- the persistent cache ------------------------------------------------ */
+
+/*
+ * Write the answers this context computed, for objects whose answers may be
+ * kept (CACHE.md: objects with a build-id, DWARF that names no other file,
+ * no transient failure), to opts.cache_dir, then evict least recently used
+ * files beyond opts.cache_max_bytes.  Each file is written under a
+ * temporary name and renamed, so concurrent reports never see half a file.
+ * Returns 0 (also when there is no cache or nothing to write), or the
+ * first negative errno (also given to the log callback as a warning): a
+ * cache that cannot be written costs only speed.
+ */
+int bsym_cache_save(struct bsym_ctx *ctx);
+
+/* Counters, for tests and benchmarks. */
+struct bsym_cache_stats {
+	uint64_t files_loaded;    /* cache files read and used */
+	uint64_t files_damaged;   /* cache files refused (damaged) */
+	uint64_t files_saved;     /* cache files written */
+	uint64_t files_evicted;   /* removed by the size bound */
+	uint64_t entries_loaded;  /* answers read from cache files */
+	uint64_t objects_read;    /* objects whose DWARF/symbols were read (phase 2) */
+};
+void bsym_cache_get_stats(const struct bsym_ctx *ctx, struct bsym_cache_stats *out);
 
 /* ---- normalization -------------------------------------------------------- */
 

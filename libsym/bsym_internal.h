@@ -68,12 +68,29 @@ void bsym_dwidx_free(struct bsym_dwidx *idx);
 /* Fill *out for DWARF address addr.  Returns 0 (out->nr may be 0 and
  * out->file NULL: nothing known), -ENOMEM. */
 int bsym_dwidx_lookup(struct bsym_dwidx *idx, uint64_t addr, struct bsym_dwlookup *out);
+/* The DWARF has split (-gsplit-dwarf) units: names depend on .dwo files. */
+bool bsym_dwidx_has_split_units(const struct bsym_dwidx *idx);
 
 /* ---- objects ------------------------------------------------------------- */
 
 struct bsym_seg {
 	uint64_t offset, filesz, vaddr;
 };
+
+/* Section mask bits of a file (CACHE.md): what it can answer. */
+#define BSYM_SM_IMAGE       (1u << 0)
+#define BSYM_SM_DEBUG_ONLY  (1u << 1)
+#define BSYM_SM_SYMTAB      (1u << 2)
+#define BSYM_SM_DYNSYM      (1u << 3)
+#define BSYM_SM_DWARF       (1u << 4)
+#define BSYM_SM_MINIDEBUG   (1u << 5)
+#define BSYM_SM_LINE        (1u << 6)
+#define BSYM_SM_EH_FRAME    (1u << 7)
+#define BSYM_SM_DEBUG_FRAME (1u << 8)
+#define BSYM_SM_PRESENT     (1u << 31) /* in other_mask: some other file was found */
+
+struct bsym_located;
+void bsym_located_free(struct bsym_located *l);
 
 struct bsym_obj {
 	struct bsym_ctx *ctx;
@@ -86,6 +103,17 @@ struct bsym_obj {
 	void *image;       /* the recorded bytes (vdso), or NULL */
 	size_t image_len;
 
+	/* Phase 1 (bsym_obj_locate): files found, section headers read. */
+	bool located;
+	bool found_files;         /* at least one file: main_mask is meaningful */
+	uint32_t main_mask, debug_mask; /* BSYM_SM_* of the files to be used */
+	uint32_t other_mask;      /* OR of the other files found (| BSYM_SM_PRESENT) */
+	bool external_dwarf;      /* dwz common file or split units: never cached */
+	bool transient_failure;   /* out of memory/descriptors, libdw refusal: never cached */
+	char *cand_debug_path;    /* what debug_path will be if DWARF opens */
+	struct bsym_located *located_files; /* until phase 2 */
+
+	/* Phase 2 (bsym_obj_load): DWARF and symbol tables read. */
 	bool loaded;
 	enum bsym_reason status;
 	char *elf_path, *debug_path;
@@ -102,6 +130,15 @@ struct bsym_obj {
 
 	struct bsym_map cache; /* file offset -> const struct bsym_result * */
 	struct bsym_map fpcache; /* file offset -> (void *)(enum bsym_fp_state + 1) */
+
+	/* The persistent cache (cache.c, CACHE.md) */
+	bool cache_tried;         /* bsym_cache_attach ran */
+	uint8_t *cache_key;       /* NULL: this object is not cached */
+	size_t cache_key_len;
+	bool cache_dirty;         /* answers computed here that the file lacks */
+	bool cache_info;          /* status/has_* below came from the file */
+	enum bsym_reason cached_status;
+	bool cached_has_dwarf, cached_has_symtab;
 	struct bsym_symtab *symtab; /* built on first symbol-table lookup */
 };
 
@@ -117,6 +154,10 @@ struct bsym_symtab;
 const char *bsym_symtab_lookup(struct bsym_symtab **tab, Dwfl_Module *mod, GElf_Addr addr,
 			       GElf_Off *off);
 void bsym_symtab_free(struct bsym_symtab *tab);
+/* Phase 1: find the files, read no DWARF (sets located, status for
+ * objects nothing was found for).  Phase 2: read them (calls phase 1 if
+ * needed; sets loaded). */
+void bsym_obj_locate(struct bsym_ctx *ctx, struct bsym_obj *o);
 void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o);
 
 /* Open path and verify its build-id against (bid, len).  Returns an fd and
@@ -142,6 +183,10 @@ struct bsym_ctx {
 	bsym_log_fn log;
 	void *log_arg;
 	bool warned_nofile;
+	char *cache_dir;   /* NULL: no persistent cache */
+	uint64_t cache_max_bytes;
+	struct bsym_cache_stats cache_stats;
+	unsigned cache_seq; /* temporary file names */
 	char *debuginfo_path; /* for libdwfl's build-id helpers (dwz alt files) */
 
 	struct bsym_obj **objs;
@@ -187,6 +232,38 @@ int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, struct 
 			   Dwfl_Module *mod,
 			   uint64_t dwaddr, uint64_t modaddr, enum bsym_frame_kind kind,
 			   const struct bsym_result **out);
+
+/* ---- the persistent cache (cache.c; format in CACHE.md) ---------------- */
+
+#define BSYM_CACHE_MAX_KEY 4096
+#define BSYM_CACHE_MAX_STRINGS (256u << 20)
+
+/* What a valid cache file holds, handed to the parser's caller. */
+struct bsym_cache_sink {
+	void *arg;
+	/* the object's status and info bits (called once, before entries) */
+	int (*info)(void *arg, enum bsym_reason status, bool has_dwarf, bool has_symtab);
+	/* the string table (NUL-terminated strings, len bytes, last byte NUL):
+	 * returns the copy that frames will point into, NULL for -ENOMEM */
+	const char *(*strings)(void *arg, const char *strings, size_t len);
+	/* one entry: fp is 0 (not known) or 1 + enum bsym_fp_state; res NULL
+	 * when the entry holds no symbolization answer.  res and its frames
+	 * are the parser's (copy them); names point into strings' copy. */
+	int (*entry)(void *arg, uint64_t offset, unsigned fp, const struct bsym_result *res);
+};
+
+/* Validate buf (the whole file) against key, then report its contents to
+ * sink - nothing is reported from a file that fails any check.  Returns 0,
+ * -EINVAL with *why set to a static description of the first defect,
+ * -ESTALE when the key differs, -ENOMEM, or a sink's error. */
+int bsym_cache_parse(const uint8_t *buf, size_t len, const uint8_t *key, size_t key_len,
+		     const struct bsym_cache_sink *sink, const char **why);
+
+/* After bsym_obj_locate: build the object's key and load its file, if
+ * any.  Never fails: a missing or damaged file only means no answers. */
+void bsym_cache_attach(struct bsym_ctx *ctx, struct bsym_obj *o);
+/* The object's answers may be written (a key, nothing transient). */
+bool bsym_cache_writable(const struct bsym_ctx *ctx, const struct bsym_obj *o);
 
 /* kernel.c, perfmap.c */
 void bsym_kernel_free(struct bsym_kernel *k);

@@ -75,6 +75,7 @@ struct bsym_dwidx {
 	size_t ncus;
 	struct cu_rng *cur;
 	size_t ncur, capcur;
+	bool split; /* skeleton units: names depend on .dwo files found */
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t elsz)
@@ -366,6 +367,8 @@ struct bsym_dwidx *bsym_dwidx_new(Dwarf *dw)
 		struct dw_cu *c = &idx->cus[ci];
 		memset(c, 0, sizeof(*c));
 		c->die = cudie;
+		if (ut == DW_UT_skeleton || ut == DW_UT_split_compile)
+			idx->split = true;
 		if (ut == DW_UT_skeleton && dwarf_tag(&subdie) != DW_TAG_invalid)
 			c->die = subdie;
 
@@ -396,6 +399,11 @@ struct bsym_dwidx *bsym_dwidx_new(Dwarf *dw)
 oom:
 	bsym_dwidx_free(idx);
 	return NULL;
+}
+
+bool bsym_dwidx_has_split_units(const struct bsym_dwidx *idx)
+{
+	return idx && idx->split;
 }
 
 void bsym_dwidx_free(struct bsym_dwidx *idx)

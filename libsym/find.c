@@ -270,6 +270,8 @@ struct cand {
 	dev_t dev;
 	ino_t ino;
 	bool debug_only, has_dwarf, has_symtab;
+	uint32_t mask;    /* BSYM_SM_* (CACHE.md): what the file holds, for the cache key */
+	bool has_altlink; /* .gnu_debugaltlink: its DWARF needs a dwz common file */
 };
 
 struct search {
@@ -279,6 +281,16 @@ struct search {
 	size_t n;
 	bool mismatch;
 	int main, debug; /* indexes into c, or -1 */
+};
+
+/* Section names that say what a file can answer (CACHE.md, section mask). */
+static const struct {
+	const char *name;
+	uint32_t bit;
+} mask_sections[] = {
+	{ ".gnu_debugdata", BSYM_SM_MINIDEBUG }, { ".debug_line", BSYM_SM_LINE },
+	{ ".zdebug_line", BSYM_SM_LINE },         { ".eh_frame", BSYM_SM_EH_FRAME },
+	{ ".debug_frame", BSYM_SM_DEBUG_FRAME },  { ".zdebug_frame", BSYM_SM_DEBUG_FRAME },
 };
 
 static void classify(struct cand *c)
@@ -293,6 +305,8 @@ static void classify(struct cand *c)
 			const char *name = elf_strptr(c->elf, shstrndx, sh.sh_name);
 			if (sh.sh_type == SHT_SYMTAB)
 				c->has_symtab = true;
+			if (sh.sh_type == SHT_DYNSYM)
+				c->mask |= BSYM_SM_DYNSYM;
 			if (!name)
 				continue;
 			if ((!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) &&
@@ -300,6 +314,11 @@ static void classify(struct cand *c)
 				c->has_dwarf = true;
 			if (!strcmp(name, ".text") && sh.sh_type == SHT_NOBITS)
 				c->debug_only = true;
+			if (!strcmp(name, ".gnu_debugaltlink"))
+				c->has_altlink = true;
+			for (size_t i = 0; i < sizeof(mask_sections) / sizeof(mask_sections[0]); i++)
+				if (!strcmp(name, mask_sections[i].name) && sh.sh_type != SHT_NOBITS)
+					c->mask |= mask_sections[i].bit;
 		}
 	}
 	size_t phnum;
@@ -311,6 +330,8 @@ static void classify(struct cand *c)
 				c->debug_only = true;
 		}
 	}
+	c->mask |= (c->debug_only ? BSYM_SM_DEBUG_ONLY : 0) | (c->has_symtab ? BSYM_SM_SYMTAB : 0) |
+		   (c->has_dwarf ? BSYM_SM_DWARF : 0);
 }
 
 static bool satisfied(const struct search *s)
@@ -387,7 +408,10 @@ static void try_image(struct search *s, struct bsym_obj *o)
 	}
 	if (asprintf(&path, "%s (image in the recording)", o->path ? o->path : "object") < 0)
 		goto fail;
+	size_t before = s->n;
 	add_cand(s, path, fd, elf);
+	if (s->n > before)
+		s->c[before].mask |= BSYM_SM_IMAGE;
 	return;
 fail:
 	elf_end(elf);
@@ -589,9 +613,48 @@ static void load_segments(struct bsym_ctx *ctx, struct bsym_obj *o, struct cand 
 			 "%s: only a debug file was found; segment offsets reconstructed", m->path);
 }
 
-void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
+static void close_cands(struct search *s, int keep1, int keep2)
 {
-	o->loaded = true;
+	for (size_t i = 0; i < s->n; i++) {
+		if ((int)i == keep1 || (int)i == keep2)
+			continue;
+		elf_end(s->c[i].elf);
+		close(s->c[i].fd);
+		free(s->c[i].path);
+	}
+}
+
+/* What bsym_obj_locate found, kept for bsym_obj_load: the main ELF (or
+ * what stands for it) and the separate debug file. */
+struct bsym_located {
+	struct cand main, debug;
+	bool has_debug;
+};
+
+void bsym_located_free(struct bsym_located *l)
+{
+	if (!l)
+		return;
+	elf_end(l->main.elf);
+	close(l->main.fd);
+	free(l->main.path);
+	if (l->has_debug) {
+		elf_end(l->debug.elf);
+		close(l->debug.fd);
+		free(l->debug.path);
+	}
+	free(l);
+}
+
+/*
+ * Phase 1: find the files (open them, check build-ids, read section
+ * headers) without reading DWARF.  This is all the symbol cache needs to
+ * know which answers this run would give (CACHE.md: the key), and it costs
+ * little next to bsym_obj_load's DWARF.
+ */
+void bsym_obj_locate(struct bsym_ctx *ctx, struct bsym_obj *o)
+{
+	o->located = true;
 	o->status = BSYM_R_NO_DEBUGINFO;
 	struct search s = { .ctx = ctx, .o = o, .main = -1, .debug = -1 };
 	bool orig = o->path && *o->path && !(ctx->flags & BSYM_NO_ORIGINAL_PATH);
@@ -669,6 +732,7 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 
 	if (s.n == 0) {
 		o->status = s.mismatch ? BSYM_R_BUILD_ID_MISMATCH : BSYM_R_NO_DEBUGINFO;
+		o->loaded = true; /* nothing to read */
 		return;
 	}
 	/* The ELF to report: the real one if found, else the debug file (it
@@ -679,6 +743,53 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 
 	load_segments(ctx, o, m);
 	o->elf_path = strdup(m->path);
+	o->main_mask = m->mask;
+	o->debug_mask = dbg ? dbg->mask : 0;
+	/* Files found but not chosen still count: without a debug file of
+	 * ours, libdwfl looks up D/.build-id/xx/rest.debug itself and may take
+	 * a symbol table from one we passed over (a symbols-only .debug). */
+	for (size_t i = 0; i < s.n; i++)
+		if ((int)i != mi && (!dbg || (int)i != s.debug))
+			o->other_mask |= s.c[i].mask | BSYM_SM_PRESENT;
+	o->external_dwarf = m->has_altlink || (dbg && dbg->has_altlink);
+	o->found_files = true;
+	if (dbg || m->debug_only)
+		o->cand_debug_path = strdup(dbg ? dbg->path : m->path);
+	struct bsym_located *l = calloc(1, sizeof(*l));
+	if (!l || !o->elf_path) {
+		/* cannot keep them: phase 2 will find nothing, and nothing
+		 * is cached (out of memory is transient) */
+		free(l);
+		close_cands(&s, -1, -1);
+		o->transient_failure = true;
+		o->loaded = true;
+		o->status = BSYM_R_NO_DEBUGINFO;
+		return;
+	}
+	l->main = *m;
+	if (dbg) {
+		l->debug = *dbg;
+		l->has_debug = true;
+	}
+	close_cands(&s, mi, dbg ? s.debug : -1);
+	o->located_files = l;
+}
+
+/* Phase 2: hand the files to libdwfl and index the DWARF. */
+void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
+{
+	if (!o->located)
+		bsym_obj_locate(ctx, o);
+	if (o->loaded)
+		return;
+	o->loaded = true;
+	struct bsym_located *l = o->located_files;
+	if (!l)
+		return; /* phase 1 settled it (no build-id, not verifiable) */
+	o->located_files = NULL;
+	struct cand *m = &l->main;
+	struct cand *dbg = l->has_debug ? &l->debug : NULL;
+
 	o->pending_debug_fd = -1;
 	if (dbg) {
 		o->pending_debug_fd = dup(dbg->fd);
@@ -713,6 +824,10 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 			o->has_dwarf = o->idx != NULL;
 			if (dbg || m->debug_only)
 				o->debug_path = strdup(dbg ? dbg->path : m->path);
+			if (!o->idx)
+				o->transient_failure = true; /* out of memory */
+			else if (bsym_dwidx_has_split_units(o->idx))
+				o->external_dwarf = true;
 		}
 		/* A .symtab seen in a file we handed over is enough; only
 		 * otherwise ask libdwfl, which then sorts every symbol
@@ -724,16 +839,17 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 	} else {
 		bsym_log(ctx, BSYM_LOG_WARN, "%s: libdwfl cannot use it: %s", m->path,
 			 dwfl_errmsg(-1));
+		o->transient_failure = true; /* maybe out of descriptors: never cached */
 	}
+	/* DWARF announced by the section headers and not opened: libdw
+	 * refused it, or a descriptor or memory ran out.  Not a key's answer. */
+	if ((m->has_dwarf || (dbg && dbg->has_dwarf)) && !o->has_dwarf)
+		o->transient_failure = true;
 	if (o->pending_debug_fd >= 0) { /* never asked for: still ours */
 		close(o->pending_debug_fd);
 		o->pending_debug_fd = -1;
 	}
-	for (size_t i = 0; i < s.n; i++) {
-		elf_end(s.c[i].elf);
-		close(s.c[i].fd);
-		free(s.c[i].path);
-	}
+	bsym_located_free(l);
 }
 
 void bsym_obj_release(struct bsym_obj *o)
@@ -747,6 +863,9 @@ void bsym_obj_release(struct bsym_obj *o)
 	free(o->segs);
 	free(o->elf_path);
 	free(o->debug_path);
+	free(o->cand_debug_path);
+	free(o->cache_key);
+	bsym_located_free(o->located_files);
 	free(o->path);
 	free(o->image);
 	bsym_map_free(&o->cache);

@@ -7,6 +7,7 @@
  * This file parses options, talks to the user and maps errors to exit
  * codes; the work is in adapter.c, render.c, info.c and the libraries.
  */
+#define _GNU_SOURCE /* asprintf */
 #include <argp.h>
 #include <errno.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +44,8 @@ enum {
 	OPT_SVG,
 	OPT_NO_SYMBOLIZE,
 	OPT_MISSING_BUILDIDS,
+	OPT_CACHE_DIR,
+	OPT_NO_CACHE,
 };
 
 struct args {
@@ -55,6 +59,8 @@ struct args {
 	bool diff, normalize, info;
 	const char *pprof, *speedscope, *svg; /* exports (export_*.c, flamegraph_svg.c) */
 	bool no_symbolize, missing_buildids;
+	const char *cache_dir; /* --cache-dir */
+	bool no_cache;
 	char **files;
 	size_t nr_files;
 };
@@ -124,6 +130,9 @@ static const struct argp_option options[] = {
 	{ "no-inline", OPT_NO_INLINE, NULL, 0, "Do not show inlined functions as frames", 3 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++/Rust names mangled", 3 },
 	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0, "Do not ask debuginfod even if DEBUGINFOD_URLS is set", 3 },
+	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0,
+	  "Symbol cache (default $XDG_CACHE_HOME/bprof, ~/.cache/bprof)", 3 },
+	{ "no-cache", OPT_NO_CACHE, NULL, 0, "Neither read nor write the symbol cache", 3 },
 	{ 0 },
 };
 
@@ -188,6 +197,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SVG: a->svg = arg; break;
 	case OPT_NO_SYMBOLIZE: a->no_symbolize = true; break;
 	case OPT_MISSING_BUILDIDS: a->missing_buildids = true; break;
+	case OPT_CACHE_DIR:
+		if (!*arg)
+			argp_error(state, "--cache-dir needs a directory");
+		a->cache_dir = arg;
+		break;
+	case OPT_NO_CACHE: a->no_cache = true; break;
 	case ARGP_KEY_ARG: {
 		char **f = realloc(a->files, (a->nr_files + 1) * sizeof(*f));
 		if (!f)
@@ -213,6 +228,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--info does not combine with exports");
 		if (a->no_symbolize && !a->pprof)
 			argp_error(state, "--no-symbolize only applies to --pprof");
+		if (a->no_cache && a->cache_dir)
+			argp_error(state, "--cache-dir and --no-cache exclude each other");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -468,11 +485,71 @@ out:
 	return ret;
 }
 
+/* mkdir -p DIR (mode 0700 for what it creates); 0 or -errno. */
+static int make_dirs(const char *dir)
+{
+	char *p = strdup(dir);
+	int err = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1;; s++) {
+		if (*s && *s != '/')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+			err = -errno;
+			break;
+		}
+		if (!c)
+			break;
+		*s = c;
+	}
+	free(p);
+	return err;
+}
+
+/*
+ * The symbol cache's directory: --cache-dir, else $XDG_CACHE_HOME/bprof,
+ * else $HOME/.cache/bprof (the XDG base directory rules).  The default is
+ * used only if it can be created and written: a user without a writable
+ * home gets reports without a cache, not a warning on every run; a
+ * --cache-dir the user named is always used (libsym warns if it fails).
+ * Returns a malloc'd path, or NULL for no cache.
+ */
+static char *cache_dir(const struct args *a)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *dir = NULL;
+
+	if (a->no_cache)
+		return NULL;
+	if (a->cache_dir)
+		return strdup(a->cache_dir);
+	/* XDG: a relative $XDG_CACHE_HOME is invalid and ignored */
+	if (xdg && xdg[0] == '/') {
+		if (asprintf(&dir, "%s/bprof", xdg) < 0)
+			return NULL;
+	} else if (home && home[0] == '/') {
+		if (asprintf(&dir, "%s/.cache/bprof", home) < 0)
+			return NULL;
+	} else {
+		return NULL;
+	}
+	if (make_dirs(dir) != 0 || access(dir, W_OK | X_OK) != 0) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_opt, "FILE...", doc, NULL, NULL, NULL };
 	struct args a = { .cfg.mode = REP_MULTILINE };
 	struct bsym_ctx *sym = NULL;
+	char *cdir = NULL;
 	FILE *out = stdout;
 	int ret = 1, err;
 
@@ -493,6 +570,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	if (a.diff)
 		a.cfg.mode = REP_FOLDED;
+	/* --no-symbolize reads no debuginfo: nothing to cache */
+	cdir = a.no_symbolize ? NULL : cache_dir(&a);
 
 	struct bsym_opts so = {
 		.sz = sizeof(so),
@@ -503,6 +582,7 @@ int main(int argc, char **argv)
 		.flags = a.sym_flags,
 		.log = log_cb,
 		.log_arg = &a.cfg.quiet,
+		.cache_dir = cdir,
 	};
 	err = bsym_create(&sym, &so);
 	if (err) {
@@ -522,12 +602,16 @@ int main(int argc, char **argv)
 		a.cfg.progress_arg = &prog;
 	}
 	ret = run(&a, sym, out);
+	/* what this report learnt, for the next (failures are warnings: a
+	 * cache costs only speed) */
+	bsym_cache_save(sym);
 	if (out != stdout && fclose(out) != 0 && ret == 0) {
 		fprintf(stderr, "prof-report: writing %s: %s\n", a.output, strerror(errno));
 		ret = 1;
 	}
 out:
 	bsym_destroy(sym);
+	free(cdir);
 	free(a.cfg.pids);
 	free(a.debug_dirs);
 	free(a.files);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * render.c - symbolize count rows, render them as text, merge identical
+ * render.c - render the count rows walk.c produces as text, merge identical
  * stacks, and print them in bcc profile's multi-line, folded and diff forms.
+ * What a stack is (selection, order, pseudo-frames, return addresses) is
+ * walk.c's to decide; the words for frames without a name are decided here.
  *
  * Merging is done on the rendered text: bcc's profile keys by raw address
  * and so prints one symbolized stack many times; we key by what the user
@@ -83,8 +85,14 @@ static void sb_put_sanitized(struct sbuf *b, const char *name)
 {
 	const unsigned char *p = (const unsigned char *)name, *run = p;
 
-	/* copy runs of clean text at once: this is on every frame of every row */
+	/* copy runs of clean text at once: this is on every frame of every row
+	 * (merging a fleet's recordings, the largest cost left once the symbols
+	 * come from the cache), so printable ASCII is skipped without a call */
 	while (*p) {
+		if (*p >= 0x20 && *p < 0x7f && *p != ';') {
+			p++;
+			continue;
+		}
 		size_t n = rep_utf8_len(p);
 		if (n && *p != ';') {
 			p += n;
@@ -322,103 +330,48 @@ static void add_unknown(struct row *r, const char *addr_text, unsigned flags,
 	add_unnamed(r, addr_text, REP_UNKNOWN_FRAME, flags, cfg, st);
 }
 
-static void add_user_frames(struct rep_agg *agg, struct row *r, const struct rep_config *cfg,
-			    struct bsym_ctx *sym, const struct rep_input *in,
-			    const struct bprof_count *c, const struct bprof_stack *s,
-			    struct rep_stats *st)
+/* The text of a frame walk.c could not name (res NULL), as every text
+ * output words it (REP_UNKNOWN_FRAME, rep_object_frame_name). */
+static void add_unnamed_wframe(struct rep_agg *agg, struct row *r, const struct rep_config *cfg,
+			       const struct rep_input *in, const struct rep_wframe *f,
+			       struct rep_stats *st)
 {
-	const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
 	char text[64 + 4096];
 
-	uint32_t leaf_obj = BSYM_NO_OBJECT;
-	uint64_t leaf_off = 0;
-
-	for (uint32_t i = 0; i < s->nr_ips; i++) {
-		uint64_t addr = s->ips[i];
-		uint64_t a = rep_lookup_addr(addr, i);
-		const struct bsym_result *res = NULL;
-		uint32_t obj, mflags;
-		uint64_t off;
-
-		/* The kernel walked this stack by frame pointers.  If the leaf had
-		 * not set up its frame when sampled, the walk skipped the leaf's
-		 * caller: say so rather than show the caller's caller as the
-		 * caller (bsym_fp_state explains). */
-		enum bsym_fp_state fps;
-		if (i == 1 && leaf_obj != BSYM_NO_OBJECT && !bprof_stack_unwound((int32_t)s->id) &&
-		    bsym_fp_state(sym, leaf_obj, leaf_off, &fps) == 0 && fps == BSYM_FP_NO_FRAME)
-			add_unnamed(r, NULL, REP_MISSING_CALLER_FRAME, 0, cfg, st);
-
-		if (!pm || bsym_normalize(pm->maps, pm->proc->nr_mappings, a, &obj, &off, &mflags)) {
-			snprintf(text, sizeof(text), "0x%llx", (unsigned long long)addr);
-			add_unknown(r, text, 0, cfg, st);
-			continue;
-		}
-		if (obj == BSYM_NO_OBJECT) {
-			if ((mflags & BSYM_MAP_ANON) && pm->perfmap != BSYM_NO_OBJECT &&
-			    bsym_symbolize_perfmap(sym, pm->perfmap, a, &res) == 0 &&
-			    res->reason == BSYM_OK) {
-				add_result(r, res, FR_JIT, cfg, st);
-				continue;
-			}
-			snprintf(text, sizeof(text), "[%s]+0x%llx",
-				 (mflags & BSYM_MAP_ANON) ? "anon" : "unknown",
-				 (unsigned long long)addr);
-			add_unknown(r, text, (mflags & BSYM_MAP_ANON) ? FR_JIT : 0, cfg, st);
-			continue;
-		}
-		if (i == 0) {
-			leaf_obj = obj;
-			leaf_off = off;
-		}
-		if (bsym_symbolize_offset(sym, obj, off, &res) == 0 && res->reason == BSYM_OK) {
-			add_result(r, res, 0, cfg, st);
-			continue;
-		}
-		agg_note_unnamed(agg, obj);
-		/* the recorded path of this mapping's object, for --addresses */
-		const char *path = NULL;
-		for (uint32_t m = 0; m < pm->proc->nr_mappings; m++) {
-			const struct bprof_mapping *bm = &pm->proc->mappings[m];
-			if (a >= bm->start && a < bm->end) {
-				if (bm->object_index != BPROF_NO_OBJECT)
-					path = in->rec->objects[bm->object_index].path;
+	if (f->kind == REP_W_KERNEL) {
+		const struct bprof_kernel *k = &in->rec->kernel;
+		snprintf(text, sizeof(text), "[kernel]+0x%llx", (unsigned long long)(f->addr - k->stext));
+		for (uint32_t i = 0; i < k->nr_modules; i++) {
+			const struct bprof_module *m = &k->modules[i];
+			if (f->addr >= m->base && f->addr - m->base < m->size) {
+				snprintf(text, sizeof(text), "[%.200s]+0x%llx", m->name,
+					 (unsigned long long)(f->addr - m->base));
 				break;
 			}
 		}
-		/* print the offset of the address itself, as the user would look it up */
-		snprintf(text, sizeof(text), "%s+0x%llx", base_name(path),
-			 (unsigned long long)(off + (addr - a)));
-		char plain[4096 + 3];
-		rep_object_frame_name(plain, sizeof(plain), path);
-		add_unnamed(r, text, plain, 0, cfg, st);
-	}
-}
-
-static void add_kernel_addr(struct row *r, const struct rep_config *cfg, struct bsym_ctx *sym,
-			    const struct rep_input *in, uint64_t addr, size_t depth,
-			    struct rep_stats *st)
-{
-	const struct bsym_result *res = NULL;
-	uint64_t a = rep_lookup_addr(addr, depth);
-	char text[256];
-
-	if (in->kernel != BSYM_NO_OBJECT && bsym_symbolize_kernel(sym, in->kernel, a, &res) == 0 &&
-	    res->reason == BSYM_OK) {
-		add_result(r, res, FR_KERNEL, cfg, st);
+		add_unknown(r, text, FR_KERNEL, cfg, st);
 		return;
 	}
-	const struct bprof_kernel *k = &in->rec->kernel;
-	snprintf(text, sizeof(text), "[kernel]+0x%llx", (unsigned long long)(addr - k->stext));
-	for (uint32_t i = 0; i < k->nr_modules; i++) {
-		const struct bprof_module *m = &k->modules[i];
-		if (addr >= m->base && addr - m->base < m->size) {
-			snprintf(text, sizeof(text), "[%.200s]+0x%llx", m->name,
-				 (unsigned long long)(addr - m->base));
-			break;
-		}
+	if (!f->map) { /* in no mapping of its process */
+		snprintf(text, sizeof(text), "0x%llx", (unsigned long long)f->addr);
+		add_unknown(r, text, 0, cfg, st);
+		return;
 	}
-	add_unknown(r, text, FR_KERNEL, cfg, st);
+	if (f->object == BSYM_NO_OBJECT) { /* anonymous (JIT without a perf map entry) or unknown */
+		bool anon = f->kind == REP_W_JIT;
+		snprintf(text, sizeof(text), "[%s]+0x%llx", anon ? "anon" : "unknown",
+			 (unsigned long long)f->addr);
+		add_unknown(r, text, anon ? FR_JIT : 0, cfg, st);
+		return;
+	}
+	agg_note_unnamed(agg, f->object);
+	const char *path = f->object_index != BPROF_NO_OBJECT ? in->rec->objects[f->object_index].path
+							      : NULL;
+	/* the offset of the address itself, as the user would look it up */
+	snprintf(text, sizeof(text), "%s+0x%llx", base_name(path), (unsigned long long)f->file_offset);
+	char plain[4096 + 3];
+	rep_object_frame_name(plain, sizeof(plain), path);
+	add_unnamed(r, text, plain, 0, cfg, st);
 }
 
 /*
@@ -475,78 +428,81 @@ static void render(struct sbuf *out, const struct rep_config *cfg, const struct 
 	sb_printf(out, " (%u)", c->pid);
 }
 
+/* What rep_agg_add_input's walk callback works with. */
+struct agg_walk {
+	struct rep_agg *agg;
+	const struct rep_config *cfg;
+	struct rep_stats *st;
+	struct row r;
+	struct sbuf line;
+};
+
+/* One count row from walk.c (which decides what a stack is: selection,
+ * order, pseudo-frames, return addresses): its frames as text, the row
+ * rendered and merged with identical ones. */
+static int agg_row(void *arg, const struct rep_input *in, const struct bprof_count *c,
+		   const struct rep_wframe *frames, size_t nr, size_t nr_kernel)
+{
+	struct agg_walk *w = arg;
+	const struct rep_config *cfg = w->cfg;
+	struct rep_stats *st = w->st;
+	struct row *r = &w->r;
+	bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
+	bool kmiss = false, umiss = false;
+
+	r->nr = 0;
+	r->text.len = 0;
+	for (size_t i = 0; i < nr_kernel; i++) {
+		const struct rep_wframe *f = &frames[i];
+		if (f->kind == REP_W_MISSED_KERNEL)
+			kmiss = true;
+		else if (f->res)
+			add_result(r, f->res, FR_KERNEL, cfg, st);
+		else
+			add_unnamed_wframe(w->agg, r, cfg, in, f, st);
+	}
+	size_t ke = r->nr;
+	for (size_t i = nr_kernel; i < nr; i++) {
+		const struct rep_wframe *f = &frames[i];
+		if (f->kind == REP_W_MISSED_USER)
+			umiss = true;
+		else if (f->kind == REP_W_MISSING_CALLER)
+			add_unnamed(r, NULL, REP_MISSING_CALLER_FRAME, 0, cfg, st);
+		else if (f->res)
+			add_result(r, f->res, f->kind == REP_W_JIT ? FR_JIT : 0, cfg, st);
+		else
+			add_unnamed_wframe(w->agg, r, cfg, in, f, st);
+	}
+	size_t ue = r->nr;
+	if (kmiss) {
+		st->missed_kernel++;
+		st->missed_enomem |= c->kernel_stack_id == -ENOMEM;
+	}
+	if (umiss) {
+		st->missed_user++;
+		st->missed_enomem |= c->user_stack_id == -ENOMEM;
+	}
+	bool delim = cfg->delimited && show_user && show_kernel && c->kernel_stack_id >= 0 &&
+		     c->user_stack_id >= 0;
+
+	w->line.len = 0;
+	render(&w->line, cfg, c, r, 0, ke, ke, ue, kmiss, umiss, delim);
+	if (r->oom || r->text.oom || w->line.oom)
+		return -ENOMEM;
+	st->samples = st->samples + c->count < st->samples ? UINT64_MAX : st->samples + c->count;
+	return agg_add(w->agg, w->line.s ? w->line.s : "", w->line.len, c->count);
+}
+
 int rep_agg_add_input(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,
 		      const struct rep_input *in, struct rep_stats *st)
 {
-	const struct bprof_recording *rec = in->rec;
-	struct row r = {0};
-	struct sbuf line = {0};
-	int err = 0;
+	struct agg_walk w = { .agg = agg, .cfg = cfg, .st = st };
+	/* the walk's own counters are not used: agg_row counts as it renders */
+	int err = rep_walk(cfg, sym, in, true, agg_row, &w, NULL);
 
-	for (uint64_t n = 0; n < rec->nr_counts; n++) {
-		if (cfg->progress && (n & 4095) == 0)
-			cfg->progress(cfg->progress_arg, in->path, n, rec->nr_counts);
-		const struct bprof_count *c = &rec->counts[n];
-		bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
-
-		if (!rep_pid_selected(cfg, c->pid))
-			continue;
-		if (cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0)
-			continue;
-
-		r.nr = 0;
-		r.text.len = 0;
-		bool kmiss = show_kernel && rep_stack_missed(c->kernel_stack_id);
-		bool umiss = show_user && rep_stack_missed(c->user_stack_id);
-		if (kmiss) {
-			st->missed_kernel++;
-			st->missed_enomem |= c->kernel_stack_id == -ENOMEM;
-		}
-		if (umiss) {
-			st->missed_user++;
-			st->missed_enomem |= c->user_stack_id == -ENOMEM;
-		}
-
-		size_t kb = 0;
-		if (show_kernel && !kmiss) {
-			const struct bprof_stack *s = c->kernel_stack_id >= 0
-							      ? bprof_recording_stack(rec, c->kernel_stack_id)
-							      : NULL;
-			size_t depth = 0;
-			/* The walk may miss the interrupted ip (bcc keeps it aside for
-			 * that reason); put it first unless the stack already has it. */
-			if (c->kernel_ip && (!s || s->nr_ips == 0 || s->ips[0] != c->kernel_ip))
-				add_kernel_addr(&r, cfg, sym, in, c->kernel_ip, depth++, st);
-			for (uint32_t i = 0; s && i < s->nr_ips; i++)
-				add_kernel_addr(&r, cfg, sym, in, s->ips[i], depth++, st);
-		}
-		size_t ke = r.nr;
-		if (show_user && !umiss && c->user_stack_id >= 0) {
-			const struct bprof_stack *s = bprof_recording_stack(rec, c->user_stack_id);
-			if (s)
-				add_user_frames(agg, &r, cfg, sym, in, c, s, st);
-		}
-		size_t ue = r.nr;
-		bool delim = cfg->delimited && show_user && show_kernel &&
-			     c->kernel_stack_id >= 0 && c->user_stack_id >= 0;
-
-		line.len = 0;
-		render(&line, cfg, c, &r, kb, ke, ke, ue, kmiss, umiss, delim);
-		if (r.oom || r.text.oom || line.oom) {
-			err = -ENOMEM;
-			break;
-		}
-		st->samples = st->samples + c->count < st->samples ? UINT64_MAX
-								   : st->samples + c->count;
-		err = agg_add(agg, line.s ? line.s : "", line.len, c->count);
-		if (err)
-			break;
-	}
-	if (cfg->progress)
-		cfg->progress(cfg->progress_arg, in->path, rec->nr_counts, rec->nr_counts);
-	free(r.frames);
-	free(r.text.s);
-	free(line.s);
+	free(w.r.frames);
+	free(w.r.text.s);
+	free(w.line.s);
 	return err;
 }
 

@@ -3,9 +3,10 @@
  * report.h - internals of prof-report, shared by its files.
  *
  * Data flow: bprof_read_file() -> rep_input (adapter.c: recorded objects,
- * kernel and mappings handed to libsym) -> rep_agg (render.c: every count
- * row symbolized, rendered as text and merged with identical ones) -> the
- * output writers (render.c, info.c).  Only main.c talks to the user.
+ * kernel and mappings handed to libsym) -> rep_walk (walk.c: every selected
+ * count row as symbolized frames) -> rep_agg (render.c: rows rendered as
+ * text and merged with identical ones) or the exporters -> the output
+ * writers (render.c, info.c, export_*.c).  Only main.c talks to the user.
  */
 #ifndef BPROF_REPORT_H
 #define BPROF_REPORT_H
@@ -87,8 +88,7 @@ int rep_print_diff(FILE *f, const struct rep_agg *before, const struct rep_agg *
 		   bool normalize);
 int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in);
 
-/* Row rules shared by the text renderer (render.c) and the structured
- * walker (walk.c), so every output agrees. */
+/* Row rules of the walker (walk.c), which every output consumes. */
 
 /* A stack lost in the kernel (map full, collision); -EFAULT is "no such
  * stack" (a kernel thread's user stack) and BPROF_STACK_NONE "not asked". */
@@ -151,8 +151,9 @@ struct rep_wframe {
  * missed-user pseudo-frame).  A non-zero return stops the walk. */
 typedef int (*rep_walk_fn)(void *arg, const struct rep_input *in, const struct bprof_count *c,
 			   const struct rep_wframe *frames, size_t nr, size_t nr_kernel);
-/* Same selection and rules as rep_agg_add_input; symbolize=false leaves
- * every res NULL (raw addresses).  st may be NULL. */
+/* Walk the selected count rows (rep_agg_add_input is built on it);
+ * symbolize=false leaves every res NULL (raw addresses).  st may be NULL.
+ * Calls cfg->progress as it goes. */
 int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct rep_input *in,
 	     bool symbolize, rep_walk_fn fn, void *arg, struct rep_stats *st);
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * walk.c - the count rows of a recording as structured frames, for the
- * exporters (pprof, speedscope, --missing-buildids) that need per-address
- * data (object, file offset, build-id, inlined frames) rather than the text
- * render.c produces.
- *
- * The rules are render.c's, so that every output agrees on totals and
- * names: -p/--comm/-U/-K filters; the interrupted kernel ip is put first
+ * walk.c - the count rows of a recording as structured frames: the one
+ * place that decides what a stack is.  The text outputs (render.c: folded,
+ * multi-line, --diff, the SVG's input) and the exporters (pprof,
+ * speedscope, --missing-buildids) all consume it, so every output agrees
+ * on totals and names.  The rules: -p/--comm/-U/-K filters; the interrupted kernel ip is put first
  * unless the kernel stack already starts with it; return addresses (every
  * frame but the leaf) are looked up at addr-1; lost stacks become
  * "[Missed User Stack]" / "[Missed Kernel Stack]" pseudo-frames, and a
@@ -127,6 +125,8 @@ int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct re
 	int err = 0;
 
 	for (uint64_t n = 0; n < rec->nr_counts && !err; n++) {
+		if (cfg->progress && (n & 4095) == 0)
+			cfg->progress(cfg->progress_arg, in->path, n, rec->nr_counts);
 		const struct bprof_count *c = &rec->counts[n];
 		bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
 
@@ -174,7 +174,9 @@ int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct re
 		if (err)
 			break;
 		if (st) {
-			st->samples += c->count;
+			/* saturate rather than wrap: counts come from hostile files */
+			st->samples = st->samples + c->count < st->samples ? UINT64_MAX
+									   : st->samples + c->count;
 			if (kmiss)
 				st->missed_kernel++;
 			if (umiss)
@@ -182,6 +184,8 @@ int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct re
 		}
 		err = fn(arg, in, c, w.v, w.nr, nr_kernel);
 	}
+	if (cfg->progress)
+		cfg->progress(cfg->progress_arg, in->path, rec->nr_counts, rec->nr_counts);
 	free(w.v);
 	return err;
 }

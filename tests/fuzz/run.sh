@@ -17,6 +17,8 @@
 #                      first) through record/ehtab: build, pack, invariants
 #   fuzz_exports       the same recordings through the exporters: SVG
 #                      well-formed, speedscope valid JSON, pprof written
+#   fuzz_cache         libsym's symbol cache files (length and checksum
+#                      fixed, the file's own key): parser invariants
 # BPROF_FUZZ_TARGETS="fuzz_report fuzz_folded" runs only those.
 # Prints executions, seconds and the result per target; exits non-zero on
 # any crash, leak or timeout (reproducers in BUILD_DIR/fuzz-artifacts/).
@@ -91,4 +93,5 @@ selected fuzz_report_content && run_target fuzz_report_content "$here/corpus/rep
 selected fuzz_folded && run_target fuzz_folded "$here/corpus/folded"
 selected fuzz_exports && run_target fuzz_exports "$here/corpus/exports"
 selected fuzz_ehtab && run_target fuzz_ehtab "$here/corpus/ehtab" 8192
+selected fuzz_cache && run_target fuzz_cache "$here/corpus/cache" 65536
 exit $failed

@@ -14,7 +14,7 @@ done
 BG_PIDS=""
 CLEANUP=""
 # KEEP=1 keeps $T_DIR for debugging a failure
-trap 'for p in $BG_PIDS; do kill "$p" 2>/dev/null || true; done; eval "$CLEANUP"; [ -n "${KEEP:-}" ] && echo "kept $T_DIR" >&2 || rm -rf "$T_DIR"' EXIT
+trap 'rc=$?; for p in $BG_PIDS; do kill "$p" 2>/dev/null || true; done; eval "$CLEANUP"; if [ -n "${KEEP:-}" ]; then echo "kept $T_DIR" >&2; else (exit $rc); t_exit; fi' EXIT
 
 # bg CMD...: start a workload in the background; its pid in $BG.
 bg() {

@@ -93,6 +93,51 @@ expect_refused "2 GiB sparse file" "$T_DIR/sparse.bprof" -f "$T_DIR/sparse.bprof
 { head -c 24 "$VALID/typical.bprof"; head -c 64M /dev/urandom; } >"$T_DIR/garbage.bprof"
 expect_refused "valid header + 64 MiB garbage" "$T_DIR/garbage.bprof" -f "$T_DIR/garbage.bprof"
 
+# Damaged symbol cache files (libsym/CACHE.md): a recording naming a real
+# object (bprof-mkrec nosym) is reported once to create its cache file,
+# whose contents are then replaced by each defect.  Each time: exit 0, the
+# output of --no-cache, no hang, no crash, bounded memory; damaged contents
+# are named in a warning and the file is rebuilt.
+MKREC=${BPROF_BUILD:?}/tests/hardening/bprof-mkrec
+ELF=${BPROF_WORKLOADS:?}/demo
+BID=$(readelf -n "$ELF" | awk '/Build ID/ {print $3}')
+if [ -x "$MKREC" ] && [ -n "$BID" ]; then
+	CD=$T_DIR/symcache
+	"$MKREC" nosym "$T_DIR/nosym.bprof" "$ELF" "$BID"
+	run_report "$T_DIR/nocache" -f --no-cache "$T_DIR/nosym.bprof"
+	run_report "$T_DIR/cold" -f --cache-dir "$CD" "$T_DIR/nosym.bprof"
+	CF=$(find "$CD" -name '*.bsc' | head -1)
+	check "a cache file was written for $ELF" test -n "$CF"
+	cache_case() { # WHAT WARN(yes/no): CF already damaged
+		local what=$1 warn=$2
+		run_report "$T_DIR/dmg" -f --cache-dir "$CD" "$T_DIR/nosym.bprof"
+		T_CHECKS=$((T_CHECKS + 1))
+		if [ "$RC" -ne 0 ]; then
+			fail "cache file $what: exit $RC: $(head -c 300 "$T_DIR/dmg.err")"
+		elif ! cmp -s "$T_DIR/nocache.out" "$T_DIR/dmg.out"; then
+			fail "cache file $what: output differs from --no-cache"
+		elif [ "$warn" = yes ] && ! grep -q "cache file .* is damaged" "$T_DIR/dmg.err"; then
+			fail "cache file $what: no warning: $(head -c 300 "$T_DIR/dmg.err")"
+		else
+			echo "ok: cache file $what: exit 0, same output$([ "$warn" = yes ] && echo ', warned')"
+		fi
+	}
+	size=$(stat -c %s "$CF")
+	cp "$CF" "$T_DIR/good.bsc"
+	for cut in 0 1 8 35 36 $((size / 2)) $((size - 1)); do
+		head -c "$cut" "$T_DIR/good.bsc" > "$CF"; cache_case "truncated to $cut bytes" yes
+	done
+	{ cat "$T_DIR/good.bsc"; echo junk; } > "$CF"; cache_case "with trailing garbage" yes
+	head -c 1M /dev/urandom > "$CF"; cache_case "1 MiB of random bytes" yes
+	rm -f "$CF"; truncate -s 2G "$CF"; cache_case "2 GiB sparse (not read)" yes
+	rm -f "$CF"; mkfifo "$CF"; cache_case "a FIFO (no hang)" yes
+	rm -f "$CF"; mkdir "$CF"; cache_case "a directory" yes
+	rmdir "$CF"; ln -s /dev/zero "$CF"; cache_case "a symlink to /dev/zero (not followed)" no
+	check "the symlink was replaced by a valid file" test -f "$CF" -a ! -L "$CF"
+	run_report "$T_DIR/again" -f --cache-dir "$CD" "$T_DIR/nosym.bprof"
+	check "rebuilt: no warning the next time" sh -c "! grep -q 'cache file' '$T_DIR/again.err'"
+fi
+
 # Sanity: the same harness accepts a valid file (exit 0).
 run_report "$T_DIR/valid" -f "$VALID/typical.bprof"
 check "valid golden file: exit 0" test "$RC" -eq 0

@@ -6,7 +6,7 @@ W=${BPROF_WORKLOADS:?}
 # dumpq DUMP QUERY [ARGS]: see dumpq.py
 dumpq() { python3 "$BPROF_SRC/tests/record/dumpq.py" "$@"; }
 BG_PIDS=""
-trap 'for p in $BG_PIDS; do kill "$p" 2>/dev/null || true; done; rm -rf "$T_DIR"' EXIT
+trap 'rc=$?; for p in $BG_PIDS; do kill "$p" 2>/dev/null || true; done; (exit $rc); t_exit' EXIT
 # KEEP=1 keeps $T_DIR (recordings and dumps) for debugging a failure
 if [ -n "${KEEP:-}" ]; then
 	trap 'for p in $BG_PIDS; do kill "$p" 2>/dev/null || true; done; echo "kept $T_DIR" >&2' EXIT
