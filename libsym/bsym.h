@@ -193,6 +193,11 @@ int bsym_object_info(struct bsym_ctx *ctx, uint32_t object, struct bsym_object_i
  */
 int bsym_cache_save(struct bsym_ctx *ctx);
 
+/* Create dir and its parents (mode 0700 for what is created) and check
+ * that it can be written: 0, or a negative errno.  For a caller choosing a
+ * default cache directory before it creates the context. */
+int bsym_cache_dir_ready(const char *dir);
+
 /* Counters, for tests and benchmarks. */
 struct bsym_cache_stats {
 	uint64_t files_loaded;    /* cache files read and used */

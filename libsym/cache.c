@@ -601,6 +601,15 @@ static int mkdirs(const char *path)
 	return err;
 }
 
+int bsym_cache_dir_ready(const char *dir)
+{
+	int err = mkdirs(dir);
+
+	if (!err && access(dir, W_OK | X_OK) != 0)
+		err = -errno;
+	return err;
+}
+
 static int write_file(struct bsym_ctx *ctx, struct bsym_obj *o)
 {
 	char *dir = NULL, *path = file_name(ctx, o, &dir), *tmp = NULL;

@@ -485,31 +485,6 @@ out:
 	return ret;
 }
 
-/* mkdir -p DIR (mode 0700 for what it creates); 0 or -errno. */
-static int make_dirs(const char *dir)
-{
-	char *p = strdup(dir);
-	int err = 0;
-
-	if (!p)
-		return -ENOMEM;
-	for (char *s = p + 1;; s++) {
-		if (*s && *s != '/')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-			err = -errno;
-			break;
-		}
-		if (!c)
-			break;
-		*s = c;
-	}
-	free(p);
-	return err;
-}
-
 /*
  * The symbol cache's directory: --cache-dir, else $XDG_CACHE_HOME/bprof,
  * else $HOME/.cache/bprof (the XDG base directory rules).  The default is
@@ -537,7 +512,7 @@ static char *cache_dir(const struct args *a)
 	} else {
 		return NULL;
 	}
-	if (make_dirs(dir) != 0 || access(dir, W_OK | X_OK) != 0) {
+	if (bsym_cache_dir_ready(dir) != 0) {
 		free(dir);
 		return NULL;
 	}
