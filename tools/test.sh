@@ -3,7 +3,8 @@
 #   1. the dependencies (tools/install-deps.sh),
 #   2. unit tests under ASan+UBSan (build-asan/),
 #   3. the libFuzzer targets: corpus replay + FUZZ_SECONDS of fuzzing each (build-fuzz/),
-#   4. the full suite - unit and end-to-end BPF tests - on the normal build (build/),
+#   4. the static recorder builds and is static (build-static/),
+#   5. the full suite - unit and end-to-end BPF tests - on the normal build (build/),
 #      whose ctest summary is the last thing printed.
 # End-to-end tests record with BPF and need root; with CI=true a test that
 # cannot run fails instead of skipping.
@@ -28,6 +29,11 @@ step "libFuzzer targets (${FUZZ_SECONDS}s each)"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DBPROF_FUZZ=ON -DBPROF_WERROR=ON >/dev/null
 cmake --build build-fuzz -j"$JOBS"
 bash tests/fuzz/run.sh build-fuzz "$FUZZ_SECONDS"
+
+step "static recorder (-DBPROF_STATIC_RECORD=ON, what README suggests for production hosts)"
+cmake -S . -B build-static -DBPROF_STATIC_RECORD=ON -DBPROF_WERROR=ON >/dev/null
+cmake --build build-static -j"$JOBS" --target prof-record
+(cd build-static && ctest -R record_static_binary --output-on-failure)
 
 step "build and full test suite (unit + end-to-end)"
 cmake -S . -B build -DBPROF_WERROR=ON >/dev/null
