@@ -363,6 +363,11 @@ static int read_whole(int fd, uint8_t **out, size_t *len)
 		return -errno;
 	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_FILE)
 		return -EINVAL;
+	/* a cache names functions: in a directory others may write to
+	 * (--cache-dir on shared storage) only our own files, or root's, are
+	 * believed, as ssh believes only its user's keys */
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return -EPERM;
 	size_t n = (size_t)st.st_size;
 	uint8_t *b = malloc(n ? n : 1);
 	if (!b)
@@ -423,6 +428,9 @@ void bsym_cache_attach(struct bsym_ctx *ctx, struct bsym_obj *o)
 			ctx->cache_stats.files_damaged++;
 			bsym_log(ctx, BSYM_LOG_WARN, "cache file %s is damaged (%s): ignored, rebuilt",
 				 path, why ? why : "invalid");
+		} else if (err == -EPERM) {
+			bsym_log(ctx, BSYM_LOG_WARN, "cache file %s belongs to another user: ignored, replaced",
+				 path);
 		} else if (err == -ESTALE) {
 			bsym_log(ctx, BSYM_LOG_INFO, "cache file %s is for another key: ignored", path);
 		}

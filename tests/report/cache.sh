@@ -102,6 +102,18 @@ for how in truncated flipped garbage empty; do
 	check "$how cache files: rebuilt, same output" cmp -s "$T_DIR/ref" "$T_DIR/out"
 done
 
+# A cache file another user planted (--cache-dir on shared storage) is not
+# believed, however valid: warned about, replaced by our own.
+for f in $files; do chown 65534:65534 "$f"; done
+rc=0
+"$BPROF_REPORT" -f --cache-dir "$C" "$T_DIR/demo.bprof" > "$T_DIR/out" 2> "$T_DIR/err" || rc=$?
+check "another user's cache files: exit 0, same output" sh -c "[ $rc -eq 0 ] && cmp -s '$T_DIR/ref' '$T_DIR/out'"
+check "another user's cache files: a warning says so" \
+	grep -q "prof-report: warning: cache file .*\.bsc belongs to another user: ignored, replaced" "$T_DIR/err"
+"$BPROF_REPORT" -f --cache-dir "$C" "$T_DIR/demo.bprof" > "$T_DIR/out" 2> "$T_DIR/err"
+check "another user's cache files: replaced by ours (no warning the next time)" \
+	sh -c "! grep -q 'cache file' '$T_DIR/err'"
+
 # The default directory follows XDG_CACHE_HOME; --no-cache writes nothing.
 "$BPROF_REPORT" -q -f --no-cache "$T_DIR/demo.bprof" > /dev/null
 check "--no-cache writes nothing" test ! -e "$XDG_CACHE_HOME/bprof"
