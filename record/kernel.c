@@ -187,6 +187,10 @@ static int collect_kallsyms(struct bprof_kernel *k, bool with_kallsyms, bool *hi
 			any_nonzero = true;
 		if (!k->stext && !strcmp(name, "_stext"))
 			k->stext = addr;
+		/* without symbols to keep, _stext (near the top) is all we
+		 * read: the kernel formats all ~120k lines otherwise */
+		if (!with_kallsyms && k->stext && any_nonzero)
+			break;
 		if (!with_kallsyms || !(type == 't' || type == 'T' || type == 'w' || type == 'W'))
 			continue;
 		if (mod && mod[0]) {
@@ -278,6 +282,14 @@ static long ksym_containing(const struct bprof_ksym *s, uint32_t n, uint64_t add
 		}
 	}
 	return found;
+}
+
+bool kernel_sampled(const struct bprof_recording *rec)
+{
+	for (uint64_t i = 0; i < rec->nr_counts; i++)
+		if (rec->counts[i].kernel_ip || rec->counts[i].kernel_stack_id >= 0)
+			return true;
+	return false;
 }
 
 int kernel_prune_ksyms(struct bprof_kernel *k, const struct bprof_recording *rec)

@@ -25,6 +25,10 @@ int kernel_collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden);
  */
 int kernel_prune_ksyms(struct bprof_kernel *k, const struct bprof_recording *rec);
 
+/* Whether rec's counts hold any kernel address (a kernel stack or an
+ * interrupted kernel ip): without one, kallsyms need not be read. */
+bool kernel_sampled(const struct bprof_recording *rec);
+
 /* Parse an ELF note stream (as in /sys/kernel/notes) for NT_GNU_BUILD_ID.
  * Returns the build-id length, 0 when absent. */
 uint32_t notes_build_id(const void *buf, size_t len, uint8_t out[BPROF_BUILD_ID_MAX]);

@@ -264,7 +264,8 @@ int main(int argc, char **argv)
 	if (!env.kernel_only)
 		dump_unwind(rec, obj, &env, cfi, unw, nr_cpus);
 	if (manifest_emit(man, rec, &rec->losses.manifest_lost) ||
-	    kernel_collect(&rec->kernel, !env.no_kallsyms, &hidden) ||
+	    kernel_collect(&rec->kernel,
+			   !env.no_kallsyms && (env.full_kallsyms || kernel_sampled(rec)), &hidden) ||
 	    (!env.full_kallsyms && kernel_prune_ksyms(&rec->kernel, rec))) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
