@@ -42,6 +42,29 @@ const volatile bool fp_fallback = true;
  * bucket count of "stacks", so the two id ranges never meet */
 const volatile __s32 stacks2_base = 16384;
 
+/*
+ * --rotate: which of the two sets of per-interval maps (counts, stacks,
+ * stacks2, ustacks and their "_b" twins) samples go to.  User space flips
+ * it at an interval boundary, waits until no sample can still be running
+ * with the old value, then reads and empties the old set: no sample is lost
+ * or counted twice at a boundary.  Read once per sample.  Without --rotate
+ * it stays 0 and the "_b" maps have one entry each.
+ */
+volatile __u32 rotate_gen = 0;
+const volatile bool rotating = false;
+
+/*
+ * --rotate: how user space knows that no sample still uses the old set.
+ * A sample makes its CPU's sequence odd before it reads rotate_gen and even
+ * again when it is done (locked adds: full barriers, so the read cannot
+ * pass the first).  After flipping rotate_gen, user space waits until each
+ * CPU that was odd has moved on; a sample that starts later reads the new
+ * value.  A fixed sleep would not do: a VM's virtual CPU can be held off
+ * its host CPU for longer than any sleep one would pick.  One 64-byte line
+ * per CPU, so CPUs never share a line.
+ */
+__u64 rotate_seq[PROFILE_MAX_CPUS * PROFILE_ROTATE_SEQ_STRIDE];
+
 /* max_entries of counts, stacks, seen, tracked, exec_gen are set by
  * prof-record before load (bpf_map__set_max_entries). */
 struct {
@@ -49,14 +72,14 @@ struct {
 	__type(key, struct profile_key);
 	__type(value, __u64);
 	__uint(max_entries, 40960);
-} counts SEC(".maps");
+} counts SEC(".maps"), counts_b SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
 	__uint(max_entries, 16384);
-} stacks SEC(".maps");
+} stacks SEC(".maps"), stacks_b SEC(".maps");
 
 /*
  * Second chance for collision victims.  Without BPF_F_REUSE_STACKID (which
@@ -71,14 +94,18 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
 	__uint(max_entries, 4096);
-} stacks2 SEC(".maps");
+} stacks2 SEC(".maps"), stacks2_b SEC(".maps");
 
-static __always_inline long get_stack(struct bpf_perf_event_data *ctx, __u64 flags)
+/* Each map of a set is named in a call of its own: a register that may
+ * hold either of two map pointers would make the verifier walk the rest of
+ * the program once per map. */
+static __always_inline long get_stack(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
 {
-	long id = bpf_get_stackid(ctx, &stacks, flags);
+	long id = gen ? bpf_get_stackid(ctx, &stacks_b, flags) : bpf_get_stackid(ctx, &stacks, flags);
 
 	if (id == -EEXIST) {
-		long id2 = bpf_get_stackid(ctx, &stacks2, flags);
+		long id2 = gen ? bpf_get_stackid(ctx, &stacks2_b, flags) :
+				 bpf_get_stackid(ctx, &stacks2, flags);
 		if (id2 >= 0)
 			return id2 + stacks2_base;
 	}
@@ -204,7 +231,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct profile_ustack);
 	__uint(max_entries, 16384);
-} ustacks SEC(".maps");
+} ustacks SEC(".maps"), ustacks_b SEC(".maps");
 
 static __always_inline void unwind_count(__u32 idx)
 {
@@ -347,8 +374,9 @@ static __always_inline bool same_stack(const struct profile_ustack *a,
 	return true;
 }
 
-/* Store the walked stack under an id no other stack has; < 0 on loss. */
-static __always_inline long store_ustack(struct profile_ustack *st, __u64 h)
+/* Store the walked stack under an id no other stack has in ustacks_map
+ * (one of the two sets); < 0 on loss. */
+static __always_inline long store_ustack_in(void *ustacks_map, struct profile_ustack *st, __u64 h)
 {
 	__u32 base = PROFILE_CFI_STACK_BASE |
 		     (st->flags & PROFILE_USTACK_LEAF_CFI ? PROFILE_CFI_STACK_EXACT : 0);
@@ -358,16 +386,16 @@ static __always_inline long store_ustack(struct profile_ustack *st, __u64 h)
 	};
 
 	for (int t = 0; t < 2; t++) {
-		struct profile_ustack *old = bpf_map_lookup_elem(&ustacks, &ids[t]);
+		struct profile_ustack *old = bpf_map_lookup_elem(ustacks_map, &ids[t]);
 		long err;
 
 		if (!old) {
-			err = bpf_map_update_elem(&ustacks, &ids[t], st, BPF_NOEXIST);
+			err = bpf_map_update_elem(ustacks_map, &ids[t], st, BPF_NOEXIST);
 			if (!err)
 				return ids[t];
 			if (err != -EEXIST)
 				return err; /* -ENOMEM: the map is full */
-			old = bpf_map_lookup_elem(&ustacks, &ids[t]); /* another CPU won */
+			old = bpf_map_lookup_elem(ustacks_map, &ids[t]); /* another CPU won */
 			if (!old)
 				return -ENOMEM;
 		}
@@ -375,6 +403,11 @@ static __always_inline long store_ustack(struct profile_ustack *st, __u64 h)
 			return ids[t];
 	}
 	return -EEXIST;
+}
+
+static __always_inline long store_ustack(struct profile_ustack *st, __u64 h, __u32 gen)
+{
+	return gen ? store_ustack_in(&ustacks_b, st, h) : store_ustack_in(&ustacks, st, h);
 }
 
 /* Image -> when user space was last asked to re-read its mappings. */
@@ -406,7 +439,8 @@ static __always_inline void ask_remap(struct task_struct *task, struct profile_s
 
 /* Walk the user stack of the interrupted task with the tables. */
 static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
-					    struct task_struct *task, struct profile_seen_key *sk)
+					    struct task_struct *task, struct profile_seen_key *sk,
+					    __u32 gen)
 {
 	struct walk_ctx w = {};
 	struct unwind_scratch *s;
@@ -497,7 +531,7 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;
-	return store_ustack(&s->stack, h);
+	return store_ustack(&s->stack, h, gen);
 }
 
 static __always_inline void count_loss(__u32 idx)
@@ -561,6 +595,30 @@ static __always_inline void notify(__u32 type, struct task_struct *task, __u32 t
 	bpf_ringbuf_submit(e, 0);
 }
 
+/* Count one sample in counts_map (one of the two sets).  Every sample
+ * that reaches this point is either counted (PROFILE_STAT_COUNTED, the sum
+ * over all files of a --rotate recording must equal it) or lost. */
+static __always_inline void add_count(void *counts_map, struct profile_key *key)
+{
+	__u64 one = 1, *val = bpf_map_lookup_elem(counts_map, key);
+	long err = 0;
+
+	if (val) {
+		__sync_fetch_and_add(val, 1);
+	} else {
+		err = bpf_map_update_elem(counts_map, key, &one, BPF_NOEXIST);
+		if (err == -EEXIST) {
+			/* another CPU added it meanwhile */
+			val = bpf_map_lookup_elem(counts_map, key);
+			if (val) {
+				__sync_fetch_and_add(val, 1);
+				err = 0;
+			}
+		}
+	}
+	count_loss(err ? PROFILE_LOSS_COUNTS_FULL : PROFILE_STAT_COUNTED);
+}
+
 /* One sample.  cfi: walk the user stack with the unwind tables instead of
  * asking the kernel to follow frame pointers. */
 static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
@@ -569,7 +627,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct task_struct *task;
 	struct profile_key key = {};
-	__u64 one = 1, *val;
+	__u32 gen = rotate_gen & 1;
 	long err;
 
 	if (!include_idle && tid == 0)
@@ -595,12 +653,12 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	} else if (user_stacks && cfi) {
 		struct profile_seen_key wk = { .pid = tgid, .exec_id = key.exec_id };
 
-		err = walk_user_stack(ctx, task, &wk);
+		err = walk_user_stack(ctx, task, &wk, gen);
 		key.user_stack_id = err;
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
 	} else if (user_stacks) {
-		err = get_stack(ctx, BPF_F_USER_STACK);
+		err = get_stack(ctx, BPF_F_USER_STACK, gen);
 		key.user_stack_id = err;
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
@@ -608,7 +666,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 		key.user_stack_id = PROFILE_STACK_NONE;
 	}
 	if (kernel_stacks) {
-		err = get_stack(ctx, 0);
+		err = get_stack(ctx, 0, gen);
 		key.kernel_stack_id = err;
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);
@@ -620,19 +678,10 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 		key.kernel_stack_id = PROFILE_STACK_NONE;
 	}
 
-	val = bpf_map_lookup_elem(&counts, &key);
-	if (val) {
-		__sync_fetch_and_add(val, 1);
-	} else {
-		err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
-		if (err == -EEXIST) {
-			val = bpf_map_lookup_elem(&counts, &key);
-			if (val)
-				__sync_fetch_and_add(val, 1);
-		} else if (err) {
-			count_loss(PROFILE_LOSS_COUNTS_FULL);
-		}
-	}
+	if (gen)
+		add_count(&counts_b, &key);
+	else
+		add_count(&counts, &key);
 
 	/* First sample of this process image: ask user space for a snapshot
 	 * of its mappings while it still runs.  Kernel threads have none, and
@@ -655,10 +704,28 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	return 0;
 }
 
+/* sample() between the two steps of this CPU's rotate_seq (--rotate). */
+static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 *seq = NULL;
+
+	if (!rotating)
+		return sample(ctx, cfi);
+	if (cpu < PROFILE_MAX_CPUS)
+		seq = &rotate_seq[cpu * PROFILE_ROTATE_SEQ_STRIDE];
+	if (seq)
+		__sync_fetch_and_add(seq, 1);
+	sample(ctx, cfi);
+	if (seq)
+		__sync_fetch_and_add(seq, 1);
+	return 0;
+}
+
 SEC("perf_event")
 int do_perf_event(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, false);
+	return sample_seq(ctx, false);
 }
 
 /* --unwind=auto|cfi: needs bpf_loop (Linux 5.17) and bpf_task_pt_regs
@@ -666,7 +733,7 @@ int do_perf_event(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int do_perf_event_cfi(struct bpf_perf_event_data *ctx)
 {
-	return sample(ctx, true);
+	return sample_seq(ctx, true);
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -51,7 +51,13 @@ struct profile_ustack {
 	__u64 ips[PROFILE_MAX_STACK_DEPTH];
 };
 
-/* Indexes of the per-CPU loss counters (the "losses" array map). */
+/* CPUs --rotate can follow (its per-CPU sequence numbers, profile.bpf.c);
+ * prof-record refuses --rotate on a machine with more. */
+#define PROFILE_MAX_CPUS 1024
+#define PROFILE_ROTATE_SEQ_STRIDE 8 /* u64s: a cache line per CPU */
+
+/* Indexes of the per-CPU loss counters (the "losses" array map), and one
+ * that is not a loss: samples counted, for --rotate's accounting. */
 enum profile_loss {
 	PROFILE_LOSS_USER_ENOMEM,
 	PROFILE_LOSS_USER_EEXIST,
@@ -60,6 +66,7 @@ enum profile_loss {
 	PROFILE_LOSS_COUNTS_FULL,
 	PROFILE_LOSS_EVENTS,        /* ring buffer full: notification dropped */
 	PROFILE_LOSS_OTHER,
+	PROFILE_STAT_COUNTED,       /* a count was added (not a loss) */
 	PROFILE_LOSS_MAX,
 };
 

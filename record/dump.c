@@ -26,11 +26,13 @@ static int cmp_s32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
+int dump_counts(struct profile_bpf *obj, unsigned gen, struct bprof_recording *rec,
 		struct manifest *man, struct dump_totals *tot)
 {
-	int fd = bpf_map__fd(obj->maps.counts), sfd = bpf_map__fd(obj->maps.stacks);
-	int sfd2 = bpf_map__fd(obj->maps.stacks2), ufd = bpf_map__fd(obj->maps.ustacks);
+	int fd = bpf_map__fd(gen ? obj->maps.counts_b : obj->maps.counts);
+	int sfd = bpf_map__fd(gen ? obj->maps.stacks_b : obj->maps.stacks);
+	int sfd2 = bpf_map__fd(gen ? obj->maps.stacks2_b : obj->maps.stacks2);
+	int ufd = bpf_map__fd(gen ? obj->maps.ustacks_b : obj->maps.ustacks);
 	struct profile_ustack *us = malloc(sizeof(*us));
 	int32_t base2 = obj->rodata->stacks2_base;
 	struct profile_key key, next, *prev = NULL;
@@ -165,7 +167,49 @@ out:
 	return err;
 }
 
-void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus)
+/* Delete every key of map fd (quiet: nothing adds meanwhile).  The next
+ * key is found before the current one goes, so deleting never restarts the
+ * walk. */
+static int clear_map(int fd, size_t key_size)
+{
+	unsigned char key[64], next[64];
+	bool have = false;
+	int err = 0;
+
+	if (key_size > sizeof(key))
+		return -EINVAL;
+	while (bpf_map_get_next_key(fd, have ? key : NULL, next) == 0) {
+		if (have && bpf_map_delete_elem(fd, key) && errno != ENOENT && !err)
+			err = -errno;
+		memcpy(key, next, key_size);
+		have = true;
+	}
+	if (have && bpf_map_delete_elem(fd, key) && errno != ENOENT && !err)
+		err = -errno;
+	return err;
+}
+
+int dump_clear(struct profile_bpf *obj, unsigned gen)
+{
+	struct bpf_map *maps[] = {
+		gen ? obj->maps.counts_b : obj->maps.counts,
+		gen ? obj->maps.stacks_b : obj->maps.stacks,
+		gen ? obj->maps.stacks2_b : obj->maps.stacks2,
+		gen ? obj->maps.ustacks_b : obj->maps.ustacks,
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		int e = clear_map(bpf_map__fd(maps[i]), bpf_map__key_size(maps[i]));
+
+		if (e && !err)
+			err = e;
+	}
+	return err;
+}
+
+void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus,
+		 struct dump_base *base)
 {
 	int fd = bpf_map__fd(obj->maps.losses);
 	uint64_t sum[PROFILE_LOSS_MAX] = {0};
@@ -180,6 +224,12 @@ void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus)
 			sum[i] += vals[c];
 	}
 	free(vals);
+	for (uint32_t i = 0; i < PROFILE_LOSS_MAX; i++) {
+		uint64_t s = sum[i];
+
+		sum[i] = s >= base->losses[i] ? s - base->losses[i] : 0;
+		base->losses[i] = s;
+	}
 	l->user_stack_enomem = sum[PROFILE_LOSS_USER_ENOMEM];
 	l->user_stack_eexist = sum[PROFILE_LOSS_USER_EEXIST];
 	l->kernel_stack_enomem = sum[PROFILE_LOSS_KERNEL_ENOMEM];
@@ -213,7 +263,8 @@ void dump_unwind_stats(struct profile_bpf *obj, uint64_t *sum, int nr_cpus)
  * samples walked before their tables arrived, as a loss counter.
  */
 void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
-		 const struct env *env, bool cfi, const struct unwinder *unw, int nr_cpus)
+		 const struct env *env, bool cfi, const struct unwinder *unw, int nr_cpus,
+		 struct dump_base *base)
 {
 	static const uint8_t from_bpf[UNWIND_STAT_MAX] = {
 		[UNWIND_STAT_SAMPLES] = BPROF_UNW_SAMPLES,
@@ -242,6 +293,12 @@ void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
 		return;
 	u->flags = BPROF_UNWIND_WALKED;
 	dump_unwind_stats(obj, sum, nr_cpus);
+	for (int i = 0; i < UNWIND_STAT_MAX; i++) {
+		uint64_t s = sum[i];
+
+		sum[i] = s >= base->unwind[i] ? s - base->unwind[i] : 0;
+		base->unwind[i] = s;
+	}
 	for (int i = 0; i < UNWIND_STAT_MAX; i++)
 		u->counters[from_bpf[i]] = sum[i];
 	/* the two are exclusive: without an image table no object is found */

@@ -13,6 +13,8 @@
 #include "bprof.h"
 #include "manifest.h"
 #include "options.h"
+#include "profile.h"
+#include "unwind.h"
 #include "unwinder.h"
 
 struct profile_bpf;
@@ -24,17 +26,33 @@ struct dump_totals {
 };
 
 /*
- * The counts and every stack they name into rec (rec owns the stacks'
- * ips), adding to *tot; the sampled processes' images are asked of the
- * manifest.  A stack that cannot be read is counted as lost and its counts
- * point at -ENOENT, so the file never names a stack it lacks.  0 or -ENOMEM.
+ * The BPF counters only grow; a file carries what they counted since the
+ * previous file (--rotate writes many).  Start from all zeros.
  */
-int dump_counts(struct profile_bpf *obj, struct bprof_recording *rec,
+struct dump_base {
+	uint64_t losses[PROFILE_LOSS_MAX]; /* enum profile_loss */
+	uint64_t unwind[UNWIND_STAT_MAX];  /* enum unwind_stat */
+};
+
+/*
+ * The counts of set gen (rotate_gen, profile.bpf.c; 0 without --rotate)
+ * and every stack they name into rec (rec owns the stacks' ips), adding to
+ * *tot; the sampled processes' images are asked of the manifest.  A stack
+ * that cannot be read is counted as lost and its counts point at -ENOENT,
+ * so the file never names a stack it lacks.  The set must be quiet (no
+ * sample may still add to it).  0 or -ENOMEM.
+ */
+int dump_counts(struct profile_bpf *obj, unsigned gen, struct bprof_recording *rec,
 		struct manifest *man, struct dump_totals *tot);
 
-/* The per-CPU loss counters, summed, into *l (*l untouched when out of
- * memory). */
-void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus);
+/* Empty set gen (after dump_counts) for the interval after next.  0, or
+ * the first error of the kernel. */
+int dump_clear(struct profile_bpf *obj, unsigned gen);
+
+/* The per-CPU loss counters, summed, less what base says earlier files
+ * carried, into *l; base moves on (*l untouched when out of memory). */
+void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus,
+		 struct dump_base *base);
 
 /* The unwinder's per-CPU counters summed into sum[UNWIND_STAT_MAX]
  * (bpf/unwind.h); zeros when they cannot be read. */
@@ -43,7 +61,8 @@ void dump_unwind_stats(struct profile_bpf *obj, uint64_t *sum, int nr_cpus);
 /* rec->unwind, and the loss of samples walked before their tables; cfi:
  * the unwinder was loaded, unw: its tables (NULL: none). */
 void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
-		 const struct env *env, bool cfi, const struct unwinder *unw, int nr_cpus);
+		 const struct env *env, bool cfi, const struct unwinder *unw, int nr_cpus,
+		 struct dump_base *base);
 
 /* The META section.  Takes ownership of *options (NULL afterwards), even on
  * failure.  0 or -ENOMEM. */

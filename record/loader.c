@@ -145,6 +145,19 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_max_entries(obj->maps.remap_asked, 1);
 	}
 
+	obj->rodata->rotating = env->rotate > 0;
+	/* --rotate: the second set of per-interval maps, as large as the
+	 * first; otherwise one entry each (nothing is preallocated for a
+	 * feature not in use) */
+	bpf_map__set_max_entries(obj->maps.counts_b,
+				 env->rotate ? bpf_map__max_entries(obj->maps.counts) : 1);
+	bpf_map__set_max_entries(obj->maps.stacks_b,
+				 env->rotate ? bpf_map__max_entries(obj->maps.stacks) : 1);
+	bpf_map__set_max_entries(obj->maps.stacks2_b,
+				 env->rotate ? bpf_map__max_entries(obj->maps.stacks2) : 1);
+	bpf_map__set_max_entries(obj->maps.ustacks_b,
+				 env->rotate ? bpf_map__max_entries(obj->maps.ustacks) : 1);
+
 	*err = profile_bpf__load(obj);
 	if (*err) {
 		profile_bpf__destroy(obj);

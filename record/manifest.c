@@ -44,6 +44,7 @@ struct proc_ent {
 	uint32_t pid, exec_id, ns_pid, ppid, parent_exec_id;
 	char comm[BPROF_COMM_LEN];
 	bool has_parent, snapped, dead, want, need, dirty;
+	bool dead_at_boundary; /* dead before the last manifest_boundary() */
 	bool denied; /* reading its maps was not permitted */
 	uint64_t snapshot_ns;
 	struct mmap_ent *maps;
@@ -1360,4 +1361,81 @@ int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *los
 		}
 	}
 	return emit_images(m, rec);
+}
+
+void manifest_boundary(struct manifest *m)
+{
+	for (size_t i = 0; i < m->nr_procs; i++)
+		m->procs[i].dead_at_boundary = m->procs[i].dead;
+}
+
+size_t manifest_images(const struct manifest *m)
+{
+	return m->nr_procs;
+}
+
+int manifest_next_file(struct manifest *m)
+{
+	uint8_t *keep = malloc(m->nr_procs ? m->nr_procs : 1);
+	struct idx_table t = {0};
+	size_t n = 0;
+
+	if (!keep)
+		return -ENOMEM;
+	/* the dirty list holds indexes, which are about to move */
+	if (manifest_flush(m)) {
+		free(keep);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		const struct proc_ent *p = &m->procs[i];
+
+		keep[i] = !p->dead_at_boundary || p->want;
+	}
+	/* what a kept image that never exec'd may borrow (ancestor_snapshot) */
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		const struct proc_ent *p = &m->procs[i];
+
+		if (!keep[i] || p->dead_at_boundary)
+			continue;
+		for (int depth = 0; depth < 32 && p->has_parent && p->parent_exec_id == p->exec_id &&
+				    p->ppid && p->ppid != p->pid;
+		     depth++) {
+			const struct proc_ent *pp = proc_find(m, p->ppid, p->exec_id);
+
+			if (!pp)
+				break;
+			keep[pp - m->procs] = 1;
+			p = pp;
+		}
+	}
+	/* the index first: failing leaves everything as it was */
+	for (size_t i = 0; i < m->nr_procs; i++)
+		if (keep[i] && tab_insert(&t, mix64((uint64_t)m->procs[i].pid << 32 |
+						    m->procs[i].exec_id), n++)) {
+			free(t.keys);
+			free(t.vals);
+			free(keep);
+			return -ENOMEM;
+		}
+	n = 0;
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		struct proc_ent *p = &m->procs[i];
+
+		if (!keep[i]) {
+			free(p->maps);
+			free(p->perf_map);
+			continue;
+		}
+		p->want = p->need = false;
+		m->procs[n++] = *p;
+	}
+	free(keep);
+	free(m->proc_idx.keys);
+	free(m->proc_idx.vals);
+	m->proc_idx = t;
+	m->nr_procs = n;
+	for (size_t i = 0; i < m->nr_objs; i++)
+		m->objs[i].out_index = UINT32_MAX;
+	return 0;
 }

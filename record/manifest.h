@@ -78,6 +78,21 @@ int manifest_want(struct manifest *m, uint32_t pid, uint32_t exec_id, const char
  * the parent when they never exec'd; *lost counts those still missing. */
 int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *lost);
 
+/*
+ * --rotate, one manifest for many files.  manifest_boundary() at the end
+ * of an interval (when samples start going to the next file) notes which
+ * images are dead by then: none of them can appear in a later interval's
+ * counts.  manifest_next_file() after that interval's file is written
+ * forgets those its file did not want (keeping the ancestors a live image
+ * may borrow from) and readies the rest for the next file.  0 or -ENOMEM
+ * (the manifest is then as before).
+ */
+void manifest_boundary(struct manifest *m);
+int manifest_next_file(struct manifest *m);
+
+/* Images (pid, exec_id) the manifest holds, for -v and the tests. */
+size_t manifest_images(const struct manifest *m);
+
 /* Statistics for the status line and DESIGN.md measurements. */
 struct manifest_stats {
 	uint64_t snapshots;      /* /proc/PID/maps reads that succeeded */

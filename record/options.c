@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <argp.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -36,6 +37,10 @@ static const char argp_program_doc[] =
 	"The output file is never overwritten unless --force is given; it is\n"
 	"written atomically with mode 0600.\n"
 	"\n"
+	"With --rotate=SECONDS, prof-record records continuously: every SECONDS it\n"
+	"writes one complete .bprof file into the -o directory and goes on, without\n"
+	"losing a sample between two files.  prof-report reads the directory.\n"
+	"\n"
 	"EXAMPLES:\n"
 	"    prof-record                  # all threads at 49 Hertz until Ctrl-C\n"
 	"    prof-record 10               # for 10 seconds\n"
@@ -47,7 +52,8 @@ static const char argp_program_doc[] =
 	"    prof-record -L 185           # only thread 185 (per-thread counts)\n"
 	"    prof-record -K -C 1 5        # kernel stacks on CPU 1 for 5 s\n"
 	"    prof-record --cgroup /sys/fs/cgroup/system.slice 10\n"
-	"    prof-record -- make -j2      # profile a command and its children\n";
+	"    prof-record -- make -j2      # profile a command and its children\n"
+	"    prof-record --rotate=60 --keep=1440 -o /var/lib/bprof  # a file a minute\n";
 
 enum {
 	OPT_STACK_STORAGE = 0x100,
@@ -58,6 +64,9 @@ enum {
 	OPT_FORCE,
 	OPT_UNWIND,
 	OPT_UNWIND_TABLE_SIZE,
+	OPT_ROTATE,
+	OPT_KEEP,
+	OPT_MAX_DISK,
 };
 
 /* --unwind, indexed by OPTS_UNWIND_* */
@@ -82,6 +91,9 @@ static const struct argp_option argp_options[] = {
 	{ "full-kallsyms", OPT_FULL_KALLSYMS, NULL, 0, "Store all of /proc/kallsyms (~650 KiB), not only the symbols of sampled kernel addresses", 0 },
 	{ "output", 'o', "FILE", 0, "Output file (default prof-HOST-YYYYmmdd-HHMMSS.bprof)", 0 },
 	{ "force", OPT_FORCE, NULL, 0, "Replace an existing output file", 0 },
+	{ "rotate", OPT_ROTATE, "SECONDS", 0, "Record continuously: one file every SECONDS into the -o directory (default name prof-HOST-YYYYmmdd-HHMMSS), until DURATION, the command's exit or a signal", 0 },
+	{ "keep", OPT_KEEP, "N", 0, "With --rotate: keep the newest N files this run wrote, remove older ones (default: keep all)", 0 },
+	{ "max-disk", OPT_MAX_DISK, "SIZE", 0, "With --rotate: remove this run's oldest files while its files take more than SIZE bytes (suffix K, M or G; the newest file is always kept)", 0 },
 	{ "quiet", 'q', NULL, 0, "No start and status lines (warnings and errors still)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf messages", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
@@ -98,6 +110,34 @@ static int parse_long(const char *s, long min, long max, long *out)
 	if (errno || end == s || *end || v < min || v > max)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+/* N, NK, NM or NG (binary multiples), at least 1 byte. */
+static int parse_size(const char *s, unsigned long long *out)
+{
+	unsigned long long v, mult = 1;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end) {
+		switch (toupper((unsigned char)*end)) {
+		case 'K': mult = 1ULL << 10; break;
+		case 'M': mult = 1ULL << 20; break;
+		case 'G': mult = 1ULL << 30; break;
+		default: return -EINVAL;
+		}
+		if (end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB") && strcmp(end + 1, "b"))
+			return -EINVAL;
+	}
+	if (!v || v > ULLONG_MAX / mult)
+		return -EINVAL;
+	*out = v * mult;
 	return 0;
 }
 
@@ -239,6 +279,24 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		}
 		env->output = arg;
 		break;
+	case OPT_ROTATE:
+		if (parse_long(arg, 1, 7 * 86400, &env->rotate)) {
+			fprintf(stderr, "prof-record: invalid --rotate '%s' (seconds, 1 to 604800)\n", arg);
+			argp_usage(state);
+		}
+		break;
+	case OPT_KEEP:
+		if (parse_long(arg, 1, INT_MAX, &env->keep)) {
+			fprintf(stderr, "prof-record: invalid --keep '%s' (a number of files, at least 1)\n", arg);
+			argp_usage(state);
+		}
+		break;
+	case OPT_MAX_DISK:
+		if (parse_size(arg, &env->max_disk)) {
+			fprintf(stderr, "prof-record: invalid --max-disk '%s' (bytes, or a number with K, M or G)\n", arg);
+			argp_usage(state);
+		}
+		break;
 	case 'q':
 		env->quiet = true;
 		break;
@@ -297,6 +355,13 @@ int opts_parse(struct env *env, int argc, char **argv)
 		fprintf(stderr, "prof-record: -- COMMAND selects the processes itself; drop -p/-L\n");
 		return 2;
 	}
+	if ((env->keep || env->max_disk) && !env->rotate) {
+		fprintf(stderr, "prof-record: --keep and --max-disk bound the files of --rotate; add --rotate=SECONDS\n");
+		return 2;
+	}
+	if (env->rotate && env->duration && env->duration < env->rotate)
+		fprintf(stderr, "prof-record: warning: DURATION %ld s is shorter than --rotate=%ld: one file\n",
+			env->duration, env->rotate);
 	if (!env->freq && !env->period)
 		env->freq = 49;
 	return 0;
@@ -320,7 +385,7 @@ char *opts_join_args(int argc, char **argv)
 	return s;
 }
 
-char *opts_default_output(void)
+char *opts_default_output(bool dir)
 {
 	char host[256] = "localhost", buf[512];
 	time_t now = time(NULL);
@@ -332,7 +397,8 @@ char *opts_default_output(void)
 		if (*c == '/')
 			*c = '_';
 	localtime_r(&now, &tm);
-	snprintf(buf, sizeof(buf), "prof-%s-%04d%02d%02d-%02d%02d%02d.bprof", host,
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	snprintf(buf, sizeof(buf), "prof-%s-%04d%02d%02d-%02d%02d%02d%s", host,
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 dir ? "" : ".bprof");
 	return strdup(buf);
 }

@@ -39,6 +39,9 @@ struct env {
 	const char *cgroup;
 	const char *output;
 	long duration;     /* seconds; 0: until a signal */
+	long rotate;       /* --rotate seconds; 0: one file */
+	long keep;         /* --keep: files kept in the --rotate directory; 0: all */
+	unsigned long long max_disk; /* --max-disk bytes; 0: no bound */
 	char **command;    /* after "--", NULL-terminated, or NULL (points into argv) */
 };
 
@@ -53,8 +56,9 @@ int opts_parse(struct env *env, int argc, char **argv);
  * (out of memory).  The caller frees it. */
 char *opts_join_args(int argc, char **argv);
 
-/* prof-HOST-YYYYmmdd-HHMMSS.bprof for a missing -o, or NULL (out of
- * memory).  The caller frees it. */
-char *opts_default_output(void);
+/* prof-HOST-YYYYmmdd-HHMMSS.bprof for a missing -o (without the suffix:
+ * a directory, with --rotate), or NULL (out of memory).  The caller frees
+ * it. */
+char *opts_default_output(bool dir);
 
 #endif

@@ -132,7 +132,8 @@ int preflight_check(const struct env *env, const char *output)
 		fprintf(stderr, "prof-record: this kernel has no BTF (/sys/kernel/btf/vmlinux): needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (5.8 or later)\n");
 		return -1;
 	}
-	if (check_output(output, env->force))
+	/* --rotate's directory: rotate_create() */
+	if (!env->rotate && check_output(output, env->force))
 		return -1;
 	if (!in_init_pidns()) {
 		fprintf(stderr, "prof-record: runs in a child pid namespace (a container?); run it in the host's (e.g. docker run --pid=host, or nsenter -t 1 -p)\n");

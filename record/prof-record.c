@@ -6,8 +6,10 @@
  * symbolizes on the target.
  *
  * main reads as the recording goes: options -> checks -> load -> attach ->
- * sample -> dump -> write -> one cleanup label.  The rooms it walks through
- * are listed in record/DESIGN.md ("Files").
+ * sample -> dump -> write -> one cleanup label; with --rotate, sample ->
+ * dump -> write repeats, one file per interval, while sampling goes on
+ * (write_file()).  The rooms it walks through are listed in
+ * record/DESIGN.md ("Files").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +31,7 @@
 #include "manifest.h"
 #include "options.h"
 #include "preflight.h"
+#include "rotate.h"
 #include "sampler.h"
 #include "status.h"
 #include "unwinder.h"
@@ -127,6 +130,182 @@ static int start_unwinder(struct profile_bpf *obj, struct manifest *man, struct 
 	return 0;
 }
 
+/* What writing one file needs of the recording that goes on. */
+struct recorder {
+	const struct env *env;
+	struct profile_bpf *obj;
+	struct manifest *man;
+	struct unwinder *unw;
+	struct sampler *smp;
+	bool cfi;
+	int nr_cpus, nr_sampled;
+	const char *event;
+	const char *options;
+	struct bprof_access acc;        /* as probed before sampling */
+	struct dump_base base;          /* the BPF counters earlier files carried */
+	struct manifest_stats mst_base; /* the ACCESS counters earlier files carried */
+	bool hidden_said;
+	uint64_t samples_written;       /* over all files */
+	uint64_t samples_unwritten;     /* in files that could not be written */
+	uint64_t files_failed;
+	bool access_failed;
+};
+
+/*
+ * Dump set gen of the maps (quiet: no sample adds to it any more) and what
+ * the manifest knows of its images into one recording, and write it to
+ * output.  0: written; 1: not written, said why (a second signal, a full
+ * disk, ...); -ENOMEM.
+ */
+static int write_file(struct recorder *r, unsigned gen, const char *output, uint64_t start_real,
+		      uint64_t duration_ns)
+{
+	struct bprof_recording *rec = NULL;
+	struct bprof_write_opts wopts = { .sz = sizeof(wopts) };
+	struct bprof_error berr = {0};
+	struct dump_totals tot = {0};
+	struct manifest_stats mst;
+	char *options = strdup(r->options);
+	bool hidden = false;
+	int err;
+
+	if (!options || bprof_recording_create(&rec))
+		goto nomem;
+	if (dump_counts(r->obj, gen, rec, r->man, &tot))
+		goto nomem;
+	dump_losses(r->obj, &rec->losses, r->nr_cpus, &r->base);
+	if (!r->env->kernel_only)
+		dump_unwind(rec, r->obj, r->env, r->cfi, r->unw, r->nr_cpus, &r->base);
+	if (manifest_emit(r->man, rec, &rec->losses.manifest_lost) ||
+	    kernel_collect(&rec->kernel,
+			   !r->env->no_kallsyms && (r->env->full_kallsyms || kernel_sampled(rec)),
+			   &hidden) ||
+	    (!r->env->full_kallsyms && kernel_prune_ksyms(&rec->kernel, rec)))
+		goto nomem;
+	/* access_check() said so before sampling unless it changed since */
+	if (hidden && (r->acc.flags & BPROF_ACCESS_KALLSYMS) && !r->hidden_said) {
+		fprintf(stderr, "prof-record: kernel addresses are hidden (kernel.kptr_restrict); no kallsyms snapshot, kernel frames may stay unsymbolized\n");
+		r->hidden_said = true;
+	}
+	rec->access = r->acc;
+	if (hidden)
+		rec->access.flags &= ~BPROF_ACCESS_KALLSYMS;
+	manifest_stats(r->man, &mst);
+	rec->access.counters[BPROF_ACC_OBJECTS_BY_PATH] =
+		mst.objects_by_path - r->mst_base.objects_by_path;
+	rec->access.counters[BPROF_ACC_OBJECTS_UNVERIFIED] =
+		mst.objects_unverified - r->mst_base.objects_unverified;
+	rec->access.counters[BPROF_ACC_OBJECTS_DENIED] =
+		mst.objects_denied - r->mst_base.objects_denied;
+	rec->access.counters[BPROF_ACC_PROCESSES_DENIED] =
+		mst.procs_denied - r->mst_base.procs_denied;
+	r->mst_base = mst;
+
+	if (dump_meta(&rec->meta, r->env, &options, r->event, start_real, duration_ns,
+		      r->nr_sampled))
+		goto nomem;
+
+	writing = 1;
+	if (exiting >= 2) {
+		fprintf(stderr, "prof-record: second signal: aborted, no file written\n");
+		goto unwritten;
+	}
+	wopts.flags = r->env->force ? 0 : BPROF_WRITE_NO_CLOBBER;
+	wopts.mode = 0600;
+	struct stat before;
+	bool existed = lstat(output, &before) == 0;
+
+	err = bprof_write_file(rec, output, &wopts, &berr);
+	if (err) {
+		struct stat after;
+		/* The last step, syncing the directory, can fail after the file
+		 * took its name: then the file is there (but may not survive a
+		 * crash), and "nothing written" would be a lie. */
+		bool placed = lstat(output, &after) == 0 &&
+			      (!existed || after.st_ino != before.st_ino || after.st_dev != before.st_dev);
+		if (err == BPROF_E_IO && placed) {
+			fprintf(stderr, "prof-record: wrote %s, but syncing its directory failed: %s; the file may not survive a crash\n",
+				output, strerror(berr.sys_errno));
+			r->samples_written += tot.samples;
+		} else if (err == BPROF_E_EXISTS)
+			fprintf(stderr, "prof-record: %s appeared meanwhile; not replaced (use --force); nothing written\n", output);
+		else if (err == BPROF_E_IO)
+			fprintf(stderr, "prof-record: cannot write %s: %s%s; nothing written\n", output,
+				strerror(berr.sys_errno),
+				berr.sys_errno == ENOSPC || berr.sys_errno == EDQUOT ? " (disk full: free space or write elsewhere with -o)" : "");
+		else
+			fprintf(stderr, "prof-record: cannot write %s: %s: %s\n", output,
+				bprof_strerror(err), berr.message);
+		if (placed)
+			goto written;
+		goto unwritten;
+	}
+	r->samples_written += tot.samples;
+	status_report(r->env, rec, &tot, &mst, sampler_events(r->smp), output);
+	if (access_report(&rec->access, rec)) {
+		/* written (kernel stacks and counts may still help), but a
+		 * privilege problem must not pass as success */
+		fprintf(stderr, "prof-record: error: no sampled object could be identified with this recorder's privileges: the user stacks in %s cannot be symbolized (see the warnings above)\n",
+			output);
+		r->access_failed = true;
+	}
+	bprof_recording_free(rec);
+	writing = 0;
+	return 0;
+written:
+	bprof_recording_free(rec);
+	writing = 0;
+	r->files_failed++;
+	return 1;
+unwritten:
+	r->samples_unwritten += tot.samples;
+	r->files_failed++;
+	bprof_recording_free(rec);
+	writing = 0;
+	return 1;
+nomem:
+	fprintf(stderr, "prof-record: out of memory\n");
+	free(options);
+	bprof_recording_free(rec);
+	return -ENOMEM;
+}
+
+/* --rotate, at an interval's end: samples go on into the other set while
+ * this one is written, then emptied for the interval after next. */
+static int next_interval(struct recorder *r, struct rotate *rot, uint64_t start_real,
+			 uint64_t start_mono)
+{
+	const char *path;
+	unsigned old;
+	int err;
+
+	/* before the flip: an image dead by now cannot be in later counts */
+	manifest_boundary(r->man);
+	old = sampler_flip(r->smp);
+	if (manifest_flush(r->man))
+		goto nomem;
+	path = rotate_next_path(rot, start_real);
+	if (!path)
+		goto nomem;
+	err = write_file(r, old, path, start_real, sampler_mono_ns() - start_mono);
+	if (err < 0)
+		return err;
+	if (!err)
+		rotate_written(rot, r->env->quiet);
+	err = dump_clear(r->obj, old);
+	if (err) {
+		fprintf(stderr, "prof-record: cannot empty the BPF maps for the next interval: %s\n",
+			strerror(-err));
+		return err;
+	}
+	if (manifest_next_file(r->man))
+		goto nomem;
+	return 0;
+nomem:
+	fprintf(stderr, "prof-record: out of memory\n");
+	return -ENOMEM;
+}
+
 int main(int argc, char **argv)
 {
 	struct env env;
@@ -134,26 +313,23 @@ int main(int argc, char **argv)
 	struct sampler *smp = NULL;
 	struct manifest *man = NULL;
 	struct unwinder *unw = NULL;
-	struct bprof_recording *rec = NULL;
+	struct rotate *rot = NULL;
 	struct sampler_run run = { .exiting = &exiting };
-	struct dump_totals tot = {0};
-	struct manifest_stats mst;
-	struct bprof_error berr = {0};
-	struct bprof_write_opts wopts = { .sz = sizeof(wopts) };
+	struct recorder r = {0};
 	struct sigaction sa = { .sa_handler = sig_handler };
 	char *output = NULL, *options = NULL;
 	const char *event = "cpu-clock";
 	int nr_cpus = 0, nr_sampled = 0, release_fd = -1, err = 0;
 	int cgroup_fd = -1, exit_code = 1;
 	struct bprof_access acc = {0};
-	bool hidden = false, cfi = false;
+	bool cfi = false;
 	uint64_t start_mono, start_real, stop_mono;
 
 	err = opts_parse(&env, argc, argv);
 	if (err)
 		return err;
 	options = opts_join_args(argc, argv);
-	output = env.output ? strdup(env.output) : opts_default_output();
+	output = env.output ? strdup(env.output) : opts_default_output(env.rotate > 0);
 	if (!options || !output) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
@@ -161,6 +337,8 @@ int main(int argc, char **argv)
 
 	/* Everything that can be checked is checked before recording. */
 	if (preflight_check(&env, output))
+		goto cleanup;
+	if (env.rotate && rotate_create(&rot, output, env.keep, env.max_disk))
 		goto cleanup;
 	/* What this recorder may read decides what the file can name: say
 	 * before sampling what it will lack (access.h). */
@@ -186,6 +364,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: no CPU %d (this machine has %d)\n", env.cpu, nr_cpus);
 		goto cleanup;
 	}
+	if (env.rotate && nr_cpus > PROFILE_MAX_CPUS) {
+		fprintf(stderr, "prof-record: --rotate follows at most %d CPUs; this machine has %d\n",
+			PROFILE_MAX_CPUS, nr_cpus);
+		goto cleanup;
+	}
 
 	loader_set_log(env.verbose);
 	obj = loader_open(&env, &cfi, &err);
@@ -199,8 +382,6 @@ int main(int argc, char **argv)
 
 	start_mono = sampler_mono_ns();
 	err = manifest_new(&man, loader_exec_gen_fd(obj), start_mono);
-	if (!err)
-		err = bprof_recording_create(&rec);
 	if (err) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
@@ -241,10 +422,30 @@ int main(int argc, char **argv)
 		release_fd = -1;
 	}
 
+	r = (struct recorder){
+		.env = &env, .obj = obj, .man = man, .unw = unw, .smp = smp, .cfi = cfi,
+		.nr_cpus = nr_cpus, .nr_sampled = nr_sampled, .event = event,
+		.options = options, .acc = acc,
+	};
 	run.start_ns = start_mono;
 	run.duration = env.duration;
-	if (sampler_run(smp, &run))
-		goto cleanup;
+	for (;;) {
+		run.until_ns = env.rotate ? start_mono + env.rotate * 1000000000ULL : 0;
+		run.boundary = false;
+		if (sampler_run(smp, &run))
+			goto cleanup;
+		if (!run.boundary)
+			break;
+		/* the next interval starts at the flip, inside next_interval */
+		uint64_t next_real = sampler_real_ns(), next_mono = sampler_mono_ns();
+
+		if (next_interval(&r, rot, start_real, start_mono) == -ENOMEM)
+			goto cleanup;
+		if (exiting >= 2)
+			goto cleanup; /* said by write_file() */
+		start_real = next_real;
+		start_mono = next_mono;
+	}
 	if (run.child && exiting && !run.child_done)
 		kill(run.child, SIGTERM); /* a signal to us ends the command too */
 
@@ -255,83 +456,40 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
+	if (rot) {
+		const char *path = rotate_next_path(rot, start_real);
 
-	if (dump_counts(obj, rec, man, &tot)) {
-		fprintf(stderr, "prof-record: out of memory\n");
-		goto cleanup;
+		err = path ? write_file(&r, sampler_gen(smp), path, start_real, stop_mono - start_mono) :
+			     -ENOMEM;
+		if (!err)
+			rotate_written(rot, env.quiet);
+	} else {
+		err = write_file(&r, 0, output, start_real, stop_mono - start_mono);
 	}
-	dump_losses(obj, &rec->losses, nr_cpus);
-	if (!env.kernel_only)
-		dump_unwind(rec, obj, &env, cfi, unw, nr_cpus);
-	if (manifest_emit(man, rec, &rec->losses.manifest_lost) ||
-	    kernel_collect(&rec->kernel,
-			   !env.no_kallsyms && (env.full_kallsyms || kernel_sampled(rec)), &hidden) ||
-	    (!env.full_kallsyms && kernel_prune_ksyms(&rec->kernel, rec))) {
-		fprintf(stderr, "prof-record: out of memory\n");
+	if (err < 0 || (!rot && err))
 		goto cleanup;
-	}
-	/* access_check() said so before sampling unless it changed since */
-	if (hidden && (acc.flags & BPROF_ACCESS_KALLSYMS))
-		fprintf(stderr, "prof-record: kernel addresses are hidden (kernel.kptr_restrict); no kallsyms snapshot, kernel frames may stay unsymbolized\n");
-	if (hidden)
-		acc.flags &= ~BPROF_ACCESS_KALLSYMS;
-	manifest_stats(man, &mst);
-	acc.counters[BPROF_ACC_OBJECTS_BY_PATH] = mst.objects_by_path;
-	acc.counters[BPROF_ACC_OBJECTS_UNVERIFIED] = mst.objects_unverified;
-	acc.counters[BPROF_ACC_OBJECTS_DENIED] = mst.objects_denied;
-	acc.counters[BPROF_ACC_PROCESSES_DENIED] = mst.procs_denied;
-	rec->access = acc;
 
-	if (dump_meta(&rec->meta, &env, &options, event, start_real, stop_mono - start_mono,
-		      nr_sampled)) {
-		fprintf(stderr, "prof-record: out of memory\n");
-		goto cleanup;
-	}
+	/* Every sample the BPF program counted is in a file, or was in one
+	 * that could not be written: the boundaries between --rotate's files
+	 * lose nothing, and this says so when it is not true. */
+	uint64_t counted = r.base.losses[PROFILE_STAT_COUNTED];
 
-	writing = 1;
-	if (exiting >= 2) {
-		fprintf(stderr, "prof-record: second signal: aborted, no file written\n");
-		goto cleanup;
-	}
-	wopts.flags = env.force ? 0 : BPROF_WRITE_NO_CLOBBER;
-	wopts.mode = 0600;
-	struct stat before;
-	bool existed = lstat(output, &before) == 0;
-	err = bprof_write_file(rec, output, &wopts, &berr);
-	if (err) {
-		struct stat after;
-		/* The last step, syncing the directory, can fail after the file
-		 * took its name: then the file is there (but may not survive a
-		 * crash), and "nothing written" would be a lie. */
-		bool placed = lstat(output, &after) == 0 &&
-			      (!existed || after.st_ino != before.st_ino || after.st_dev != before.st_dev);
-		if (err == BPROF_E_IO && placed)
-			fprintf(stderr, "prof-record: wrote %s, but syncing its directory failed: %s; the file may not survive a crash\n",
-				output, strerror(berr.sys_errno));
-		else if (err == BPROF_E_EXISTS)
-			fprintf(stderr, "prof-record: %s appeared meanwhile; not replaced (use --force); nothing written\n", output);
-		else if (err == BPROF_E_IO)
-			fprintf(stderr, "prof-record: cannot write %s: %s%s; nothing written\n", output,
-				strerror(berr.sys_errno),
-				berr.sys_errno == ENOSPC || berr.sys_errno == EDQUOT ? " (disk full: free space or write elsewhere with -o)" : "");
-		else
-			fprintf(stderr, "prof-record: cannot write %s: %s: %s\n", output,
-				bprof_strerror(err), berr.message);
-		goto cleanup;
-	}
-
-	manifest_stats(man, &mst);
-	status_report(&env, rec, &tot, &mst, sampler_events(smp), output);
+	if (counted != r.samples_written + r.samples_unwritten)
+		fprintf(stderr, "prof-record: warning: the kernel counted %llu samples, the files hold %llu (%llu more in files not written)\n",
+			(unsigned long long)counted, (unsigned long long)r.samples_written,
+			(unsigned long long)r.samples_unwritten);
+	if (rot && !env.quiet)
+		fprintf(stderr, "prof-record: %llu files written into %s (%llu kept), %llu samples%s\n",
+			(unsigned long long)rotate_files_written(rot), output,
+			(unsigned long long)rotate_files_kept(rot), (unsigned long long)r.samples_written,
+			r.files_failed ? "; some intervals could not be written (see above)" : "");
+	if (env.verbose)
+		fprintf(stderr, "prof-record: %llu samples counted in the kernel, %llu in the files, %llu in files not written\n",
+			(unsigned long long)counted, (unsigned long long)r.samples_written,
+			(unsigned long long)r.samples_unwritten);
 	if (unw && env.verbose)
 		status_unwinder(unw, obj, nr_cpus);
-	exit_code = 0;
-	if (access_report(&rec->access, rec)) {
-		/* written (kernel stacks and counts may still help), but a
-		 * privilege problem must not pass as success */
-		fprintf(stderr, "prof-record: error: no sampled object could be identified with this recorder's privileges: the user stacks in %s cannot be symbolized (see the warnings above)\n",
-			output);
-		exit_code = 1;
-	}
+	exit_code = r.files_failed || r.access_failed ? 1 : 0;
 	if (run.child) {
 		if (!run.child_done) {
 			/* give the command a moment to act on the signal */
@@ -359,8 +517,8 @@ cleanup:
 	sampler_destroy(smp);
 	manifest_free(man);
 	unwinder_destroy(unw);
-	bprof_recording_free(rec);
 	loader_destroy(obj);
+	rotate_destroy(rot);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	free(output);

@@ -267,9 +267,22 @@ int sampler_run(struct sampler *s, struct sampler_run *run)
 
 	/* The recording: events are rare (one per new process image). */
 	while (!*run->exiting) {
-		uint64_t now;
+		uint64_t now = sampler_mono_ns();
+		int timeout = 100;
 
-		err = ring_buffer__poll(s->rb, 100);
+		/* the end of the recording first: a last interval of a few
+		 * ms would be a file of its own */
+		if (run->duration && now - run->start_ns >= (uint64_t)run->duration * 1000000000ULL)
+			break;
+		if (run->until_ns) {
+			if (now >= run->until_ns) {
+				run->boundary = true;
+				break;
+			}
+			if (run->until_ns - now < 100000000ULL)
+				timeout = (int)((run->until_ns - now) / 1000000) + 1;
+		}
+		err = ring_buffer__poll(s->rb, timeout);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "prof-record: ring buffer: %s\n", strerror(-err));
 			return err;
@@ -294,6 +307,34 @@ int sampler_run(struct sampler *s, struct sampler_run *run)
 		}
 	}
 	return 0;
+}
+
+unsigned sampler_gen(const struct sampler *s)
+{
+	return __atomic_load_n(&s->obj->bss->rotate_gen, __ATOMIC_RELAXED) & 1;
+}
+
+unsigned sampler_flip(struct sampler *s)
+{
+	volatile __u64 *seq = s->obj->bss->rotate_seq;
+	unsigned old = sampler_gen(s);
+	int n = s->nr_cpus < PROFILE_MAX_CPUS ? s->nr_cpus : PROFILE_MAX_CPUS;
+	__u64 was[PROFILE_MAX_CPUS];
+
+	/* seq_cst: the new value is visible before the sequences are read
+	 * (the BPF side's locked adds order its own read of rotate_gen) */
+	__atomic_store_n(&s->obj->bss->rotate_gen, old ^ 1, __ATOMIC_SEQ_CST);
+	for (int cpu = 0; cpu < n; cpu++)
+		was[cpu] = __atomic_load_n(&seq[cpu * PROFILE_ROTATE_SEQ_STRIDE], __ATOMIC_SEQ_CST);
+	/* an odd sequence is a sample in progress that may have read the old
+	 * value: wait until that CPU has moved on (a sample takes
+	 * microseconds; a virtual CPU held off by its host, longer) */
+	for (int cpu = 0; cpu < n; cpu++)
+		while (was[cpu] & 1 &&
+		       __atomic_load_n(&seq[cpu * PROFILE_ROTATE_SEQ_STRIDE], __ATOMIC_SEQ_CST) == was[cpu])
+			usleep(100);
+	ring_buffer__consume(s->rb);
+	return old;
 }
 
 void sampler_stop(struct sampler *s)

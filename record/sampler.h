@@ -44,14 +44,28 @@ struct sampler_run {
 	const volatile sig_atomic_t *exiting; /* nonzero: stop (the signal handler's) */
 	uint64_t start_ns;                    /* sampler_mono_ns() at the start */
 	long duration;                        /* seconds; 0: no limit */
+	uint64_t until_ns;                    /* sampler_mono_ns() of the next file (--rotate); 0: none */
+	bool boundary;                        /* out: stopped at until_ns */
 	pid_t child;                          /* the -- COMMAND, or 0 */
 	int status;                           /* out: its wait status when child_done */
 	bool child_done;                      /* out: the command exited (and was reaped) */
 };
 
-/* Poll until *exiting, the duration or the child's exit.  0, or negative
- * after printing (the ring buffer failed; out of memory). */
+/* Poll until *exiting, the duration, the child's exit or until_ns.  0, or
+ * negative after printing (the ring buffer failed; out of memory). */
 int sampler_run(struct sampler *s, struct sampler_run *run);
+
+/*
+ * --rotate: send the samples to the other set of maps (profile.bpf.c,
+ * rotate_gen) while sampling goes on, wait until no sample can still add
+ * to the old set, and hand the ring buffer's events to the manifest.
+ * Returns the old set, which dump_counts() may then read and dump_clear()
+ * empty.
+ */
+unsigned sampler_flip(struct sampler *s);
+
+/* The set samples go to now. */
+unsigned sampler_gen(const struct sampler *s);
 
 /* Stop sampling: detach and close the perf events. */
 void sampler_stop(struct sampler *s);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -63,6 +64,10 @@ struct args {
 	bool no_cache;
 	char **files;
 	size_t nr_files;
+	/* after expand_dirs(): files holds paths of its own, and side is
+	 * --diff's side of each (0 BEFORE, 1 AFTER) */
+	bool files_owned;
+	unsigned char *side;
 };
 
 const char *argp_program_version = "prof-report " BPROF_VERSION;
@@ -80,6 +85,8 @@ static const char doc[] =
 	"\v"
 	"USAGE FORMS:\n"
 	"  prof-report [OPTION...] FILE...       report (several files are merged)\n"
+	"  prof-report [OPTION...] DIR           the .bprof files in DIR, merged\n"
+	"                                        (prof-record --rotate's directory)\n"
 	"  prof-report --diff [-n] BEFORE AFTER  lines for difffolded flame graphs\n"
 	"  prof-report --info FILE...            metadata, losses, unwinding, debuginfo\n"
 	"  prof-report --pprof OUT FILE...       pprof profile.proto (go tool pprof)\n"
@@ -219,7 +226,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (a->diff && a->info)
 			argp_error(state, "--diff and --info exclude each other");
 		if (a->diff && a->nr_files != 2)
-			argp_error(state, "--diff takes exactly two files: BEFORE AFTER");
+			argp_error(state, "--diff takes exactly two files (or directories): BEFORE AFTER");
 		if (a->normalize && !a->diff)
 			argp_error(state, "-n only applies to --diff");
 		if (a->diff && (a->pprof || a->speedscope || a->missing_buildids))
@@ -235,6 +242,121 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+static int list_append(char ***list, size_t *nr, size_t *cap, char *s)
+{
+	if (*nr == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		char **n = realloc(*list, nc * sizeof(*n));
+
+		if (!n)
+			return ENOMEM;
+		*list = n;
+		*cap = nc;
+	}
+	(*list)[(*nr)++] = s;
+	return 0;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The .bprof files of directory dir (not hidden: prof-record's temporary
+ * files are), sorted by name, appended to *list.  0, or an errno. */
+static int list_dir(const char *dir, char ***list, size_t *nr, size_t *cap)
+{
+	size_t first = *nr;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return errno;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+		char *path;
+
+		if (de->d_name[0] == '.' || len < 7 || strcmp(de->d_name + len - 6, ".bprof"))
+			continue;
+		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+			closedir(d);
+			return ENOMEM;
+		}
+		if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+			free(path);
+			continue;
+		}
+		if (list_append(list, nr, cap, path)) {
+			free(path);
+			closedir(d);
+			return ENOMEM;
+		}
+	}
+	closedir(d);
+	qsort(*list + first, *nr - first, sizeof(**list), cmp_str);
+	return 0;
+}
+
+/*
+ * A directory argument stands for the .bprof files in it (prof-record
+ * --rotate writes one per interval), in name order, which is time order for
+ * prof-record's names; with --diff, each becomes that side's set.  0, or 1
+ * after printing.
+ */
+static int expand_dirs(struct args *a)
+{
+	char **files = NULL;
+	unsigned char *side = NULL;
+	size_t nr = 0, cap = 0;
+	int e;
+
+	for (size_t i = 0; i < a->nr_files; i++) {
+		struct stat st;
+		size_t before = nr;
+
+		if (stat(a->files[i], &st) || !S_ISDIR(st.st_mode)) {
+			/* a file, or an error rep_input_open() will name */
+			char *copy = strdup(a->files[i]);
+
+			if (!copy || list_append(&files, &nr, &cap, copy)) {
+				free(copy);
+				e = ENOMEM;
+				goto fail_e;
+			}
+		} else if ((e = list_dir(a->files[i], &files, &nr, &cap))) {
+			fprintf(stderr, "prof-report: %s: %s\n", a->files[i], strerror(e));
+			goto fail;
+		} else if (nr == before) {
+			fprintf(stderr, "prof-report: %s: no .bprof files in this directory\n",
+				a->files[i]);
+			goto fail;
+		}
+		unsigned char *ns = realloc(side, nr ? nr : 1);
+
+		if (!ns) {
+			e = ENOMEM;
+			goto fail_e;
+		}
+		side = ns;
+		memset(side + before, i > 0, nr - before);
+	}
+	free(a->files);
+	a->files = files;
+	a->nr_files = nr;
+	a->files_owned = true;
+	a->side = side;
+	return 0;
+fail_e:
+	fprintf(stderr, "prof-report: %s\n", strerror(e));
+fail:
+	for (size_t i = 0; i < nr; i++)
+		free(files[i]);
+	free(files);
+	free(side);
+	return 1;
 }
 
 static void log_cb(void *arg, enum bsym_log_level level, const char *msg)
@@ -368,7 +490,7 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *i
 		for (size_t i = 0; i < (a->diff ? 2u : 1u) && !err; i++)
 			err = rep_agg_create(&agg[i]);
 		for (size_t i = 0; i < a->nr_files && !err; i++)
-			err = rep_agg_add_input(agg[a->diff ? i : 0], &cfg, sym, &in[i], &sst);
+			err = rep_agg_add_input(agg[a->diff ? a->side[i] : 0], &cfg, sym, &in[i], &sst);
 		if (!err && !(mem = open_memstream(&buf, &len)))
 			err = -errno;
 		if (!err)
@@ -450,7 +572,7 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 			goto out_err;
 	}
 	for (size_t i = 0; i < a->nr_files; i++) {
-		err = rep_agg_add_input(agg[a->diff ? i : 0], &a->cfg, sym, &in[i], &st);
+		err = rep_agg_add_input(agg[a->diff ? a->side[i] : 0], &a->cfg, sym, &in[i], &st);
 		if (err)
 			goto out_err;
 	}
@@ -543,6 +665,12 @@ int main(int argc, char **argv)
 	argp_err_exit_status = EXIT_USAGE;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return EXIT_USAGE;
+	if (expand_dirs(&a)) {
+		free(a.cfg.pids);
+		free(a.debug_dirs);
+		free(a.files);
+		return 1;
+	}
 	if (a.diff)
 		a.cfg.mode = REP_FOLDED;
 	/* --no-symbolize reads no debuginfo: nothing to cache */
@@ -589,6 +717,9 @@ out:
 	free(cdir);
 	free(a.cfg.pids);
 	free(a.debug_dirs);
+	for (size_t i = 0; a.files_owned && i < a.nr_files; i++)
+		free(a.files[i]);
 	free(a.files);
+	free(a.side);
 	return ret;
 }
