@@ -627,7 +627,9 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct task_struct *task;
 	struct profile_key key = {};
-	__u32 gen = rotate_gen & 1;
+	/* a constant 0 without --rotate: the verifier then skips the
+	 * second set's code altogether */
+	__u32 gen = rotating ? rotate_gen & 1 : 0;
 	long err;
 
 	if (!include_idle && tid == 0)

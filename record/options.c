@@ -345,6 +345,8 @@ int opts_parse(struct env *env, int argc, char **argv)
 			break;
 		}
 	}
+	/* a usage error is exit status 2 (prof-record(8)), argp's own too */
+	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argp_argc, argv, 0, NULL, env))
 		return 2;
 	if (env->command && env->duration) {

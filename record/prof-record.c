@@ -429,8 +429,19 @@ int main(int argc, char **argv)
 	};
 	run.start_ns = start_mono;
 	run.duration = env.duration;
+	/* --rotate's boundaries keep to their schedule (first + k x SECONDS):
+	 * the time a file takes to write is not added to every interval */
+	uint64_t next_ns = start_mono;
+
 	for (;;) {
-		run.until_ns = env.rotate ? start_mono + env.rotate * 1000000000ULL : 0;
+		if (env.rotate) {
+			uint64_t now = sampler_mono_ns();
+
+			do
+				next_ns += env.rotate * 1000000000ULL;
+			while (next_ns <= now); /* a write that took longer than SECONDS */
+			run.until_ns = next_ns;
+		}
 		run.boundary = false;
 		if (sampler_run(smp, &run))
 			goto cleanup;
