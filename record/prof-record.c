@@ -300,6 +300,9 @@ static int next_interval(struct recorder *r, struct rotate *rot, uint64_t start_
 	}
 	if (manifest_next_file(r->man))
 		goto nomem;
+	if (r->env->verbose)
+		fprintf(stderr, "prof-record: %zu process images held for the next file\n",
+			manifest_images(r->man));
 	return 0;
 nomem:
 	fprintf(stderr, "prof-record: out of memory\n");

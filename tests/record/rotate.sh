@@ -106,6 +106,20 @@ for f in "$sdir"/*.bprof; do
 	check "SIGINT: $(basename "$f") readable" dump "$f"
 done
 
+# short-lived processes: every file still has the mappings of every image it
+# counts (they are read once, then carried), and the recorder forgets the
+# dead ones instead of holding every image of the run (~180 here)
+fdir=$T_DIR/forker
+"$BPROF_RECORD" -v -F 199 --rotate=1 -o "$fdir" -- "$W/forker" 4 >/dev/null 2>"$T_DIR/forker.err"
+held=$(sed -n 's/^prof-record: \([0-9]*\) process images held.*/\1/p' "$T_DIR/forker.err" | sort -n | tail -n1)
+echo "forker: at most $held process images held between files"
+check "forker: images forgotten once dead (at most 100 held)" between "${held:-999}" 1 100
+for f in "$fdir"/*.bprof; do
+	dump "$f"
+	check "forker $(basename "$f"): no image without mappings" test "$(dumpq "$f.txt" loss manifest_lost)" -eq 0
+done
+check "forker: kernel's count = files' sum" test -z "$(grep 'the kernel counted' "$T_DIR/forker.err")"
+
 # usage
 rc=0; "$BPROF_RECORD" --keep=3 -o "$T_DIR/x" 1 2>"$T_DIR/err" || rc=$?
 check "--keep without --rotate: usage error" test "$rc" -eq 2
