@@ -164,8 +164,10 @@ static bool split_kallsyms_line(char *line, unsigned long long *addr, char *type
 	return **name != 0;
 }
 
-/* One pass over /proc/kallsyms: _stext always, text symbols if asked. */
-static int collect_kallsyms(struct bprof_kernel *k, bool with_kallsyms, bool *hidden)
+/* One pass over /proc/kallsyms: _stext always, text symbols if asked
+ * (and then _etext into *etext). */
+static int collect_kallsyms(struct bprof_kernel *k, bool with_kallsyms, bool *hidden,
+			    uint64_t *etext)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
 	char *line = NULL;
@@ -187,6 +189,8 @@ static int collect_kallsyms(struct bprof_kernel *k, bool with_kallsyms, bool *hi
 			any_nonzero = true;
 		if (!k->stext && !strcmp(name, "_stext"))
 			k->stext = addr;
+		if (etext && !*etext && !strcmp(name, "_etext"))
+			*etext = addr;
 		/* without symbols to keep, _stext (near the top) is all we
 		 * read: the kernel formats all ~120k lines otherwise */
 		if (!with_kallsyms && k->stext && any_nonzero)
@@ -239,7 +243,7 @@ nomem:
 	return -ENOMEM;
 }
 
-int kernel_collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden)
+static int collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden, uint64_t *etext)
 {
 	unsigned char notes[4096];
 	struct utsname u;
@@ -258,7 +262,12 @@ int kernel_collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden)
 	err = collect_modules(k);
 	if (err)
 		return err;
-	return collect_kallsyms(k, with_kallsyms, hidden);
+	return collect_kallsyms(k, with_kallsyms, hidden, etext);
+}
+
+int kernel_collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden)
+{
+	return collect(k, with_kallsyms, hidden, NULL);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -292,15 +301,13 @@ bool kernel_sampled(const struct bprof_recording *rec)
 	return false;
 }
 
-int kernel_prune_ksyms(struct bprof_kernel *k, const struct bprof_recording *rec)
+/* Every kernel address of rec's counts (and return address - 1), sorted,
+ * duplicates kept; *out NULL when there is none.  0 or -ENOMEM. */
+static int gather_addrs(const struct bprof_recording *rec, uint64_t **out, size_t *out_nr)
 {
 	uint64_t *addrs = NULL;
 	size_t nr = 0, cap = 0;
-	bool *keep = NULL;
-	int err = -ENOMEM;
 
-	if (!k->nr_ksyms)
-		return 0;
 	for (uint64_t i = 0; i < rec->nr_counts; i++) {
 		const struct bprof_count *c = &rec->counts[i];
 		const struct bprof_stack *s = c->kernel_stack_id >= 0
@@ -312,8 +319,10 @@ int kernel_prune_ksyms(struct bprof_kernel *k, const struct bprof_recording *rec
 			while (nc < nr + need)
 				nc *= 2;
 			uint64_t *a = realloc(addrs, nc * sizeof(*a));
-			if (!a)
-				goto out;
+			if (!a) {
+				free(addrs);
+				return -ENOMEM;
+			}
 			addrs = a;
 			cap = nc;
 		}
@@ -327,11 +336,27 @@ int kernel_prune_ksyms(struct bprof_kernel *k, const struct bprof_recording *rec
 				addrs[nr++] = s->ips[j] - 1;
 		}
 	}
+	if (nr)
+		qsort(addrs, nr, sizeof(*addrs), cmp_u64);
+	*out = addrs;
+	*out_nr = nr;
+	return 0;
+}
+
+int kernel_prune_ksyms(struct bprof_kernel *k, const struct bprof_recording *rec)
+{
+	uint64_t *addrs = NULL;
+	size_t nr = 0;
+	bool *keep = NULL;
+	int err = -ENOMEM;
+
+	if (!k->nr_ksyms)
+		return 0;
+	if (gather_addrs(rec, &addrs, &nr))
+		return -ENOMEM;
 	keep = calloc(k->nr_ksyms, sizeof(*keep));
 	if (!keep)
 		goto out;
-	if (nr)
-		qsort(addrs, nr, sizeof(*addrs), cmp_u64);
 	for (size_t i = 0; i < nr; i++) {
 		if (i && addrs[i] == addrs[i - 1])
 			continue;
@@ -358,4 +383,155 @@ out:
 	free(keep);
 	free(addrs);
 	return err;
+}
+
+struct kernel_cache {
+	struct bprof_ksym *syms; /* the core kernel's text symbols, sorted, names owned */
+	uint32_t nr;
+	uint64_t stext, etext;   /* _etext is the last of syms: it bounds the one before */
+	bool ready;
+};
+
+int kernel_cache_create(struct kernel_cache **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void kernel_cache_destroy(struct kernel_cache *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < c->nr; i++)
+		free(c->syms[i].name);
+	free(c->syms);
+	free(c);
+}
+
+/* Keep the core symbols of a full read k (_stext to _etext, both
+ * included).  Failing to is only a cost: the next file reads again. */
+static void cache_fill(struct kernel_cache *c, const struct bprof_kernel *k, uint64_t etext)
+{
+	long first, last;
+
+	if (c->ready || !k->stext || !etext || etext <= k->stext || !k->nr_ksyms)
+		return;
+	first = ksym_containing(k->ksyms, k->nr_ksyms, k->stext);
+	last = ksym_containing(k->ksyms, k->nr_ksyms, etext);
+	if (first < 0 || last < first || k->ksyms[first].addr != k->stext ||
+	    k->ksyms[last].addr != etext)
+		return;
+	c->syms = calloc(last - first + 1, sizeof(*c->syms));
+	if (!c->syms)
+		return;
+	for (long i = first; i <= last; i++) {
+		struct bprof_ksym *s = &c->syms[c->nr];
+
+		*s = k->ksyms[i];
+		if (s->module_index != BPROF_NO_OBJECT)
+			continue; /* a module's symbol inside vmlinux's range: not ours */
+		s->name = strdup(k->ksyms[i].name);
+		if (!s->name)
+			goto fail;
+		c->nr++;
+	}
+	c->stext = k->stext;
+	c->etext = etext;
+	c->ready = true;
+	return;
+fail:
+	for (uint32_t i = 0; i < c->nr; i++)
+		free(c->syms[i].name);
+	free(c->syms);
+	c->syms = NULL;
+	c->nr = 0;
+}
+
+/* k's symbols for the sorted addrs from the cache, as kernel_prune_ksyms()
+ * would keep them from a full read.  1: done; 0: an address lies outside
+ * the core kernel (read kallsyms); -ENOMEM. */
+static int from_cache(struct bprof_kernel *k, const struct kernel_cache *c, const uint64_t *addrs,
+		      size_t nr)
+{
+	bool *keep;
+	uint32_t n = 0;
+
+	if (!nr || addrs[0] < c->stext || addrs[nr - 1] >= c->etext)
+		return 0;
+	keep = calloc(c->nr, sizeof(*keep));
+	if (!keep)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		long at;
+
+		if (i && addrs[i] == addrs[i - 1])
+			continue;
+		at = ksym_containing(c->syms, c->nr, addrs[i]);
+		if (at < 0)
+			continue;
+		keep[at] = true;
+		if ((uint32_t)at + 1 < c->nr)
+			keep[at + 1] = true;
+	}
+	for (uint32_t i = 0; i < c->nr; i++)
+		n += keep[i];
+	k->ksyms = calloc(n ? n : 1, sizeof(*k->ksyms));
+	if (!k->ksyms) {
+		free(keep);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < c->nr; i++) {
+		if (!keep[i])
+			continue;
+		k->ksyms[k->nr_ksyms] = c->syms[i];
+		k->ksyms[k->nr_ksyms].name = strdup(c->syms[i].name);
+		if (!k->ksyms[k->nr_ksyms].name) {
+			free(keep);
+			return -ENOMEM; /* the recording frees what it holds */
+		}
+		k->nr_ksyms++;
+	}
+	free(keep);
+	if (k->nr_ksyms)
+		k->flags |= BPROF_KERNEL_KALLSYMS_PARTIAL;
+	return 1;
+}
+
+int kernel_collect_for(struct bprof_kernel *k, const struct bprof_recording *rec, bool kallsyms,
+		       bool full, struct kernel_cache *cache, bool *hidden)
+{
+	uint64_t *addrs = NULL, etext = 0;
+	size_t nr = 0;
+	int err;
+
+	kallsyms = kallsyms && (full || kernel_sampled(rec));
+	if (!kallsyms || full || !cache || !cache->ready)
+		goto read;
+	err = collect(k, false, hidden, NULL);
+	if (err || *hidden)
+		return err;
+	if (k->stext != cache->stext)
+		goto reread; /* not the kernel the cache saw: cannot happen, but cheap */
+	if (gather_addrs(rec, &addrs, &nr))
+		return -ENOMEM;
+	err = from_cache(k, cache, addrs, nr);
+	free(addrs);
+	if (err)
+		return err < 0 ? err : 0;
+reread:
+	/* start again from an empty k: the identity is read once more */
+	free(k->release);
+	for (uint32_t i = 0; i < k->nr_modules; i++)
+		free(k->modules[i].name);
+	free(k->modules);
+	*k = (struct bprof_kernel){0};
+read:
+	err = collect(k, kallsyms, hidden, &etext);
+	if (err)
+		return err;
+	if (kallsyms && cache && !*hidden)
+		cache_fill(cache, k, etext);
+	if (kallsyms && !full)
+		return kernel_prune_ksyms(k, rec);
+	return 0;
 }

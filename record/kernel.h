@@ -25,6 +25,28 @@ int kernel_collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden);
  */
 int kernel_prune_ksyms(struct bprof_kernel *k, const struct bprof_recording *rec);
 
+/*
+ * --rotate writes a file every few seconds, and reading /proc/kallsyms for
+ * each costs ~30 ms of CPU (the kernel formats ~120k lines).  The core
+ * kernel's text symbols (_stext to _etext) cannot change while it runs, so
+ * a cache keeps them from the first full read, and a file whose kernel
+ * addresses all lie in that range takes its symbols from there.  Any other
+ * address (a module, a BPF program, a trampoline: those come and go) makes
+ * the file read kallsyms again, so a name is never one that went away.
+ */
+struct kernel_cache;
+int kernel_cache_create(struct kernel_cache **out); /* 0 or -ENOMEM */
+void kernel_cache_destroy(struct kernel_cache *c);
+
+/*
+ * kernel_collect() for the file rec becomes: kallsyms read only when rec has
+ * kernel addresses and kallsyms is asked for; all of it with full, else only
+ * what names rec's addresses (kernel_prune_ksyms()), taken from cache (may
+ * be NULL) when it can.  0 or -ENOMEM.
+ */
+int kernel_collect_for(struct bprof_kernel *k, const struct bprof_recording *rec, bool kallsyms,
+		       bool full, struct kernel_cache *cache, bool *hidden);
+
 /* Whether rec's counts hold any kernel address (a kernel stack or an
  * interrupted kernel ip): without one, kallsyms need not be read. */
 bool kernel_sampled(const struct bprof_recording *rec);

@@ -142,6 +142,7 @@ struct recorder {
 	const char *event;
 	const char *options;
 	struct bprof_access acc;        /* as probed before sampling */
+	struct kernel_cache *kcache;    /* --rotate: kallsyms read once, mostly */
 	struct dump_base base;          /* the BPF counters earlier files carried */
 	struct manifest_stats mst_base; /* the ACCESS counters earlier files carried */
 	bool hidden_said;
@@ -177,10 +178,8 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 	if (!r->env->kernel_only)
 		dump_unwind(rec, r->obj, r->env, r->cfi, r->unw, r->nr_cpus, &r->base);
 	if (manifest_emit(r->man, rec, &rec->losses.manifest_lost) ||
-	    kernel_collect(&rec->kernel,
-			   !r->env->no_kallsyms && (r->env->full_kallsyms || kernel_sampled(rec)),
-			   &hidden) ||
-	    (!r->env->full_kallsyms && kernel_prune_ksyms(&rec->kernel, rec)))
+	    kernel_collect_for(&rec->kernel, rec, !r->env->no_kallsyms, r->env->full_kallsyms,
+			       r->kcache, &hidden))
 		goto nomem;
 	/* access_check() said so before sampling unless it changed since */
 	if (hidden && (r->acc.flags & BPROF_ACCESS_KALLSYMS) && !r->hidden_said) {
@@ -343,6 +342,10 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (env.rotate && rotate_create(&rot, output, env.keep, env.max_disk))
 		goto cleanup;
+	if (env.rotate && kernel_cache_create(&r.kcache)) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		goto cleanup;
+	}
 	/* What this recorder may read decides what the file can name: say
 	 * before sampling what it will lack (access.h). */
 	access_probe(&acc);
@@ -428,7 +431,7 @@ int main(int argc, char **argv)
 	r = (struct recorder){
 		.env = &env, .obj = obj, .man = man, .unw = unw, .smp = smp, .cfi = cfi,
 		.nr_cpus = nr_cpus, .nr_sampled = nr_sampled, .event = event,
-		.options = options, .acc = acc,
+		.options = options, .acc = acc, .kcache = r.kcache,
 	};
 	run.start_ns = start_mono;
 	run.duration = env.duration;
@@ -533,6 +536,7 @@ cleanup:
 	unwinder_destroy(unw);
 	loader_destroy(obj);
 	rotate_destroy(rot);
+	kernel_cache_destroy(r.kcache);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	free(output);
