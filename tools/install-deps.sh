@@ -35,8 +35,9 @@ TEST_PKGS=(
 	# its debuginfo (tests/report/unwind_debian.sh)
 	libc6-dbg
 	libdevel-nytprof-perl python3 procps
-	# benchmark: perf to compare with, zstd to compress perf.data fairly
-	linux-perf zstd time
+	# benchmark: perf to compare with, zstd to compress perf.data fairly,
+	# bpftrace as the minimal stack-counting BPF profiler (per-sample cost)
+	linux-perf zstd time bpftrace
 	# exports (report/): protobuf-c for pprof's profile.proto; their consumers in
 	# tests/export: go tool pprof, Chromium (flame graphs, speedscope app),
 	# elfutils' debuginfod (+ iproute2/util-linux for a loopback-only netns),
