@@ -106,4 +106,36 @@ check "fsync ENOSPC (strace): exit below 128 (no crash)" test "$rc" -lt 128
 check "fsync ENOSPC (strace): message names the cause" grep -q -E 'No space|ENOSPC' "$T_DIR/err"
 aftermath "fsync ENOSPC (strace)" "$d" new.bprof
 check "fsync ENOSPC (strace): no file under the final name" test "$HAVE_FILE" -eq 0
+
+# --rotate on a disk that is full: every interval's file fails, each says
+# so, recording goes on to the end, no temporary file is left, the samples
+# are accounted as unwritten (not silently missing) and the exit is 1
+full=$T_DIR/rfull
+mkdir "$full"
+mount -t tmpfs -o size=64k,mode=0755 bprof-hardening "$full"
+CLEANUP='umount "$T_DIR/rfull" 2>/dev/null || true'
+rc=0
+"$REC" -v -F 99 --full-kallsyms --rotate=1 -o "$full/rot" 3 2>"$T_DIR/err" || rc=$?
+grep -v '^libbpf' "$T_DIR/err" | grep -E 'cannot write|files written|counted' | head -8
+check "--rotate, disk full: exit 1" test "$rc" -eq 1
+check "--rotate, disk full: every interval tried (3 'No space' errors)" \
+	test "$(grep -c 'No space' "$T_DIR/err")" -ge 3
+check "--rotate, disk full: the summary says intervals were not written" \
+	grep -q 'some intervals could not be written' "$T_DIR/err"
+check "--rotate, disk full: samples accounted as unwritten" \
+	grep -Eq 'samples counted in the kernel, 0 in the files, [1-9][0-9]* in files not written' "$T_DIR/err"
+check "--rotate, disk full: no temporary file left" test -z "$(ls -A "$full/rot")"
+umount "$full"
+
+# --max-disk keeps a small disk from filling: 5 files of ~20 KiB into
+# 96 KiB, bounded to 48 KiB: every write succeeds
+mount -t tmpfs -o size=96k,mode=0755 bprof-hardening "$full"
+rc=0
+"$REC" -q -F 99 --rotate=1 --max-disk=48K -o "$full/rot" 5 2>"$T_DIR/err" || rc=$?
+cat "$T_DIR/err"
+check "--rotate --max-disk on a small disk: exit 0" test "$rc" -eq 0
+check "--rotate --max-disk: within the bound" test "$(du -sk "$full/rot" | cut -f1)" -le 52
+check "--rotate --max-disk: files left are complete" sh -c "for f in '$full'/rot/*.bprof; do '$BPROF_DUMP' \"\$f\" >/dev/null || exit 1; done"
+umount "$full"
+CLEANUP=""
 finish
