@@ -333,6 +333,19 @@ static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_
 			st->missed_enomem ? " Consider recording with a larger --stack-storage-size." : "");
 }
 
+/* All files into agg[0]; with --diff, BEFORE into agg[0] and AFTER into
+ * agg[1].  Each set is folded as one (rep_agg_add_inputs). */
+static int add_sides(const struct args *a, struct rep_agg **agg, const struct rep_config *cfg,
+		     struct bsym_ctx *sym, const struct rep_input *in, struct rep_stats *st)
+{
+	size_t nr_before = a->diff ? 1 : a->nr_files;
+	int err = rep_agg_add_inputs(agg[0], cfg, sym, in, nr_before, st);
+
+	if (!err && a->diff)
+		err = rep_agg_add_inputs(agg[1], cfg, sym, in + nr_before, a->nr_files - nr_before, st);
+	return err;
+}
+
 /* The exports: each reads the opened inputs again (libsym caches every
  * lookup, so the second pass costs little). */
 static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *in, FILE *out)
@@ -367,8 +380,8 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *i
 		cfg.annotate = true;
 		for (size_t i = 0; i < (a->diff ? 2u : 1u) && !err; i++)
 			err = rep_agg_create(&agg[i]);
-		for (size_t i = 0; i < a->nr_files && !err; i++)
-			err = rep_agg_add_input(agg[a->diff ? i : 0], &cfg, sym, &in[i], &sst);
+		if (!err)
+			err = add_sides(a, agg, &cfg, sym, in, &sst);
 		if (!err && !(mem = open_memstream(&buf, &len)))
 			err = -errno;
 		if (!err)
@@ -449,11 +462,9 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 		if (err)
 			goto out_err;
 	}
-	for (size_t i = 0; i < a->nr_files; i++) {
-		err = rep_agg_add_input(agg[a->diff ? i : 0], &a->cfg, sym, &in[i], &st);
-		if (err)
-			goto out_err;
-	}
+	err = add_sides(a, agg, &a->cfg, sym, in, &st);
+	if (err)
+		goto out_err;
 	writing = out_name;
 	err = a->diff ? rep_print_diff(out, agg[0], agg[1], a->normalize)
 		      : rep_print(out, agg[0], &a->cfg);
