@@ -46,6 +46,7 @@ enum {
 	OPT_MISSING_BUILDIDS,
 	OPT_CACHE_DIR,
 	OPT_NO_CACHE,
+	OPT_BEFORE,
 };
 
 struct args {
@@ -61,8 +62,10 @@ struct args {
 	bool no_symbolize, missing_buildids;
 	const char *cache_dir; /* --cache-dir */
 	bool no_cache;
-	char **files;
+	char **files;          /* with --diff: BEFORE's first */
 	size_t nr_files;
+	char **before;         /* --before, then moved to the front of files */
+	size_t nr_before;
 };
 
 const char *argp_program_version = "prof-report " BPROF_VERSION;
@@ -81,6 +84,7 @@ static const char doc[] =
 	"USAGE FORMS:\n"
 	"  prof-report [OPTION...] FILE...       report (several files are merged)\n"
 	"  prof-report --diff [-n] BEFORE AFTER  lines for difffolded flame graphs\n"
+	"  prof-report --before B [--before B..] A..  the same for sets, each merged\n"
 	"  prof-report --info FILE...            metadata, losses, unwinding, debuginfo\n"
 	"  prof-report --pprof OUT FILE...       pprof profile.proto (go tool pprof)\n"
 	"  prof-report --speedscope OUT FILE...  speedscope JSON, one profile a process\n"
@@ -92,6 +96,7 @@ static const char doc[] =
 	"  prof-report -f -a web1.bprof | flamegraph.pl > web1.svg\n"
 	"  prof-report -f -d --debug-dir ./debug web1.bprof    # a build-id debug tree\n"
 	"  prof-report --diff -n before.bprof after.bprof | flamegraph.pl > diff.svg\n"
+	"  prof-report -n --before v1-a.bprof --before v1-b.bprof v2-*.bprof  # sets\n"
 	"  prof-report -f -p 185 --comm nginx web*.bprof    # filter, merge many hosts\n"
 	"  prof-report --info web1.bprof  # which debuginfo is missing\n"
 	"  prof-report --pprof web.pb.gz web*.bprof && go tool pprof -top web.pb.gz\n"
@@ -111,6 +116,8 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 1 },
 	{ "quiet", 'q', NULL, 0, "No summary or warnings on standard error", 1 },
 	{ "diff", OPT_DIFF, NULL, 0, "Compare two recordings: \"stack before after\" lines", 1 },
+	{ "before", OPT_BEFORE, "FILE", 0,
+	  "--diff with sets: FILE is one of BEFORE's (repeatable); all FILE... are AFTER", 1 },
 	{ "normalize", 'n', NULL, 0, "With --diff, scale BEFORE's counts to AFTER's total", 1 },
 	{ "info", OPT_INFO, NULL, 0, "Describe recordings and their objects' debuginfo", 1 },
 	{ NULL, 0, NULL, 0, "Exports (any number at once; the text report is then not printed):", 4 },
@@ -203,23 +210,41 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->cache_dir = arg;
 		break;
 	case OPT_NO_CACHE: a->no_cache = true; break;
+	case OPT_BEFORE:
 	case ARGP_KEY_ARG: {
-		char **f = realloc(a->files, (a->nr_files + 1) * sizeof(*f));
+		char ***list = key == OPT_BEFORE ? &a->before : &a->files;
+		size_t *nr = key == OPT_BEFORE ? &a->nr_before : &a->nr_files;
+		char **f = realloc(*list, (*nr + 1) * sizeof(*f));
 		if (!f)
 			argp_failure(state, 1, ENOMEM, "parsing arguments");
-		a->files = f;
-		a->files[a->nr_files++] = arg;
+		*list = f;
+		f[(*nr)++] = arg;
 		break;
 	}
 	case ARGP_KEY_END:
+		if (a->nr_before && a->nr_files == 0)
+			argp_error(state, "--before needs the AFTER files too");
 		if (a->nr_files == 0)
 			argp_error(state, "no input file: give one or more .bprof files");
+		if (a->diff && !a->nr_before && a->nr_files != 2)
+			argp_error(state, "--diff takes exactly two files: BEFORE AFTER (or sets: --before)");
+		if (a->nr_before) { /* BEFORE's files first: the rest is AFTER */
+			char **f = realloc(a->before, (a->nr_before + a->nr_files) * sizeof(*f));
+			if (!f)
+				argp_failure(state, 1, ENOMEM, "parsing arguments");
+			memcpy(f + a->nr_before, a->files, a->nr_files * sizeof(*f));
+			free(a->files);
+			a->files = f;
+			a->nr_files += a->nr_before;
+			a->before = NULL;
+			a->diff = true;
+		} else if (a->diff) {
+			a->nr_before = 1;
+		}
 		if (a->cfg.user_only && a->cfg.kernel_only)
 			argp_error(state, "-U and -K exclude each other");
 		if (a->diff && a->info)
 			argp_error(state, "--diff and --info exclude each other");
-		if (a->diff && a->nr_files != 2)
-			argp_error(state, "--diff takes exactly two files: BEFORE AFTER");
 		if (a->normalize && !a->diff)
 			argp_error(state, "-n only applies to --diff");
 		if (a->diff && (a->pprof || a->speedscope || a->missing_buildids))
@@ -338,7 +363,7 @@ static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_
 static int add_sides(const struct args *a, struct rep_agg **agg, const struct rep_config *cfg,
 		     struct bsym_ctx *sym, const struct rep_input *in, struct rep_stats *st)
 {
-	size_t nr_before = a->diff ? 1 : a->nr_files;
+	size_t nr_before = a->diff ? a->nr_before : a->nr_files;
 	int err = rep_agg_add_inputs(agg[0], cfg, sym, in, nr_before, st);
 
 	if (!err && a->diff)
@@ -601,5 +626,6 @@ out:
 	free(a.cfg.pids);
 	free(a.debug_dirs);
 	free(a.files);
+	free(a.before);
 	return ret;
 }

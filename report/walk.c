@@ -69,11 +69,11 @@ void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct re
 	f->addr = addr;
 	f->lookup = rep_lookup_addr(addr, depth);
 	f->reason = BSYM_R_UNMAPPED;
-	if (!pm || bsym_normalize(pm->maps, pm->proc->nr_mappings, f->lookup, &obj, &off, &mflags))
+	if (!pm)
 		return;
-	/* the recorded mapping (same order as pm->maps, sorted and disjoint:
-	 * SPEC.md), found as bsym_normalize found it; a fleet's merge does
-	 * this for every frame of every unique stack */
+	/* the mapping holding the address (pm->maps and the recorded ones
+	 * are parallel, sorted and disjoint: SPEC.md); libsym normalizes in
+	 * it.  A fleet's merge does this for every frame of every stack. */
 	size_t lo = 0, hi = pm->proc->nr_mappings;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -82,10 +82,10 @@ void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct re
 		else
 			hi = mid;
 	}
-	if (lo && f->lookup < pm->maps[lo - 1].end) {
-		f->map = &pm->proc->mappings[lo - 1];
-		f->object_index = f->map->object_index;
-	}
+	if (!lo || bsym_normalize(&pm->maps[lo - 1], 1, f->lookup, &obj, &off, &mflags))
+		return;
+	f->map = &pm->proc->mappings[lo - 1];
+	f->object_index = f->map->object_index;
 	f->file_offset = off + (addr - f->lookup);
 	if (obj == BSYM_NO_OBJECT) {
 		f->reason = (mflags & BSYM_MAP_ANON) ? BSYM_R_JIT : BSYM_R_UNMAPPED;
