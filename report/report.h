@@ -3,10 +3,12 @@
  * report.h - internals of prof-report, shared by its files.
  *
  * Data flow: bprof_read_file() -> rep_input (adapter.c: recorded objects,
- * kernel and mappings handed to libsym) -> rep_walk (walk.c: every selected
- * count row as symbolized frames) -> rep_agg (render.c: rows rendered as
- * text and merged with identical ones) or the exporters -> the output
- * writers (render.c, info.c, export_*.c).  Only main.c talks to the user.
+ * kernel and mappings handed to libsym) -> rep_fold (fold.c: the rows of
+ * all inputs that would print the same, summed) -> rep_walk (walk.c: each
+ * row as symbolized frames) -> rep_agg (render.c: rows rendered as text and
+ * merged with identical ones) or the exporters (which walk every row) ->
+ * the output writers (render.c, info.c, export_*.c).  Only main.c talks to
+ * the user.
  */
 #ifndef BPROF_REPORT_H
 #define BPROF_REPORT_H
@@ -80,9 +82,9 @@ void rep_agg_destroy(struct rep_agg *agg);
 int rep_agg_add_input(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,
 		      const struct rep_input *in, struct rep_stats *stats);
 /* The same for a set of inputs (all of prof-report FILE..., one side of
- * --diff): their rows are folded (fold.c) and each unique row is walked
- * and rendered once.  Output and counters equal rep_agg_add_input's on
- * each input in turn. */
+ * --diff): the rows of two or more are folded (fold.c) and each unique row
+ * is walked and rendered once.  Output and counters equal
+ * rep_agg_add_input's on each input in turn. */
 int rep_agg_add_inputs(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,
 		       const struct rep_input *in, size_t nr_in, struct rep_stats *st);
 /* Objects (bsym ids) that had frames but no symbols; owned by agg. */
