@@ -263,8 +263,10 @@ struct bsym_kernel_desc {
 	size_t nr_ksyms;
 };
 
-/* Register a kernel; identical build-ids and stext share an id.  All data
- * is copied. */
+/* Register a kernel; identical build-ids, stext and modules share an id
+ * (unless the first has answered lookups already), and their ksyms are
+ * merged: each recording keeps only the entries its samples needed.  All
+ * data is copied. */
 int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *desc,
 			 uint32_t *id_out);
 /* Frames for a kernel address (kind BSYM_FRAME_KERNEL).  Inside a module's

@@ -97,6 +97,78 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static bool same_modules(const struct bsym_kernel *k, const struct bsym_kernel_desc *d)
+{
+	if (k->nmods != d->nr_modules)
+		return false;
+	for (size_t i = 0; i < k->nmods; i++) {
+		const struct kmod *a = &k->mods[i];
+		const struct bsym_kmodule *b = &d->modules[i];
+		size_t blen = b->build_id && b->build_id_len <= BSYM_MAX_BUILD_ID ? b->build_id_len : 0;
+		if (a->base != b->base || a->size != b->size || strcmp(a->name, b->name ? b->name : "?") ||
+		    a->build_id_len != blen || (blen && memcmp(a->build_id, b->build_id, blen)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * One kernel, booted the same way (build-id, _stext, modules), seen by
+ * several recordings: each kept the kallsyms entries of its own sampled
+ * addresses, so the tables are merged.  Named from the first table alone,
+ * an address only another recording sampled would take the nearest entry
+ * below it: a wrong name.  Entries already present are skipped; new ones
+ * come after the old at the same address (the first registered name wins).
+ */
+static int merge_ksyms(struct bsym_ctx *ctx, struct bsym_kernel *k, const struct bsym_kernel_desc *d)
+{
+	struct ksym *in = NULL, *out = NULL;
+	size_t n = 0, i = 0, j = 0, o = 0;
+
+	if (!d->nr_ksyms)
+		return 0;
+	in = calloc(d->nr_ksyms, sizeof(*in));
+	out = calloc(k->nsyms + d->nr_ksyms, sizeof(*out));
+	if (!in || !out)
+		goto oom;
+	for (size_t x = 0; x < d->nr_ksyms; x++) {
+		const struct bsym_ksym *s = &d->ksyms[x];
+		if (!s->name)
+			continue;
+		in[n] = (struct ksym){ .addr = s->addr, .name = s->name, .seq = (uint32_t)n,
+				       .mod = s->module_index < k->nmods ? s->module_index : BSYM_NO_OBJECT };
+		n++;
+	}
+	qsort(in, n, sizeof(*in), cmp_ksym);
+	uint32_t seq = (uint32_t)k->nsyms;
+	while (i < k->nsyms || j < n) {
+		if (j == n || (i < k->nsyms && k->syms[i].addr <= in[j].addr)) {
+			out[o++] = k->syms[i++];
+			continue;
+		}
+		bool dup = false; /* the old entries at this address are already out */
+		for (size_t b = o; b > 0 && out[b - 1].addr == in[j].addr && !dup; b--)
+			dup = out[b - 1].mod == in[j].mod && !strcmp(out[b - 1].name, in[j].name);
+		if (!dup) {
+			out[o] = in[j];
+			out[o].seq = seq++;
+			if (!(out[o].name = bsym_arena_strdup(&ctx->arena, in[j].name)))
+				goto oom;
+			o++;
+		}
+		j++;
+	}
+	free(in);
+	free(k->syms);
+	k->syms = out;
+	k->nsyms = o;
+	return 0;
+oom:
+	free(in);
+	free(out);
+	return -ENOMEM;
+}
+
 int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *desc,
 			 uint32_t *id_out)
 {
@@ -110,10 +182,12 @@ int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *de
 	if (blen) {
 		for (size_t i = 0; i < ctx->nr_kernels; i++) {
 			struct bsym_kernel *k = ctx->kernels[i];
+			/* answers already given were read from the table as it
+			 * was: a kernel that has answered is not extended */
 			if (k->build_id_len == blen && !memcmp(k->build_id, desc->build_id, blen) &&
-			    k->stext == desc->stext) {
+			    k->stext == desc->stext && same_modules(k, desc) && k->cache.len == 0) {
 				*id_out = (uint32_t)i;
-				return 0;
+				return merge_ksyms(ctx, k, desc);
 			}
 		}
 	}

@@ -47,6 +47,7 @@ enum {
 	OPT_MISSING_BUILDIDS,
 	OPT_CACHE_DIR,
 	OPT_NO_CACHE,
+	OPT_BEFORE,
 };
 
 struct args {
@@ -62,12 +63,11 @@ struct args {
 	bool no_symbolize, missing_buildids;
 	const char *cache_dir; /* --cache-dir */
 	bool no_cache;
-	char **files;
+	char **files;          /* with --diff: BEFORE's first */
 	size_t nr_files;
-	/* after expand_dirs(): files holds paths of its own, and side is
-	 * --diff's side of each (0 BEFORE, 1 AFTER) */
-	bool files_owned;
-	unsigned char *side;
+	char **before;         /* --before, then moved to the front of files */
+	size_t nr_before;
+	bool files_owned;      /* expand_dirs() made the paths in files */
 };
 
 const char *argp_program_version = "prof-report " BPROF_VERSION;
@@ -88,6 +88,7 @@ static const char doc[] =
 	"  prof-report [OPTION...] DIR           the .bprof files in DIR, merged\n"
 	"                                        (prof-record --rotate's directory)\n"
 	"  prof-report --diff [-n] BEFORE AFTER  lines for difffolded flame graphs\n"
+	"  prof-report --before B [--before B..] A..  the same for sets, each merged\n"
 	"  prof-report --info FILE...            metadata, losses, unwinding, debuginfo\n"
 	"  prof-report --pprof OUT FILE...       pprof profile.proto (go tool pprof)\n"
 	"  prof-report --speedscope OUT FILE...  speedscope JSON, one profile a process\n"
@@ -99,6 +100,7 @@ static const char doc[] =
 	"  prof-report -f -a web1.bprof | flamegraph.pl > web1.svg\n"
 	"  prof-report -f -d --debug-dir ./debug web1.bprof    # a build-id debug tree\n"
 	"  prof-report --diff -n before.bprof after.bprof | flamegraph.pl > diff.svg\n"
+	"  prof-report -n --before v1-a.bprof --before v1-b.bprof v2-*.bprof  # sets\n"
 	"  prof-report -f -p 185 --comm nginx web*.bprof    # filter, merge many hosts\n"
 	"  prof-report --info web1.bprof  # which debuginfo is missing\n"
 	"  prof-report --pprof web.pb.gz web*.bprof && go tool pprof -top web.pb.gz\n"
@@ -118,6 +120,8 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 1 },
 	{ "quiet", 'q', NULL, 0, "No summary or warnings on standard error", 1 },
 	{ "diff", OPT_DIFF, NULL, 0, "Compare two recordings: \"stack before after\" lines", 1 },
+	{ "before", OPT_BEFORE, "FILE", 0,
+	  "--diff with sets: FILE is one of BEFORE's (repeatable); all FILE... are AFTER", 1 },
 	{ "normalize", 'n', NULL, 0, "With --diff, scale BEFORE's counts to AFTER's total", 1 },
 	{ "info", OPT_INFO, NULL, 0, "Describe recordings and their objects' debuginfo", 1 },
 	{ NULL, 0, NULL, 0, "Exports (any number at once; the text report is then not printed):", 4 },
@@ -210,23 +214,41 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->cache_dir = arg;
 		break;
 	case OPT_NO_CACHE: a->no_cache = true; break;
+	case OPT_BEFORE:
 	case ARGP_KEY_ARG: {
-		char **f = realloc(a->files, (a->nr_files + 1) * sizeof(*f));
+		char ***list = key == OPT_BEFORE ? &a->before : &a->files;
+		size_t *nr = key == OPT_BEFORE ? &a->nr_before : &a->nr_files;
+		char **f = realloc(*list, (*nr + 1) * sizeof(*f));
 		if (!f)
 			argp_failure(state, 1, ENOMEM, "parsing arguments");
-		a->files = f;
-		a->files[a->nr_files++] = arg;
+		*list = f;
+		f[(*nr)++] = arg;
 		break;
 	}
 	case ARGP_KEY_END:
+		if (a->nr_before && a->nr_files == 0)
+			argp_error(state, "--before needs the AFTER files too");
 		if (a->nr_files == 0)
 			argp_error(state, "no input file: give one or more .bprof files");
+		if (a->diff && !a->nr_before && a->nr_files != 2)
+			argp_error(state, "--diff takes exactly two files or directories: BEFORE AFTER (or sets: --before)");
+		if (a->nr_before) { /* BEFORE's files first: the rest is AFTER */
+			char **f = realloc(a->before, (a->nr_before + a->nr_files) * sizeof(*f));
+			if (!f)
+				argp_failure(state, 1, ENOMEM, "parsing arguments");
+			memcpy(f + a->nr_before, a->files, a->nr_files * sizeof(*f));
+			free(a->files);
+			a->files = f;
+			a->nr_files += a->nr_before;
+			a->before = NULL;
+			a->diff = true;
+		} else if (a->diff) {
+			a->nr_before = 1;
+		}
 		if (a->cfg.user_only && a->cfg.kernel_only)
 			argp_error(state, "-U and -K exclude each other");
 		if (a->diff && a->info)
 			argp_error(state, "--diff and --info exclude each other");
-		if (a->diff && a->nr_files != 2)
-			argp_error(state, "--diff takes exactly two files (or directories): BEFORE AFTER");
 		if (a->normalize && !a->diff)
 			argp_error(state, "-n only applies to --diff");
 		if (a->diff && (a->pprof || a->speedscope || a->missing_buildids))
@@ -309,8 +331,7 @@ static int list_dir(const char *dir, char ***list, size_t *nr, size_t *cap)
 static int expand_dirs(struct args *a)
 {
 	char **files = NULL;
-	unsigned char *side = NULL;
-	size_t nr = 0, cap = 0;
+	size_t nr = 0, cap = 0, nr_before = 0;
 	int e;
 
 	for (size_t i = 0; i < a->nr_files; i++) {
@@ -334,20 +355,15 @@ static int expand_dirs(struct args *a)
 				a->files[i]);
 			goto fail;
 		}
-		unsigned char *ns = realloc(side, nr ? nr : 1);
-
-		if (!ns) {
-			e = ENOMEM;
-			goto fail_e;
-		}
-		side = ns;
-		memset(side + before, i > 0, nr - before);
+		/* --diff: BEFORE's arguments come first; so do their files */
+		if (i < a->nr_before)
+			nr_before = nr;
 	}
 	free(a->files);
 	a->files = files;
 	a->nr_files = nr;
+	a->nr_before = nr_before;
 	a->files_owned = true;
-	a->side = side;
 	return 0;
 fail_e:
 	fprintf(stderr, "prof-report: %s\n", strerror(e));
@@ -355,7 +371,6 @@ fail:
 	for (size_t i = 0; i < nr; i++)
 		free(files[i]);
 	free(files);
-	free(side);
 	return 1;
 }
 
@@ -455,6 +470,19 @@ static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_
 			st->missed_enomem ? " Consider recording with a larger --stack-storage-size." : "");
 }
 
+/* All files into agg[0]; with --diff, BEFORE into agg[0] and AFTER into
+ * agg[1].  Each set is folded as one (rep_agg_add_inputs). */
+static int add_sides(const struct args *a, struct rep_agg **agg, const struct rep_config *cfg,
+		     struct bsym_ctx *sym, const struct rep_input *in, struct rep_stats *st)
+{
+	size_t nr_before = a->diff ? a->nr_before : a->nr_files;
+	int err = rep_agg_add_inputs(agg[0], cfg, sym, in, nr_before, st);
+
+	if (!err && a->diff)
+		err = rep_agg_add_inputs(agg[1], cfg, sym, in + nr_before, a->nr_files - nr_before, st);
+	return err;
+}
+
 /* The exports: each reads the opened inputs again (libsym caches every
  * lookup, so the second pass costs little). */
 static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *in, FILE *out)
@@ -489,8 +517,8 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *i
 		cfg.annotate = true;
 		for (size_t i = 0; i < (a->diff ? 2u : 1u) && !err; i++)
 			err = rep_agg_create(&agg[i]);
-		for (size_t i = 0; i < a->nr_files && !err; i++)
-			err = rep_agg_add_input(agg[a->diff ? a->side[i] : 0], &cfg, sym, &in[i], &sst);
+		if (!err)
+			err = add_sides(a, agg, &cfg, sym, in, &sst);
 		if (!err && !(mem = open_memstream(&buf, &len)))
 			err = -errno;
 		if (!err)
@@ -571,11 +599,9 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 		if (err)
 			goto out_err;
 	}
-	for (size_t i = 0; i < a->nr_files; i++) {
-		err = rep_agg_add_input(agg[a->diff ? a->side[i] : 0], &a->cfg, sym, &in[i], &st);
-		if (err)
-			goto out_err;
-	}
+	err = add_sides(a, agg, &a->cfg, sym, in, &st);
+	if (err)
+		goto out_err;
 	writing = out_name;
 	err = a->diff ? rep_print_diff(out, agg[0], agg[1], a->normalize)
 		      : rep_print(out, agg[0], &a->cfg);
@@ -720,6 +746,6 @@ out:
 	for (size_t i = 0; a.files_owned && i < a.nr_files; i++)
 		free(a.files[i]);
 	free(a.files);
-	free(a.side);
+	free(a.before);
 	return ret;
 }

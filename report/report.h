@@ -3,10 +3,12 @@
  * report.h - internals of prof-report, shared by its files.
  *
  * Data flow: bprof_read_file() -> rep_input (adapter.c: recorded objects,
- * kernel and mappings handed to libsym) -> rep_walk (walk.c: every selected
- * count row as symbolized frames) -> rep_agg (render.c: rows rendered as
- * text and merged with identical ones) or the exporters -> the output
- * writers (render.c, info.c, export_*.c).  Only main.c talks to the user.
+ * kernel and mappings handed to libsym) -> rep_fold (fold.c: the rows of
+ * all inputs that would print the same, summed) -> rep_walk (walk.c: each
+ * row as symbolized frames) -> rep_agg (render.c: rows rendered as text and
+ * merged with identical ones) or the exporters (which walk every row) ->
+ * the output writers (render.c, info.c, export_*.c).  Only main.c talks to
+ * the user.
  */
 #ifndef BPROF_REPORT_H
 #define BPROF_REPORT_H
@@ -79,6 +81,12 @@ void rep_agg_destroy(struct rep_agg *agg);
 /* Symbolize and add every (filtered) count row of in. */
 int rep_agg_add_input(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,
 		      const struct rep_input *in, struct rep_stats *stats);
+/* The same for a set of inputs (all of prof-report FILE..., one side of
+ * --diff): the rows of two or more are folded (fold.c) and each unique row
+ * is walked and rendered once.  Output and counters equal
+ * rep_agg_add_input's on each input in turn. */
+int rep_agg_add_inputs(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,
+		       const struct rep_input *in, size_t nr_in, struct rep_stats *st);
 /* Objects (bsym ids) that had frames but no symbols; owned by agg. */
 size_t rep_agg_unnamed_objects(const struct rep_agg *agg, const uint32_t **ids);
 
@@ -156,6 +164,24 @@ typedef int (*rep_walk_fn)(void *arg, const struct rep_input *in, const struct b
  * Calls cfg->progress as it goes. */
 int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct rep_input *in,
 	     bool symbolize, rep_walk_fn fn, void *arg, struct rep_stats *st);
+/* Whether -p and --comm select count row c. */
+bool rep_row_selected(const struct rep_config *cfg, const struct bprof_count *c);
+/* The frames of one row, reused from row to row (zero-initialize; free
+ * with rep_wbuf_free). */
+struct rep_wbuf {
+	struct rep_wframe *v;
+	size_t nr, cap;
+};
+void rep_wbuf_free(struct rep_wbuf *b);
+/* rep_walk's work on one count row c of in, selected or not (the caller
+ * filters): build its frames in b and call fn on them. */
+int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_ctx *sym,
+		 const struct rep_input *in, const struct bprof_count *c, bool symbolize,
+		 rep_walk_fn fn, void *arg, struct rep_stats *st);
+/* One user frame as rep_walk makes it (addr at depth in the stack, pm may
+ * be NULL); fold.c keys rows by these. */
+void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct rep_process_map *pm,
+		     uint64_t addr, size_t depth, bool symbolize);
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);
 
@@ -184,7 +210,29 @@ struct rep_map {
 /* Look key up: found -> *value is the stored value; absent -> key inserted
  * with *value.  -ENOMEM. */
 int rep_map_get(struct rep_map *m, const void *key, size_t len, uint64_t *value, bool *found);
+/* The same, but *value points at the stored value (0 for a key just
+ * inserted), valid until the map next changes.  -ENOMEM. */
+int rep_map_ref(struct rep_map *m, const void *key, size_t len, uint64_t **value, bool *found);
 void rep_map_free(struct rep_map *m);
+
+/* ---- folding the rows of many inputs (fold.c) ------------------------------ */
+
+/* A unique row: the first count row seen with its key, count the sum of
+ * all rows with that key, rows how many they were. */
+struct rep_fold_row {
+	const struct rep_input *in;
+	struct bprof_count c;
+	uint64_t rows;
+};
+struct rep_fold;
+int rep_fold_create(struct rep_fold **out);
+void rep_fold_destroy(struct rep_fold *f);
+/* Fold the rows cfg selects (-p, --comm) of in, which must outlive f.
+ * Rows fold only when everything cfg's output prints of them is equal
+ * (fold.c says what that is); -ENOMEM. */
+int rep_fold_add_input(struct rep_fold *f, const struct rep_config *cfg, const struct rep_input *in);
+/* The unique rows so far, first seen first; owned by f. */
+size_t rep_fold_rows(const struct rep_fold *f, const struct rep_fold_row **rows);
 
 /* ---- exporters (export_*.c, flamegraph_svg.c) ------------------------------ */
 

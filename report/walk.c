@@ -16,12 +16,8 @@
 
 #include "report.h"
 
-struct wvec {
-	struct rep_wframe *v;
-	size_t nr, cap;
-};
 
-static struct rep_wframe *wpush(struct wvec *w)
+static struct rep_wframe *wpush(struct rep_wbuf *w)
 {
 	if (w->nr == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 64;
@@ -40,7 +36,7 @@ static struct rep_wframe *wpush(struct wvec *w)
 
 static bool named(const struct bsym_result *res) { return res && res->reason == BSYM_OK && res->nr_frames; }
 
-static int add_kernel(struct wvec *w, struct bsym_ctx *sym, const struct rep_input *in, uint64_t addr,
+static int add_kernel(struct rep_wbuf *w, struct bsym_ctx *sym, const struct rep_input *in, uint64_t addr,
 		      size_t depth, bool symbolize)
 {
 	struct rep_wframe *f = wpush(w);
@@ -60,29 +56,36 @@ static int add_kernel(struct wvec *w, struct bsym_ctx *sym, const struct rep_inp
 	return 0;
 }
 
-static int add_user(struct wvec *w, struct bsym_ctx *sym, const struct rep_input *in,
-		    const struct rep_process_map *pm, uint64_t addr, size_t depth, bool symbolize)
+void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct rep_process_map *pm,
+		     uint64_t addr, size_t depth, bool symbolize)
 {
-	struct rep_wframe *f = wpush(w);
 	uint32_t obj, mflags;
 	uint64_t off;
 
-	if (!f)
-		return -ENOMEM;
+	memset(f, 0, sizeof(*f));
+	f->object = BSYM_NO_OBJECT;
+	f->object_index = BPROF_NO_OBJECT;
 	f->kind = REP_W_USER;
 	f->addr = addr;
 	f->lookup = rep_lookup_addr(addr, depth);
 	f->reason = BSYM_R_UNMAPPED;
-	if (!pm || bsym_normalize(pm->maps, pm->proc->nr_mappings, f->lookup, &obj, &off, &mflags))
-		return 0;
-	/* the recorded mapping (same order as pm->maps) */
-	for (uint32_t m = 0; m < pm->proc->nr_mappings; m++) {
-		if (f->lookup >= pm->maps[m].start && f->lookup < pm->maps[m].end) {
-			f->map = &pm->proc->mappings[m];
-			f->object_index = f->map->object_index;
-			break;
-		}
+	if (!pm)
+		return;
+	/* the mapping holding the address (pm->maps and the recorded ones
+	 * are parallel, sorted and disjoint: SPEC.md); libsym normalizes in
+	 * it.  A fleet's merge does this for every frame of every stack. */
+	size_t lo = 0, hi = pm->proc->nr_mappings;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pm->maps[mid].start <= f->lookup)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (!lo || bsym_normalize(&pm->maps[lo - 1], 1, f->lookup, &obj, &off, &mflags))
+		return;
+	f->map = &pm->proc->mappings[lo - 1];
+	f->object_index = f->map->object_index;
 	f->file_offset = off + (addr - f->lookup);
 	if (obj == BSYM_NO_OBJECT) {
 		f->reason = (mflags & BSYM_MAP_ANON) ? BSYM_R_JIT : BSYM_R_UNMAPPED;
@@ -94,7 +97,7 @@ static int add_user(struct wvec *w, struct bsym_ctx *sym, const struct rep_input
 			if (!named(f->res))
 				f->res = NULL;
 		}
-		return 0;
+		return;
 	}
 	f->object = obj;
 	f->reason = BSYM_R_NO_DEBUGINFO;
@@ -103,10 +106,20 @@ static int add_user(struct wvec *w, struct bsym_ctx *sym, const struct rep_input
 		if (!named(f->res))
 			f->res = NULL;
 	}
+}
+
+static int add_user(struct rep_wbuf *w, struct bsym_ctx *sym, const struct rep_process_map *pm,
+		    uint64_t addr, size_t depth, bool symbolize)
+{
+	struct rep_wframe *f = wpush(w);
+
+	if (!f)
+		return -ENOMEM;
+	rep_wframe_user(f, sym, pm, addr, depth, symbolize);
 	return 0;
 }
 
-static int add_missed(struct wvec *w, enum rep_wkind kind)
+static int add_missed(struct rep_wbuf *w, enum rep_wkind kind)
 {
 	struct rep_wframe *f = wpush(w);
 
@@ -117,76 +130,93 @@ static int add_missed(struct wvec *w, enum rep_wkind kind)
 	return 0;
 }
 
+bool rep_row_selected(const struct rep_config *cfg, const struct bprof_count *c)
+{
+	return rep_pid_selected(cfg, c->pid) &&
+	       !(cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0);
+}
+
+void rep_wbuf_free(struct rep_wbuf *b)
+{
+	free(b->v);
+	memset(b, 0, sizeof(*b));
+}
+
+int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_ctx *sym,
+		 const struct rep_input *in, const struct bprof_count *c, bool symbolize,
+		 rep_walk_fn fn, void *arg, struct rep_stats *st)
+{
+	const struct bprof_recording *rec = in->rec;
+	struct rep_wbuf *w = b;
+	bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
+	int err = 0;
+
+	w->nr = 0;
+	bool kmiss = show_kernel && rep_stack_missed(c->kernel_stack_id);
+	bool umiss = show_user && rep_stack_missed(c->user_stack_id);
+	if (kmiss)
+		err = add_missed(w, REP_W_MISSED_KERNEL);
+	if (show_kernel && !kmiss && !err) {
+		const struct bprof_stack *s = c->kernel_stack_id >= 0
+						      ? bprof_recording_stack(rec, c->kernel_stack_id)
+						      : NULL;
+		size_t depth = 0;
+		if (c->kernel_ip && (!s || s->nr_ips == 0 || s->ips[0] != c->kernel_ip))
+			err = add_kernel(w, sym, in, c->kernel_ip, depth++, symbolize);
+		for (uint32_t i = 0; s && i < s->nr_ips && !err; i++)
+			err = add_kernel(w, sym, in, s->ips[i], depth++, symbolize);
+	}
+	size_t nr_kernel = w->nr;
+	if (show_user && !umiss && c->user_stack_id >= 0 && !err) {
+		const struct bprof_stack *s = bprof_recording_stack(rec, c->user_stack_id);
+		const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
+		for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
+			/* as render.c: a leaf that had not set up its frame
+			 * made the FP walk skip its caller (bsym_fp_state) */
+			enum bsym_fp_state fps;
+			const struct rep_wframe *leaf =
+				i == 1 && !bprof_stack_unwound(c->user_stack_id) ? &w->v[w->nr - 1] : NULL;
+			if (leaf && symbolize && leaf->kind == REP_W_USER &&
+			    leaf->object != BSYM_NO_OBJECT &&
+			    bsym_fp_state(sym, leaf->object, leaf->file_offset, &fps) == 0 &&
+			    fps == BSYM_FP_NO_FRAME)
+				err = add_missed(w, REP_W_MISSING_CALLER);
+			if (!err)
+				err = add_user(w, sym, pm, s->ips[i], i, symbolize);
+		}
+	}
+	if (umiss && !err)
+		err = add_missed(w, REP_W_MISSED_USER);
+	if (err)
+		return err;
+	if (st) {
+		/* saturate rather than wrap: counts come from hostile files */
+		st->samples = st->samples + c->count < st->samples ? UINT64_MAX
+								   : st->samples + c->count;
+		if (kmiss)
+			st->missed_kernel++;
+		if (umiss)
+			st->missed_user++;
+	}
+	return fn(arg, in, c, w->v, w->nr, nr_kernel);
+}
+
 int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct rep_input *in,
 	     bool symbolize, rep_walk_fn fn, void *arg, struct rep_stats *st)
 {
 	const struct bprof_recording *rec = in->rec;
-	struct wvec w = {0};
+	struct rep_wbuf b = {0};
 	int err = 0;
 
 	for (uint64_t n = 0; n < rec->nr_counts && !err; n++) {
 		if (cfg->progress && (n & 4095) == 0)
 			cfg->progress(cfg->progress_arg, in->path, n, rec->nr_counts);
-		const struct bprof_count *c = &rec->counts[n];
-		bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
-
-		if (!rep_pid_selected(cfg, c->pid))
-			continue;
-		if (cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0)
-			continue;
-
-		w.nr = 0;
-		bool kmiss = show_kernel && rep_stack_missed(c->kernel_stack_id);
-		bool umiss = show_user && rep_stack_missed(c->user_stack_id);
-		if (kmiss)
-			err = add_missed(&w, REP_W_MISSED_KERNEL);
-		if (show_kernel && !kmiss && !err) {
-			const struct bprof_stack *s = c->kernel_stack_id >= 0
-							      ? bprof_recording_stack(rec, c->kernel_stack_id)
-							      : NULL;
-			size_t depth = 0;
-			if (c->kernel_ip && (!s || s->nr_ips == 0 || s->ips[0] != c->kernel_ip))
-				err = add_kernel(&w, sym, in, c->kernel_ip, depth++, symbolize);
-			for (uint32_t i = 0; s && i < s->nr_ips && !err; i++)
-				err = add_kernel(&w, sym, in, s->ips[i], depth++, symbolize);
-		}
-		size_t nr_kernel = w.nr;
-		if (show_user && !umiss && c->user_stack_id >= 0 && !err) {
-			const struct bprof_stack *s = bprof_recording_stack(rec, c->user_stack_id);
-			const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
-			for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
-				/* as render.c: a leaf that had not set up its frame
-				 * made the FP walk skip its caller (bsym_fp_state) */
-				enum bsym_fp_state fps;
-				const struct rep_wframe *leaf =
-					i == 1 && !bprof_stack_unwound(c->user_stack_id) ? &w.v[w.nr - 1] : NULL;
-				if (leaf && symbolize && leaf->kind == REP_W_USER &&
-				    leaf->object != BSYM_NO_OBJECT &&
-				    bsym_fp_state(sym, leaf->object, leaf->file_offset, &fps) == 0 &&
-				    fps == BSYM_FP_NO_FRAME)
-					err = add_missed(&w, REP_W_MISSING_CALLER);
-				if (!err)
-					err = add_user(&w, sym, in, pm, s->ips[i], i, symbolize);
-			}
-		}
-		if (umiss && !err)
-			err = add_missed(&w, REP_W_MISSED_USER);
-		if (err)
-			break;
-		if (st) {
-			/* saturate rather than wrap: counts come from hostile files */
-			st->samples = st->samples + c->count < st->samples ? UINT64_MAX
-									   : st->samples + c->count;
-			if (kmiss)
-				st->missed_kernel++;
-			if (umiss)
-				st->missed_user++;
-		}
-		err = fn(arg, in, c, w.v, w.nr, nr_kernel);
+		if (rep_row_selected(cfg, &rec->counts[n]))
+			err = rep_walk_row(&b, cfg, sym, in, &rec->counts[n], symbolize, fn, arg, st);
 	}
 	if (cfg->progress)
 		cfg->progress(cfg->progress_arg, in->path, rec->nr_counts, rec->nr_counts);
-	free(w.v);
+	rep_wbuf_free(&b);
 	return err;
 }
 
@@ -199,15 +229,20 @@ const char *rep_wframe_missed_name(enum rep_wkind kind)
 
 /* ---- a byte-string -> value hash map ------------------------------------ */
 
+/* Eight bytes a step: fold.c hashes whole stacks, hundreds of bytes. */
 static uint64_t hash_bytes(const void *p, size_t n)
 {
 	const unsigned char *s = p;
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ull;
+	uint64_t h = 0xcbf29ce484222325ull ^ n, v;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&v, s, 8);
+		h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
 	}
-	return h;
+	for (; n; s++, n--)
+		h = (h ^ *s) * 0x100000001b3ull;
+	return h ^ (h >> 32); /* the slot is taken from the low bits */
 }
 
 void rep_map_free(struct rep_map *m)
@@ -239,11 +274,12 @@ static int map_grow(struct rep_map *m)
 	return 0;
 }
 
-int rep_map_get(struct rep_map *m, const void *key, size_t len, uint64_t *value, bool *found)
+int rep_map_ref(struct rep_map *m, const void *key, size_t len, uint64_t **value, bool *found)
 {
 	uint64_t h;
 	size_t j;
 
+	*value = NULL;
 	if ((m->nr + 1) * 2 > m->nslots && map_grow(m))
 		return -ENOMEM;
 	h = hash_bytes(key, len);
@@ -251,7 +287,7 @@ int rep_map_get(struct rep_map *m, const void *key, size_t len, uint64_t *value,
 	while (m->slots[j].key) {
 		struct rep_map_slot *s = &m->slots[j];
 		if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0) {
-			*value = s->value;
+			*value = &s->value;
 			*found = true;
 			return 0;
 		}
@@ -262,7 +298,22 @@ int rep_map_get(struct rep_map *m, const void *key, size_t len, uint64_t *value,
 	if (!k)
 		return -ENOMEM;
 	memcpy(k, key, len);
-	m->slots[j] = (struct rep_map_slot){ .key = k, .len = len, .hash = h, .value = *value };
+	m->slots[j] = (struct rep_map_slot){ .key = k, .len = len, .hash = h, .value = 0 };
 	m->nr++;
+	*value = &m->slots[j].value;
+	return 0;
+}
+
+int rep_map_get(struct rep_map *m, const void *key, size_t len, uint64_t *value, bool *found)
+{
+	uint64_t *v;
+	int err = rep_map_ref(m, key, len, &v, found);
+
+	if (err)
+		return err;
+	if (*found)
+		*value = *v;
+	else
+		*v = *value;
 	return 0;
 }

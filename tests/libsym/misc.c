@@ -165,6 +165,45 @@ Test(kernel, unsorted_kallsyms_are_sorted)
 	bsym_destroy(ctx);
 }
 
+/* Recordings of one boot each keep the kallsyms entries their samples
+ * needed: registered together, the tables merge, so an address only the
+ * second sampled is not named from the first's nearest entry below. */
+Test(kernel, same_boot_tables_merge)
+{
+	struct bsym_ksym a[] = { { 0x1000, "a", BSYM_NO_OBJECT }, { 0x4000, "d", BSYM_NO_OBJECT } };
+	struct bsym_ksym b[] = {
+		{ 0x3000, "c", BSYM_NO_OBJECT }, { 0x1000, "a", BSYM_NO_OBJECT },
+		{ 0x1000, "a_alias", BSYM_NO_OBJECT },
+	};
+	struct bsym_ctx *ctx = mkctx(0);
+	struct bsym_kernel_desc da = kdesc(a, 2), db = kdesc(b, 3);
+	uint32_t ka, kb, kc;
+	da.nr_modules = db.nr_modules = 0;
+	cr_assert_eq(bsym_kernel_register(ctx, &da, &ka), 0);
+	cr_assert_eq(bsym_kernel_register(ctx, &db, &kb), 0);
+	cr_assert_eq(ka, kb);
+	cr_assert_str_eq(kname(ctx, ka, 0x3010), "c"); /* not "a" */
+	cr_assert_str_eq(kname(ctx, ka, 0x1010), "a"); /* the first registered name */
+	cr_assert_str_eq(kname(ctx, ka, 0x4010), "d");
+	/* once it has answered, a kernel is not extended: another id */
+	struct bsym_ksym c[] = { { 0x2000, "b", BSYM_NO_OBJECT } };
+	struct bsym_kernel_desc dc = kdesc(c, 1);
+	dc.nr_modules = 0;
+	cr_assert_eq(bsym_kernel_register(ctx, &dc, &kc), 0);
+	cr_assert_neq(kc, ka);
+	cr_assert_str_eq(kname(ctx, ka, 0x2010), "a");
+	cr_assert_str_eq(kname(ctx, kc, 0x2010), "b");
+	/* other modules (another boot's layout): another id */
+	struct bsym_kernel_desc dm = kdesc(ksyms, sizeof(ksyms) / sizeof(ksyms[0]));
+	uint32_t km, km2;
+	cr_assert_eq(bsym_kernel_register(ctx, &dm, &km), 0);
+	cr_assert_neq(km, kc);
+	dm.nr_modules = 1;
+	cr_assert_eq(bsym_kernel_register(ctx, &dm, &km2), 0);
+	cr_assert_neq(km2, km);
+	bsym_destroy(ctx);
+}
+
 Test(kernel, no_symbols_at_all)
 {
 	struct bsym_ctx *ctx = mkctx(0);

@@ -19,7 +19,11 @@ bad() { # NAME FILE: exit 1 with a message naming the file, within 10 s
 
 : > "$T_DIR/empty"; bad "empty file" "$T_DIR/empty"
 bad "missing file" "$T_DIR/nope"
-bad "directory" "$T_DIR"
+mkdir "$T_DIR/nobprof"; : > "$T_DIR/nobprof/notes.txt"
+bad "directory without .bprof files" "$T_DIR/nobprof"
+mkdir "$T_DIR/baddir"; cp "$T_DIR/good.bprof" "$T_DIR/baddir/a.bprof"
+head -c 4096 /dev/urandom > "$T_DIR/baddir/b.bprof"
+bad "directory with a damaged .bprof file" "$T_DIR/baddir"
 mkfifo "$T_DIR/fifo"; bad "FIFO" "$T_DIR/fifo"
 head -c 4096 /dev/urandom > "$T_DIR/random"; bad "random bytes" "$T_DIR/random"
 size=$(stat -c %s "$T_DIR/good.bprof")
