@@ -28,11 +28,37 @@ static bool has_caps(void)
 	return (data[1].effective & (1u << (38 - 32))) && (data[1].effective & (1u << (39 - 32)));
 }
 
+int preflight_probe_dir(const char *dir)
+{
+	char tmpl[PATH_MAX];
+	sigset_t stop, old;
+	int fd, err;
+
+	if (snprintf(tmpl, sizeof(tmpl), "%s/.prof-record-check-XXXXXX", dir) >= (int)sizeof(tmpl))
+		return -ENAMETOOLONG;
+	/* The signal handlers come later (after the BPF load): a SIGINT
+	 * between mkstemp and unlink would kill us with the probe file left
+	 * behind.  Held back until it is gone, the signal then acts as before. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &stop, &old);
+	fd = mkstemp(tmpl);
+	err = errno;
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmpl);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return fd < 0 ? -err : 0;
+}
+
 static int check_output(const char *path, bool force)
 {
-	char *dir = strdup(path), *slash, tmpl[PATH_MAX];
+	char *dir = strdup(path), *slash;
 	struct stat st;
-	int fd;
 
 	if (!dir)
 		return -ENOMEM;
@@ -55,29 +81,11 @@ static int check_output(const char *path, bool force)
 		dir[1] = 0;
 	else
 		*slash = 0;
-	snprintf(tmpl, sizeof(tmpl), "%s/.prof-record-check-XXXXXX", dir);
-	/* The signal handlers come later (after the BPF load): a SIGINT
-	 * between mkstemp and unlink would kill us with the probe file left
-	 * behind.  Held back until it is gone, the signal then acts as before. */
-	sigset_t stop, old;
+	int err = preflight_probe_dir(dir);
 
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
-	sigaddset(&stop, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &stop, &old);
-	fd = mkstemp(tmpl);
-	int err = errno;
-
-	if (fd >= 0) {
-		close(fd);
-		unlink(tmpl);
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (fd < 0) {
+	if (err) {
 		fprintf(stderr, "prof-record: cannot write in directory %s: %s; pick a writable -o FILE\n",
-			dir, strerror(err));
+			dir, strerror(-err));
 		free(dir);
 		return -EACCES;
 	}

@@ -11,6 +11,10 @@
 
 #include "options.h"
 
+/* A file can be created in dir (a temporary one, removed at once, with
+ * the stop signals held back meanwhile).  0 or a negative errno. */
+int preflight_probe_dir(const char *dir);
+
 /* 0 when recording may start; -1 after printing why not and what to do. */
 int preflight_check(const struct env *env, const char *output);
 

@@ -4,15 +4,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "preflight.h"
 #include "rotate.h"
 
 struct kept_file {
@@ -26,6 +25,7 @@ struct rotate {
 	long keep;
 	unsigned long long max_disk;
 	char path[PATH_MAX];
+	uint64_t seq;     /* names handed out, written or not */
 	uint64_t written;
 	/* this run's files still on disk, oldest first (a ring would save a
 	 * memmove per file; a day of one file a minute is 1440 entries) */
@@ -33,32 +33,6 @@ struct rotate {
 	size_t nr_files, cap_files;
 	unsigned long long bytes;
 };
-
-/* A file can be created in dir, without leaving one behind even when a
- * signal comes in between (signals are held back meanwhile). */
-static int probe_dir(const char *dir)
-{
-	char tmpl[PATH_MAX];
-	sigset_t stop, old;
-	int fd, err;
-
-	if (snprintf(tmpl, sizeof(tmpl), "%s/.prof-record-check-XXXXXX", dir) >= (int)sizeof(tmpl))
-		return -ENAMETOOLONG;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
-	sigaddset(&stop, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &stop, &old);
-	fd = mkstemp(tmpl);
-	err = errno;
-	if (fd >= 0) {
-		close(fd);
-		unlink(tmpl);
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return fd < 0 ? -err : 0;
-}
 
 int rotate_create(struct rotate **out, const char *dir, long keep, unsigned long long max_disk)
 {
@@ -78,7 +52,7 @@ int rotate_create(struct rotate **out, const char *dir, long keep, unsigned long
 			err == -ENOENT ? " (its parent must exist)" : "");
 		return err;
 	}
-	err = probe_dir(dir);
+	err = preflight_probe_dir(dir);
 	if (err) {
 		fprintf(stderr, "prof-record: cannot write in directory %s: %s; pick a writable -o DIR\n",
 			dir, strerror(-err));
@@ -121,7 +95,7 @@ const char *rotate_next_path(struct rotate *r, uint64_t real_ns)
 	gmtime_r(&t, &tm);
 	/* another run may write into the same directory: skip taken names
 	 * (the write itself never replaces a file either) */
-	for (uint64_t seq = r->written + 1;; seq++) {
+	for (uint64_t seq = ++r->seq;; seq = ++r->seq) {
 		int n = snprintf(r->path, sizeof(r->path),
 				 "%s/prof-%s-%04d%02d%02dT%02d%02d%02dZ-%06llu.bprof", r->dir, r->host,
 				 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
