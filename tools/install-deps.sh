@@ -35,6 +35,9 @@ TEST_PKGS=(
 	# its debuginfo (tests/report/unwind_debian.sh)
 	libc6-dbg
 	libdevel-nytprof-perl python3 procps
+	# hardening: memory errors on real recordings (hardening_valgrind), injected
+	# ENOSPC/EIO in the writer's system calls (hardening_disk_full)
+	valgrind strace
 	# benchmark: perf to compare with, zstd to compress perf.data fairly,
 	# bpftrace as the minimal stack-counting BPF profiler (per-sample cost)
 	linux-perf zstd time bpftrace

@@ -16,14 +16,17 @@ check "func_a sampled" test "$a" -gt 50
 check "func_b sampled" test "$b" -gt 150
 # Samples are a random draw of the CPU time: with n samples split p = 3/4,
 # the ratio p/(1-p) has a standard deviation of sqrt(p(1-p)/n)/(1-p)^2
-# (0.2 at n = 1250, what a 4 s run gets with two CPU hogs competing).  The
-# bound is 4 of those or 15 %, whichever is larger: a real misattribution
-# (samples of one function given to the other) still fails it.
+# (0.2 at n = 1250, what a 4 s run gets with two CPU hogs competing).  Under
+# heavier load the draws are not independent (the workload runs in time
+# slices, and samples cluster in them): CI saw 3.91 at n = 1021 with a
+# second test suite beside it, 4.2 of those deviations.  The bound is 6 of
+# them or 30 %, whichever is larger: a real misattribution (a function's
+# samples given to the other, or the two swapped: 0.33) still fails it.
 check "func_b:func_a = 3 within sampling error" python3 -c "
 import math, sys
 a, b = $a, $b; n = a + b; p = 0.75; r = b / a
 sd = math.sqrt(p * (1 - p) / n) / (1 - p) ** 2
-tol = max(0.45, 4 * sd)
+tol = max(0.9, 6 * sd)
 print('ratio %.3f, n %d, allowed 3 +- %.2f' % (r, n, tol))
 sys.exit(0 if abs(r - 3) <= tol else 1)"
 check "main calls func_a" grep -qE ';main;([^ ]*;)?func_a[; ]' "$T_DIR/folded"
