@@ -10,7 +10,11 @@ bg "$W/ratio" 60 1 # killed at exit
 # sleep was shorter than the BPF load on a loaded host, and SIGTERM then
 # killed it before it had a handler)
 start_rec() {
-	"$BPROF_RECORD" -o "$1" 2>"$T_DIR/rec.err" &
+	# emptied here, not by the background job's redirection: that runs
+	# after the fork, and the loop below could read the previous run's
+	# "Sampling" line first
+	: >"$T_DIR/rec.err"
+	"$BPROF_RECORD" -o "$1" 2>>"$T_DIR/rec.err" &
 	rp=$!
 	for _ in $(seq 500); do
 		grep -q '^Sampling' "$T_DIR/rec.err" && return 0
