@@ -655,7 +655,23 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	} else if (user_stacks && cfi) {
 		struct profile_seen_key wk = { .pid = tgid, .exec_id = key.exec_id };
 
-		err = walk_user_stack(ctx, task, &wk, gen);
+		if (fp_fallback && !bpf_map_lookup_elem(&unwind_procs, &wk)) {
+			/* No mapping table for this image yet (its first
+			 * milliseconds): without it every step would follow
+			 * the frame pointer, so let the kernel do that walk.
+			 * Its stacks are the ones prof-report checks frame by
+			 * frame against each object's CFI (a walk through a
+			 * function that uses rbp as a general register ends
+			 * there instead of naming made-up callers); a table
+			 * walk's are not checked, they are the CFI. */
+			if (BPF_CORE_READ(task, mm)) {
+				unwind_count(UNWIND_STAT_SAMPLES);
+				unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
+			}
+			err = get_stack(ctx, BPF_F_USER_STACK, gen);
+		} else {
+			err = walk_user_stack(ctx, task, &wk, gen);
+		}
 		key.user_stack_id = err;
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);

@@ -574,10 +574,26 @@ static bool fp_sp_regs(Dwfl_Module *mod, unsigned *fp, unsigned *sp)
 	}
 }
 
+/* x86-64's frame-pointer prologue is "push %rbp; mov %rsp,%rbp": at the
+ * mov, the CFI already says rbp is saved, but rbp still holds the caller's
+ * frame pointer (not clobbered yet).  Only meaningful for an interrupted
+ * pc (a leaf): a return address - 1 is never an instruction's start. */
+static bool at_fp_setup(Dwfl_Module *mod, uint64_t file_offset)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Data *d = elf ? elf_getdata_rawchunk(elf, (int64_t)file_offset, 3, ELF_T_BYTE) : NULL;
+	const unsigned char *p = d ? d->d_buf : NULL;
+
+	/* 48 89 e5 and 48 8b ec both encode mov %rsp,%rbp */
+	return p && p[0] == 0x48 &&
+	       ((p[1] == 0x89 && p[2] == 0xe5) || (p[1] == 0x8b && p[2] == 0xec));
+}
+
 static enum bsym_fp_state cfa_state(Dwarf_CFI *cfi, Dwarf_Addr addr, unsigned fp, unsigned sp)
 {
 	Dwarf_Frame *frame = NULL;
-	Dwarf_Op *ops = NULL;
+	Dwarf_Op *ops = NULL, fp_mem[3];
 	size_t nops = 0;
 	enum bsym_fp_state st = BSYM_FP_UNKNOWN;
 
@@ -590,10 +606,21 @@ static enum bsym_fp_state cfa_state(Dwarf_CFI *cfi, Dwarf_Addr addr, unsigned fp
 			reg = (unsigned)ops[0].number;
 		else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
 			reg = ops[0].atom - DW_OP_breg0;
-		if (reg == fp)
+		if (reg == fp) {
 			st = BSYM_FP_FRAME;
-		else if (reg == sp)
-			st = BSYM_FP_NO_FRAME;
+		} else if (reg == sp) {
+			/* the frame pointer's own rule: "same value" (no
+			 * location, ops NULL) means this function has not
+			 * touched it; saved, in another register or undefined,
+			 * it may hold anything */
+			ops = NULL;
+			nops = 0;
+			if (dwarf_frame_register(frame, (int)fp, fp_mem, &ops, &nops) == 0 &&
+			    nops == 0 && ops == NULL)
+				st = BSYM_FP_NO_FRAME;
+			else
+				st = BSYM_FP_CLOBBERED;
+		}
 	}
 	free(frame);
 	return st;
@@ -632,6 +659,8 @@ int bsym_fp_state(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
 			cfi = dwfl_module_dwarf_cfi(o->mod, &bias);
 			st = cfi ? cfa_state(cfi, vaddr - bias, fp, sp) : BSYM_FP_UNKNOWN;
 		}
+		if (st == BSYM_FP_CLOBBERED && fp == 6 && at_fp_setup(o->mod, file_offset))
+			st = BSYM_FP_NO_FRAME;
 	}
 	if (bsym_map_put(&o->fpcache, file_offset, (void *)(uintptr_t)(st + 1)))
 		return -ENOMEM;

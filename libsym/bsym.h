@@ -155,15 +155,22 @@ int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_o
  * instruction: a leaf that gcc built without a frame (gcc 12 does so even
  * with -fno-omit-frame-pointer), a prologue or epilogue, or code built
  * without frame pointers (libc's syscall wrappers).  The walk then shows the
- * caller's caller as the caller, which is a lie.  This answers, from the
- * object's call frame information (.eh_frame / .debug_frame), whether the
- * CFA at file_offset is computed from the frame pointer.
+ * caller's caller as the caller, which is a lie.  Worse, code built without
+ * frame pointers often saves rbp and uses it as a general register: a walk
+ * through such a frame follows whatever rbp held, and every "caller" above
+ * it is made up.  This answers, from the object's call frame information
+ * (.eh_frame / .debug_frame), what the frame pointer is at file_offset.
  * Returns 0 and sets *out; -EINVAL for a bad id.
  */
 enum bsym_fp_state {
 	BSYM_FP_UNKNOWN = 0, /* no CFI for the address (or unsupported arch) */
 	BSYM_FP_FRAME,       /* CFA from the frame pointer: the walk is whole */
-	BSYM_FP_NO_FRAME,    /* CFA from the stack pointer: the caller was skipped */
+	BSYM_FP_NO_FRAME,    /* CFA from the stack pointer, the frame pointer
+			      * still the caller's: the walk skipped the caller */
+	BSYM_FP_CLOBBERED,   /* CFA from the stack pointer and the frame
+			      * pointer saved by this function, which may have
+			      * put anything in it: callers found through it
+			      * are not to be trusted */
 };
 int bsym_fp_state(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
 		  enum bsym_fp_state *out);

@@ -174,7 +174,7 @@ static int parse_pass(const uint8_t *buf, size_t len, const struct bsym_cache_si
 		if (i > 0 && off <= prev)
 			BAD("entries not in increasing offset order");
 		prev = off;
-		if (fp > 1 + BSYM_FP_NO_FRAME)
+		if (fp > 1 + BSYM_FP_CLOBBERED)
 			BAD("frame-pointer state out of range");
 		if (reason != NO_REASON && reason > BSYM_R_INVALID)
 			BAD("reason out of range");

@@ -138,7 +138,7 @@ enum rep_wkind {
 	REP_W_JIT,            /* anonymous executable memory */
 	REP_W_MISSED_USER,    /* pseudo-frame: the user stack was lost */
 	REP_W_MISSED_KERNEL,  /* pseudo-frame: the kernel stack was lost */
-	REP_W_MISSING_CALLER, /* pseudo-frame: the FP walk skipped the leaf's caller */
+	REP_W_MISSING_CALLER, /* pseudo-frame: the FP walk skipped a caller */
 };
 
 /* One address of a count row. */

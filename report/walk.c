@@ -7,8 +7,9 @@
  * on totals and names.  The rules: -p/--comm/-U/-K filters; the interrupted kernel ip is put first
  * unless the kernel stack already starts with it; return addresses (every
  * frame but the leaf) are looked up at addr-1; lost stacks become
- * "[Missed User Stack]" / "[Missed Kernel Stack]" pseudo-frames, and a
- * caller the frame-pointer walk skipped a "[missing caller]" one.
+ * "[Missed User Stack]" / "[Missed Kernel Stack]" pseudo-frames, a
+ * caller the frame-pointer walk skipped a "[missing caller]" one, and a
+ * frame-pointer walk ends where the CFI says it went astray (fp_step).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -130,6 +131,58 @@ static int add_missed(struct rep_wbuf *w, enum rep_wkind kind)
 	return 0;
 }
 
+/*
+ * A frame-pointer walk (the kernel's, or the recorder's before a process's
+ * tables arrived) reads each caller at rbp + 8 and the next rbp at rbp.
+ * Whether that is right depends on what the frame it stepped from did with
+ * rbp there, which the object's CFI says (bsym_fp_state):
+ *   FRAME      rbp is this frame's base: the step found the true caller;
+ *   NO_FRAME   rbp is untouched, still the caller's: the step found the
+ *              caller's caller (a "[missing caller]" in between);
+ *   CLOBBERED  rbp was saved and may hold anything (code built without
+ *              frame pointers using it as a general register): the
+ *              "callers" are whatever the stack held there, so the stack
+ *              ends at this frame rather than print made-up names;
+ *   UNKNOWN    no CFI (no binary, JIT code): nothing to check.
+ * After a skipped caller, the next frame came through the skipped
+ * function's rbp, unchecked: it is kept only if it keeps a frame itself
+ * (FRAME) or is JIT code, which a value that merely happened to be in rbp
+ * rarely leads to.
+ */
+enum fp_verdict { FP_OK, FP_SKIPPED, FP_CUT };
+
+static enum bsym_fp_state frame_fp_state(struct bsym_ctx *sym, const struct rep_wframe *f)
+{
+	enum bsym_fp_state st;
+
+	if (f->kind != REP_W_USER || f->object == BSYM_NO_OBJECT)
+		return BSYM_FP_UNKNOWN;
+	/* the CFI at the address looked up (a return address - 1) */
+	if (bsym_fp_state(sym, f->object, f->file_offset - (f->addr - f->lookup), &st) != 0)
+		return BSYM_FP_UNKNOWN;
+	return st;
+}
+
+static enum fp_verdict fp_step(struct bsym_ctx *sym, const struct rep_wframe *from)
+{
+	switch (frame_fp_state(sym, from)) {
+	case BSYM_FP_NO_FRAME:
+		return FP_SKIPPED;
+	case BSYM_FP_CLOBBERED:
+		return FP_CUT;
+	default:
+		return FP_OK;
+	}
+}
+
+static bool fp_trusted_after_skip(struct bsym_ctx *sym, const struct rep_wframe *f)
+{
+	/* JIT code has no CFI to ask and keeps frame pointers (perf's
+	 * convention for JITs); an address in no mapping at all is what a
+	 * stray rbp leads to */
+	return f->kind == REP_W_JIT || frame_fp_state(sym, f) == BSYM_FP_FRAME;
+}
+
 bool rep_row_selected(const struct rep_config *cfg, const struct bprof_count *c)
 {
 	return rep_pid_selected(cfg, c->pid) &&
@@ -170,19 +223,28 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 	if (show_user && !umiss && c->user_stack_id >= 0 && !err) {
 		const struct bprof_stack *s = bprof_recording_stack(rec, c->user_stack_id);
 		const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
+		bool fp_walk = symbolize && !bprof_stack_unwound(c->user_stack_id);
+		bool after_skip = false;
 		for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
-			/* as render.c: a leaf that had not set up its frame
-			 * made the FP walk skip its caller (bsym_fp_state) */
-			enum bsym_fp_state fps;
-			const struct rep_wframe *leaf =
-				i == 1 && !bprof_stack_unwound(c->user_stack_id) ? &w->v[w->nr - 1] : NULL;
-			if (leaf && symbolize && leaf->kind == REP_W_USER &&
-			    leaf->object != BSYM_NO_OBJECT &&
-			    bsym_fp_state(sym, leaf->object, leaf->file_offset, &fps) == 0 &&
-			    fps == BSYM_FP_NO_FRAME)
-				err = add_missed(w, REP_W_MISSING_CALLER);
+			/* a frame-pointer walk's step from frame i-1 to i is
+			 * checked against frame i-1's CFI (fp_step) */
+			if (i > 0 && fp_walk) {
+				enum fp_verdict v = fp_step(sym, &w->v[w->nr - 1]);
+				if (v == FP_CUT)
+					break;
+				if (v == FP_SKIPPED)
+					err = add_missed(w, REP_W_MISSING_CALLER);
+				after_skip = v == FP_SKIPPED;
+			}
 			if (!err)
 				err = add_user(w, sym, pm, s->ips[i], i, symbolize);
+			if (!err && after_skip && fp_walk && !fp_trusted_after_skip(sym, &w->v[w->nr - 1])) {
+				/* the frame after a skipped caller was found
+				 * through that caller's rbp, which nothing
+				 * vouches for unless this frame keeps one */
+				w->nr--;
+				break;
+			}
 		}
 	}
 	if (umiss && !err)

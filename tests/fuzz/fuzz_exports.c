@@ -363,6 +363,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	size_t jlen;
 	char *json = slurp(tmp_json, &jlen);
+	unlink(tmp_json); /* nothing left in /tmp after a run */
 	check_json(json, jlen);
 	free(json);
 
@@ -371,6 +372,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	size_t plen;
 	char *pb = slurp(tmp_pprof, &plen);
+	unlink(tmp_pprof);
 	if (plen < 2 || (unsigned char)pb[0] != 0x1f || (unsigned char)pb[1] != 0x8b)
 		abort();
 	free(pb);

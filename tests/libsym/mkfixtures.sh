@@ -29,6 +29,8 @@ for cc in gcc clang; do
 done
 # frame pointers kept: for bsym_fp_state (CFA from rbp in bodies, rsp at entries)
 gcc -O2 -g -fno-omit-frame-pointer -Wl,--build-id -o fp-gcc "$src/prog.c"
+# no frame pointers, rbp used as a general register (BSYM_FP_CLOBBERED)
+gcc -O2 -g -fomit-frame-pointer -Wl,--build-id -o clobber-gcc "$src/clobber.c"
 for cxx in g++ clang++; do
 	$cxx -O2 -g -Wl,--build-id -o cxx-$cxx "$src/cxx.cc"
 done

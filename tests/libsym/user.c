@@ -462,6 +462,71 @@ Test(user, fp_state_from_cfi)
 	bsym_destroy(ctx);
 }
 
+/* Code built without frame pointers that saves rbp and uses it as a
+ * general register (clobber.c's busy, gcc -O2 -fomit-frame-pointer): once
+ * rbp is saved, a frame-pointer walk through it would follow whatever rbp
+ * holds (BSYM_FP_CLOBBERED); before, and in a function that never touches
+ * rbp (ext_), rbp is still the caller's (BSYM_FP_NO_FRAME). */
+Test(user, fp_state_clobbered_frame_pointer)
+{
+	const char *bin = fx("clobber-gcc");
+	struct fx_bid b = fx_build_id(bin);
+	struct bsym_ctx *ctx = mkctx(NULL, 0);
+	uint32_t id = reg(ctx, bin, &b);
+	enum bsym_fp_state st;
+	uint64_t sz, off = fx_vaddr_to_off(bin, fx_sym(bin, "busy", &sz));
+	int clobbered = 0;
+
+	cr_assert_eq(bsym_fp_state(ctx, id, off, &st), 0);
+	cr_expect_eq(st, BSYM_FP_NO_FRAME, "entry of busy: state %d", st);
+	for (uint64_t k = 1; k < sz; k++) {
+		cr_assert_eq(bsym_fp_state(ctx, id, off + k, &st), 0);
+		cr_assert(st != BSYM_FP_FRAME && st != BSYM_FP_UNKNOWN, "busy+%" PRIu64 ": state %d",
+			  k, st);
+		clobbered += st == BSYM_FP_CLOBBERED;
+	}
+	cr_expect_gt(clobbered, (int)(sz / 2), "rbp saved over most of busy (%d of %" PRIu64 ")",
+		     clobbered, sz);
+	off = fx_vaddr_to_off(bin, fx_sym(bin, "ext_", &sz));
+	for (uint64_t k = 0; k < sz; k++) {
+		cr_assert_eq(bsym_fp_state(ctx, id, off + k, &st), 0);
+		cr_expect_eq(st, BSYM_FP_NO_FRAME, "ext_+%" PRIu64 ": state %d", k, st);
+	}
+	bsym_destroy(ctx);
+}
+
+/* Between "push %rbp" and "mov %rsp,%rbp" the CFI says rbp is saved, but
+ * it still holds the caller's frame pointer: a frame-pointer walk from
+ * there skips the caller (NO_FRAME), it does not go astray. */
+Test(user, fp_state_in_the_frame_pointer_prologue)
+{
+	const char *bin = fx("fp-gcc");
+	struct fx_bid b = fx_build_id(bin);
+	struct bsym_ctx *ctx = mkctx(NULL, 0);
+	uint32_t id = reg(ctx, bin, &b);
+	enum bsym_fp_state st;
+	uint64_t sz, off = fx_vaddr_to_off(bin, fx_sym(bin, "main", &sz));
+	unsigned char code[4096];
+	int fd = open(bin, O_RDONLY);
+	int found = 0;
+
+	cr_assert(fd >= 0 && sz >= 4 && sz <= sizeof(code));
+	cr_assert_eq(pread(fd, code, sz, (off_t)off), (ssize_t)sz);
+	close(fd);
+	for (uint64_t k = 0; k + 3 <= sz; k++) {
+		if (code[k] != 0x48 || code[k + 1] != 0x89 || code[k + 2] != 0xe5)
+			continue;
+		cr_assert_eq(bsym_fp_state(ctx, id, off + k, &st), 0);
+		cr_expect_eq(st, BSYM_FP_NO_FRAME, "main+%" PRIu64 " (mov %%rsp,%%rbp): state %d", k, st);
+		cr_assert_eq(bsym_fp_state(ctx, id, off + k + 3, &st), 0);
+		cr_expect_eq(st, BSYM_FP_FRAME, "main+%" PRIu64 " (after the mov): state %d", k + 3, st);
+		found++;
+		break;
+	}
+	cr_assert_eq(found, 1, "fp-gcc's main sets up rbp");
+	bsym_destroy(ctx);
+}
+
 /* Without the binary (debug file only: its .eh_frame is NOBITS) there is
  * no call frame information, and no claim is made. */
 Test(user, fp_state_unknown_without_cfi)
