@@ -3,9 +3,9 @@
 # -L (per-thread keys), -C (one CPU), -I (idle included).
 . "$(dirname "$0")/common.sh"
 
-bg "$W/ratio" 60 1 # killed at exit; outlives every recording below on a loaded host
+bg "$W/ratio" 600 1 # killed at exit; outlives every recording below on a loaded host
 p1=$BG
-bg "$W/ratio" 60 1 # killed at exit; outlives every recording below on a loaded host
+bg "$W/ratio" 600 1 # killed at exit; outlives every recording below on a loaded host
 p2=$BG
 sleep 0.2
 

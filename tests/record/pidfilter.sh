@@ -3,9 +3,11 @@
 # pid that does not exist fails before recording.
 . "$(dirname "$0")/common.sh"
 
-bg "$W/ratio" 9 1
+# both outlive the two recordings (killed at exit): each costs its
+# start-up and dump too, seconds on a loaded host
+bg "$W/ratio" 600 1
 p1=$BG
-bg "$W/ratio" 9 1
+bg "$W/ratio" 600 1
 p2=$BG
 sleep 0.2
 out=$T_DIR/p.bprof

@@ -8,7 +8,7 @@ out=$T_DIR/ratio.bprof
 # Longer than the recording by far (killed at exit): on a loaded host the
 # recorder's start-up took seconds, and a 7 s workload had ended before its
 # CPU time could be read after the recording.
-bg "$W/ratio" 60 2
+bg "$W/ratio" 600 2
 sleep 0.3
 # CPU time of the workload over the recording: the machine may be shared,
 # so the expected count is its CPU seconds x 99 Hz (4 s x 2 CPUs when idle).

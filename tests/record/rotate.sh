@@ -6,7 +6,7 @@
 # the directory; --keep and --max-disk remove only this run's oldest files.
 . "$(dirname "$0")/common.sh"
 
-bg "$W/ratio" 60 2 # killed at exit
+bg "$W/ratio" 600 2 # killed at exit (60 s ended mid-test on a loaded host: -p of a dead pid)
 pid=$BG
 sleep 0.3
 

@@ -3,7 +3,7 @@
 # file; an existing file or a planted symlink at -o is never overwritten.
 . "$(dirname "$0")/common.sh"
 
-bg "$W/ratio" 60 1 # killed at exit
+bg "$W/ratio" 600 1 # killed at exit
 
 # start_rec OUT: the recorder in the background ($rp), once it samples (its
 # "Sampling at" line: the signal handlers are in place by then; a fixed
