@@ -58,6 +58,7 @@ struct obj_ent {
 	uint32_t out_index; /* index in the recording, UINT32_MAX until used */
 	uint8_t *image;     /* the vdso's bytes, carried in the file (IMAGES) */
 	size_t image_len;
+	bool preloaded;     /* opened by manifest_preload, no mapping seen yet */
 };
 
 /* Open addressing table of indexes keyed by a 64-bit hash; the caller
@@ -453,8 +454,15 @@ static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_e
 	 * later image mapping it (the command prof-record starts, after its
 	 * exec) would inherit the unreadable entry. */
 	if (known && ((known->o.flags & BPROF_OBJ_UNREADABLE) == 0 ||
-		      (o.flags & BPROF_OBJ_UNREADABLE)))
+		      (o.flags & BPROF_OBJ_UNREADABLE))) {
+		/* a preloaded file is this mapping's by device, inode and
+		 * mtime: identified as any other file is, count it so */
+		if (known->preloaded && !(o.flags & BPROF_OBJ_UNREADABLE)) {
+			known->preloaded = false;
+			m->st.objects_by_path += how == IDENT_ROOT_PATH;
+		}
 		return idx;
+	}
 
 	if (deleted)
 		o.flags |= BPROF_OBJ_DELETED;
@@ -506,6 +514,60 @@ static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_e
 	if (fd >= 0)
 		close(fd);
 	return idx;
+}
+
+int manifest_preload(struct manifest *m, const char *path)
+{
+	struct bprof_object o = {0};
+	char real[PATH_MAX];
+	struct stat st;
+	Elf *elf;
+	uint64_t h;
+	uint32_t idx;
+	int fd;
+
+	/* the path a maps line will show: symbolic links resolved */
+	if (!realpath(path, real))
+		return -errno;
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	o.dev = st.st_dev;
+	o.inode = st.st_ino;
+	o.size = st.st_size;
+	o.mtime_ns = st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec;
+	h = obj_hash(o.dev, o.inode, o.mtime_ns, 0);
+	if (obj_find(m, h, o.dev, o.inode, o.mtime_ns, 0, &idx)) {
+		close(fd);
+		return 0;
+	}
+	o.path = strdup(real);
+	if (!o.path) {
+		close(fd);
+		return -ENOMEM;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	m->st.objects_opened++;
+	if (elf_build_id(elf, &o))
+		o.flags |= BPROF_OBJ_HAS_BUILD_ID;
+	else if (bprof_fallback_hash(fd, &o.fallback_hash) == 0)
+		o.flags |= BPROF_OBJ_FALLBACK_ID;
+	if (obj_add(m, &o, h, &idx)) {
+		free(o.path);
+		idx = BPROF_NO_OBJECT;
+	} else {
+		m->objs[idx].preloaded = true;
+	}
+	if (idx != BPROF_NO_OBJECT && m->obs.object)
+		m->obs.object(m->obs.ctx, idx, elf, &m->objs[idx].o);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return idx == BPROF_NO_OBJECT ? -ENOMEM : 0;
 }
 
 /* Our own [vdso] mapping (its extent), read once. */

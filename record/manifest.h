@@ -64,6 +64,13 @@ int manifest_vma(struct manifest *m, uint32_t pid, uint32_t exec_id, uint64_t st
 		 uint64_t offset, uint64_t dev, uint64_t ino, uint64_t mtime_ns, uint32_t vm_flags,
 		 const char *name);
 
+/* Open the file at path (in our own mount namespace) as an object now, as
+ * if a process had mapped it: the observer learns of it (the unwinder
+ * builds its table) before any process runs it.  A later mapping of the
+ * same file (device, inode, mtime) is that object; one no image maps is
+ * not emitted.  0, or -errno. */
+int manifest_preload(struct manifest *m, const char *path);
+
 /* Re-read the maps of every live process snapshotted so far, merging new
  * mappings (dlopen).  0 or -ENOMEM. */
 int manifest_rescan(struct manifest *m);

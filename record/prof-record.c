@@ -29,6 +29,7 @@
 #include "kernel.h"
 #include "loader.h"
 #include "manifest.h"
+#include "preload.h"
 #include "options.h"
 #include "preflight.h"
 #include "rotate.h"
@@ -410,6 +411,15 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 		loader_follow(obj, run.child);
+		/* the command waits for release_fd: build the tables of its
+		 * program and libraries now, not in its first milliseconds */
+		if (unw) {
+			size_t n = preload_command(man, env.command[0]);
+
+			if (env.verbose)
+				fprintf(stderr, "prof-record: %zu objects of %s opened before it starts\n", n,
+					env.command[0]);
+		}
 	}
 
 	if (sampler_start(smp, &env, &nr_sampled, &event))
