@@ -169,10 +169,11 @@ static void follow(struct preload *p, const char *path)
 		p->machine = eh.e_machine;
 	/* PT_INTERP: the loader itself */
 	if (elf_getphdrnum(elf, &phnum) == 0) {
+		size_t flen = 0;
+		const char *file = elf_rawfile(elf, &flen);
+
 		for (size_t i = 0; i < phnum; i++) {
 			GElf_Phdr ph;
-			size_t flen;
-			const char *file = elf_rawfile(elf, &flen);
 
 			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP || !file ||
 			    ph.p_offset >= flen || ph.p_filesz > flen - ph.p_offset || ph.p_filesz < 2 ||

@@ -9,7 +9,7 @@
  * frame but the leaf) are looked up at addr-1; lost stacks become
  * "[Missed User Stack]" / "[Missed Kernel Stack]" pseudo-frames, a
  * caller the frame-pointer walk skipped a "[missing caller]" one, and a
- * frame-pointer walk ends where the CFI says it went astray (fp_step).
+ * frame-pointer walk ends where the CFI says it went astray.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -149,8 +149,6 @@ static int add_missed(struct rep_wbuf *w, enum rep_wkind kind)
  * (FRAME) or is JIT code, which a value that merely happened to be in rbp
  * rarely leads to.
  */
-enum fp_verdict { FP_OK, FP_SKIPPED, FP_CUT };
-
 static enum bsym_fp_state frame_fp_state(struct bsym_ctx *sym, const struct rep_wframe *f)
 {
 	enum bsym_fp_state st;
@@ -161,26 +159,6 @@ static enum bsym_fp_state frame_fp_state(struct bsym_ctx *sym, const struct rep_
 	if (bsym_fp_state(sym, f->object, f->file_offset - (f->addr - f->lookup), &st) != 0)
 		return BSYM_FP_UNKNOWN;
 	return st;
-}
-
-static enum fp_verdict fp_step(struct bsym_ctx *sym, const struct rep_wframe *from)
-{
-	switch (frame_fp_state(sym, from)) {
-	case BSYM_FP_NO_FRAME:
-		return FP_SKIPPED;
-	case BSYM_FP_CLOBBERED:
-		return FP_CUT;
-	default:
-		return FP_OK;
-	}
-}
-
-static bool fp_trusted_after_skip(struct bsym_ctx *sym, const struct rep_wframe *f)
-{
-	/* JIT code has no CFI to ask and keeps frame pointers (perf's
-	 * convention for JITs); an address in no mapping at all is what a
-	 * stray rbp leads to */
-	return f->kind == REP_W_JIT || frame_fp_state(sym, f) == BSYM_FP_FRAME;
 }
 
 bool rep_row_selected(const struct rep_config *cfg, const struct bprof_count *c)
@@ -224,24 +202,26 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 		const struct bprof_stack *s = bprof_recording_stack(rec, c->user_stack_id);
 		const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
 		bool fp_walk = symbolize && !bprof_stack_unwound(c->user_stack_id);
-		bool after_skip = false;
+		enum bsym_fp_state prev = BSYM_FP_UNKNOWN; /* of the frame just added */
 		for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
-			/* a frame-pointer walk's step from frame i-1 to i is
-			 * checked against frame i-1's CFI (fp_step) */
-			if (i > 0 && fp_walk) {
-				enum fp_verdict v = fp_step(sym, &w->v[w->nr - 1]);
-				if (v == FP_CUT)
-					break;
-				if (v == FP_SKIPPED)
-					err = add_missed(w, REP_W_MISSING_CALLER);
-				after_skip = v == FP_SKIPPED;
-			}
+			/* the step from frame i-1 to i, by frame i-1's CFI */
+			bool skipped = prev == BSYM_FP_NO_FRAME;
+			if (prev == BSYM_FP_CLOBBERED)
+				break;
+			if (skipped)
+				err = add_missed(w, REP_W_MISSING_CALLER);
 			if (!err)
 				err = add_user(w, sym, pm, s->ips[i], i, symbolize);
-			if (!err && after_skip && fp_walk && !fp_trusted_after_skip(sym, &w->v[w->nr - 1])) {
-				/* the frame after a skipped caller was found
-				 * through that caller's rbp, which nothing
-				 * vouches for unless this frame keeps one */
+			if (err || !fp_walk || (!skipped && i + 1 == s->nr_ips))
+				continue; /* nothing left to check */
+			const struct rep_wframe *f = &w->v[w->nr - 1];
+			prev = frame_fp_state(sym, f);
+			/* the frame after a skipped caller was found through
+			 * that caller's rbp, which nothing vouches for unless
+			 * this frame keeps one (JIT code has no CFI to ask and
+			 * keeps frame pointers, perf's convention for JITs; an
+			 * address in no mapping is what a stray rbp leads to) */
+			if (skipped && f->kind != REP_W_JIT && prev != BSYM_FP_FRAME) {
 				w->nr--;
 				break;
 			}
