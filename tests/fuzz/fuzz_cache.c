@@ -56,7 +56,7 @@ static int on_entry(void *arg, uint64_t off, unsigned fp, const struct bsym_resu
 		abort();
 	c->last = off;
 	c->any = true;
-	if (fp > 3 || (!fp && !r))
+	if (fp > 1 + BSYM_FP_CLOBBERED || (!fp && !r))
 		abort();
 	if (!r)
 		return 0;
