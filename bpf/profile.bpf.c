@@ -253,26 +253,17 @@ static __always_inline int unwind_read(void *dst, __u32 size, __u64 addr)
 	return bpf_probe_read_user(dst, size, (const void *)addr);
 }
 
-/* See UNW_OPAQUE in unwind_step.h: a value read back from map memory is
- * unknown to the verifier. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(max_entries, 1);
-} unwind_opaque_map SEC(".maps");
-
-static __always_inline __u32 unwind_opaque(__u32 v)
+/* See UNW_OPAQUE in unwind_step.h.  env points at a word of the walk's
+ * per-CPU scratch value: what is read back from map memory is unknown to
+ * the verifier, which then stops tracking (and backtracking precision
+ * into) the search bounds.  A store and a load, no helper call. */
+static __always_inline __u32 unwind_opaque(__u32 *env, __u32 v)
 {
-	__u32 zero = 0, *p = bpf_map_lookup_elem(&unwind_opaque_map, &zero);
-
-	if (!p)
-		return 0;
-	*p = v;
-	return *(volatile __u32 *)p;
+	*(volatile __u32 *)env = v;
+	return *(volatile __u32 *)env;
 }
 
-#define UNW_ENV void *
+#define UNW_ENV __u32 *
 #define UNW_READ(env, dst, size, addr) unwind_read((dst), (size), (addr))
 #define UNW_OBJ_STATE(env, id) unwind_obj_state(id)
 #define UNW_PAGE(env, key) ((const struct unwind_page *)bpf_map_lookup_elem(&unwind_pages, (key)))
@@ -287,7 +278,7 @@ static __always_inline const __u32 *unwind_row(__u32 i)
 #define UNW_ROW(env, i) unwind_row(i)
 #define UNW_RULE(env, i) ({ __u32 _k = (i); (const struct unwind_rule *)bpf_map_lookup_elem(&unwind_rules, &_k); })
 #define UNW_STAT(env, i) unwind_count(i)
-#define UNW_OPAQUE(env, x) unwind_opaque(x)
+#define UNW_OPAQUE(env, x) unwind_opaque((env), (x))
 #include "unwind_step.h"
 
 /* The walk's working state: too big for the 512-byte BPF stack. */
@@ -295,6 +286,7 @@ struct unwind_scratch {
 	struct pt_regs pt;
 	struct unwind_regs r;
 	struct profile_ustack stack;
+	__u32 opaque; /* UNW_OPAQUE's word */
 };
 
 struct {
@@ -334,7 +326,7 @@ static long walk_frame(__u32 i, void *data)
 	s->stack.nr = n + 1;
 	/* FNV-1a over 64-bit words, finished with a mixer below */
 	w->hash = (w->hash ^ pc) * 0x100000001b3ULL;
-	res = unwind_step(0, w->proc, &s->r, &w->events);
+	res = unwind_step(&s->opaque, w->proc, &s->r, &w->events);
 	/* Stepping out of a signal trampoline leaves an exact pc behind.  The
 	 * handler "returned" to the trampoline's first instruction, which
 	 * address - 1 would put in the function before it: + 1 here too. */

@@ -20,7 +20,8 @@
  *   UNW_OPAQUE(env, x)          x, hidden from the BPF verifier's value
  *                               tracking (identity in user space)
  *
- * Every loop is bounded by a constant so that the verifier accepts it.
+ * There are no loops: the caller steps frame by frame (bpf_loop), and the
+ * searches are written out step by step.
  */
 #ifndef BPROF_UNWIND_STEP_H
 #define BPROF_UNWIND_STEP_H
@@ -60,28 +61,48 @@ enum unwind_result {
 	UNWIND_STOP,       /* cannot go further (counted) */
 };
 
-/* Mapping of pc in proc: the last one starting at or below pc.  The
- * index into proc->m is laundered through UNW_OPAQUE: a search index the
- * verifier tracks precisely makes every iteration a new state, and the
- * walk no longer fits its 1M-instruction budget. */
+/*
+ * The two binary searches below are written out step by step, not as
+ * loops, and their bounds and midpoints go through UNW_OPAQUE.  Both are
+ * for the BPF verifier, whose time is most of prof-record's start-up:
+ *
+ * - a loop counter compared with a constant is tracked exactly, so every
+ *   iteration is a new state and the rest of the walk is verified again
+ *   behind each one;
+ * - an index added to a map-value pointer is marked precise, and precision
+ *   flows back through lo and hi into every step: states that differ only
+ *   in the search bounds are then never found equal.
+ *
+ * Laundered through a store and a load, each midpoint is an unknown value
+ * masked into range, and the steps verify about once each.  Together:
+ * 76 k instructions processed and 58 ms before, 34 k and 29 ms after
+ * (Linux 6.18).  The step counts cover the largest search
+ * (UNWIND_*_SEARCH_STEPS); a step past the answer only compares.
+ */
+_Static_assert(UNWIND_MAPPING_SEARCH_STEPS == 9, "unwind_find_mapping writes out 9 steps");
+_Static_assert(UNWIND_ROW_SEARCH_STEPS == 17, "unwind_find_rule writes out 17 steps");
+
+/* Mapping of pc in proc: the last one starting at or below pc. */
 static __always_inline const struct unwind_mapping *
 unwind_find_mapping(UNW_ENV env, const struct unwind_proc *proc, __u64 pc)
 {
-	__u32 lo = 0, hi = proc->nr, i;
+	__u32 lo = 0, hi = proc->nr;
 
 	if (hi > UNWIND_MAX_MAPPINGS)
 		hi = UNWIND_MAX_MAPPINGS;
-	for (i = 0; i < UNWIND_MAPPING_SEARCH_STEPS; i++) {
-		__u32 mid;
-
-		if (lo >= hi)
-			break;
-		mid = UNW_OPAQUE(env, (lo + hi) / 2) & (UNWIND_MAX_MAPPINGS - 1);
-		if (proc->m[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
+	hi = UNW_OPAQUE(env, hi);
+#define UNW_MAPPING_STEP							\
+	if (lo < hi) {								\
+		__u32 mid = UNW_OPAQUE(env, (lo + hi) / 2) & (UNWIND_MAX_MAPPINGS - 1); \
+		if (proc->m[mid].start <= pc)					\
+			lo = mid + 1;						\
+		else								\
+			hi = mid;						\
 	}
+	UNW_MAPPING_STEP UNW_MAPPING_STEP UNW_MAPPING_STEP
+	UNW_MAPPING_STEP UNW_MAPPING_STEP UNW_MAPPING_STEP
+	UNW_MAPPING_STEP UNW_MAPPING_STEP UNW_MAPPING_STEP
+#undef UNW_MAPPING_STEP
 	if (lo == 0 || lo > UNWIND_MAX_MAPPINGS)
 		return 0;
 	lo = UNW_OPAQUE(env, lo - 1) & (UNWIND_MAX_MAPPINGS - 1);
@@ -97,7 +118,7 @@ unwind_find_rule(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 {
 	struct unwind_page_key key = { .obj_id = obj_id, .page = (__u32)(vaddr >> UNWIND_PAGE_SHIFT) };
 	const struct unwind_page *page;
-	__u32 lo, hi, i, want = (__u32)(vaddr & UNWIND_PAGE_MASK), idx;
+	__u32 lo, hi, want = (__u32)(vaddr & UNWIND_PAGE_MASK), idx;
 	const __u32 *row;
 
 	if (vaddr >> (32 + UNWIND_PAGE_SHIFT))
@@ -108,20 +129,23 @@ unwind_find_rule(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 	/* last row whose low address is <= want; row 0 starts at 0 */
 	lo = 0;
 	hi = page->nr_rows;
-	for (i = 0; i < UNWIND_ROW_SEARCH_STEPS; i++) {
-		__u32 mid;
-
-		if (hi - lo <= 1)
-			break;
-		mid = (lo + hi) / 2;
-		row = UNW_ROW(env, page->first_row + mid);
-		if (!row)
-			return 0;
-		if (UNWIND_ROW_LO(*row) <= want)
-			lo = mid;
-		else
-			hi = mid;
+#define UNW_ROW_STEP						\
+	if (hi - lo > 1) {					\
+		__u32 mid = UNW_OPAQUE(env, (lo + hi) / 2);	\
+		row = UNW_ROW(env, page->first_row + mid);	\
+		if (!row)					\
+			return 0;				\
+		if (UNWIND_ROW_LO(*row) <= want)		\
+			lo = mid;				\
+		else						\
+			hi = mid;				\
 	}
+	UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP
+	UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP
+	UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP
+	UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP
+	UNW_ROW_STEP
+#undef UNW_ROW_STEP
 	row = UNW_ROW(env, page->first_row + lo);
 	if (!row)
 		return 0;
