@@ -9,12 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "loader.h"
 #include "profile.h"
 #include "profile.skel.h"
+#include "btfids.h"
+#include "btfids.skel.h"
 #include "unwind.h"
 
 static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -39,12 +42,6 @@ static uint32_t stacks2_base(long n)
 	return b;
 }
 
-/* Whether the kernel's BTF has this function (for fexit, or a kfunc). */
-static bool btf_has_func(const struct btf *btf, const char *func)
-{
-	return btf && btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) > 0;
-}
-
 /*
  * Whether an fexit program on func loads.  Kernels (or hypervisors,
  * lockdown) that refuse trampolines say so with EPERM only when a program
@@ -55,13 +52,12 @@ static bool btf_has_func(const struct btf *btf, const char *func)
  * millisecond.  Only a refusal counts: any other error leaves the decision
  * to the real load.
  */
-static bool fexit_refused(const struct btf *btf, const char *func)
+static bool fexit_refused(int id)
 {
 	struct bpf_insn insns[2] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	int id = btf ? btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) : -1;
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FEXIT,
 		    .attach_btf_id = id > 0 ? (unsigned)id : 0);
 	int fd;
@@ -74,6 +70,93 @@ static bool fexit_refused(const struct btf *btf, const char *func)
 		return false;
 	}
 	return errno == EPERM || errno == EACCES || errno == ENOTSUP || errno == 524 /* ENOTSUPP */;
+}
+
+/*
+ * Whether a perf_event program may use a hash map that is not
+ * preallocated (Linux 6.1+, where the BPF memory allocator is safe in any
+ * context).  Preallocation is most of the maps' creation cost: every entry
+ * of every hash map is allocated and linked at start-up (the walked-stacks
+ * map alone is 16 MiB at the default size), for a recording that may use a
+ * few hundred.  A map of one entry and a program that names it tell, for a
+ * fraction of a millisecond; older kernels refuse the program with EINVAL.
+ */
+static bool noprealloc_allowed(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = BPF_F_NO_PREALLOC);
+	int map = bpf_map_create(BPF_MAP_TYPE_HASH, "bprof_probe", 4, 8, 1, &mopts);
+	bool ok;
+
+	if (map < 0)
+		return false;
+	struct bpf_insn insns[4] = {
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "bprof_probe", "GPL", insns, 4, NULL);
+
+	ok = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	close(map);
+	return ok;
+}
+
+/* What the optional programs need from the kernel's BTF. */
+enum { FEAT_MMAP, FEAT_ITER_VMA, FEAT_PREXEC, FEAT_NR };
+static const char *const feature_names[FEAT_NR] = {
+	"vm_mmap_pgoff", "bpf_iter_task_vma_new", "btf_trace_sched_prepare_exec",
+};
+static const __u32 feature_kinds[FEAT_NR] = { BTF_KIND_FUNC, BTF_KIND_FUNC, BTF_KIND_TYPEDEF };
+
+/*
+ * The BTF type id of each feature_names[] entry in the kernel (0: absent),
+ * asked of the kernel by btfids.bpf.c.  Returns false where that program
+ * cannot run (before Linux 5.14, or where syscall programs are refused):
+ * the caller then reads the BTF itself.
+ */
+static bool kernel_btf_ids(int ids[FEAT_NR])
+{
+	struct btfids_bpf *f = btfids_bpf__open_and_load();
+	struct btfids_args a = { .nr = FEAT_NR };
+	/* a syscall program's context is copied back into ctx_in */
+	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &a, .ctx_size_in = sizeof(a));
+	int err;
+
+	if (!f)
+		return false;
+	for (int i = 0; i < FEAT_NR; i++) {
+		snprintf(a.name[i], sizeof(a.name[i]), "%s", feature_names[i]);
+		a.kind[i] = feature_kinds[i];
+	}
+	err = bpf_prog_test_run_opts(bpf_program__fd(f->progs.find_btf_ids), &run);
+	btfids_bpf__destroy(f);
+	if (err || run.retval)
+		return false;
+	for (int i = 0; i < FEAT_NR; i++) {
+		/* a name found in a module's BTF comes with an fd of that
+		 * BTF, opened in this process: not ours to use here */
+		if (a.id[i] > 0 && (a.id[i] >> 32) > 0)
+			close((int)(a.id[i] >> 32));
+		ids[i] = a.id[i] > 0 && (a.id[i] >> 32) == 0 ? (int)(a.id[i] & 0x7fffffff) : 0;
+	}
+	return true;
+}
+
+/* The same from the BTF read in user space: the slow way. */
+static void vmlinux_btf_ids(int ids[FEAT_NR])
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+
+	for (int i = 0; i < FEAT_NR; i++) {
+		int id = btf ? btf__find_by_name_kind(btf, feature_names[i], feature_kinds[i]) : -1;
+
+		ids[i] = id > 0 ? id : 0;
+	}
+	btf__free(btf);
 }
 
 static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -89,7 +172,8 @@ enum {
 	OPT_PROG_PREXEC = 1 << 2, /* tp_btf/sched_prepare_exec + bpf_iter_task_vma */
 };
 
-static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi, int *err)
+static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi,
+				   bool noprealloc, int *err)
 {
 	struct profile_bpf *obj = profile_bpf__open();
 
@@ -145,6 +229,18 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_max_entries(obj->maps.remap_asked, 1);
 	}
 
+	if (noprealloc) {
+		/* The hash maps the samples fill; the LRU sets must be
+		 * preallocated, the stack maps always are. */
+		struct bpf_map *grow[] = {
+			obj->maps.counts, obj->maps.counts_b, obj->maps.ustacks, obj->maps.ustacks_b,
+			obj->maps.seen, obj->maps.pids, obj->maps.tids,
+		};
+
+		for (size_t i = 0; i < sizeof(grow) / sizeof(grow[0]); i++)
+			bpf_map__set_map_flags(grow[i], bpf_map__map_flags(grow[i]) | BPF_F_NO_PREALLOC);
+	}
+
 	obj->rodata->rotating = env->rotate > 0;
 	/* --rotate: the second set of per-interval maps, as large as the
 	 * first; otherwise one entry each (nothing is preallocated for a
@@ -172,18 +268,22 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
  * kernel that cannot load it). */
 struct profile_bpf *loader_open(const struct env *env, bool *cfi, int *err)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
 	struct profile_bpf *obj = NULL;
 	unsigned avail = 0, tries[4];
+	bool noprealloc = noprealloc_allowed();
+	int ids[FEAT_NR];
 
-	if (btf_has_func(btf, "vm_mmap_pgoff") && !fexit_refused(btf, "vm_mmap_pgoff"))
+	if (!env->verbose)
+		libbpf_set_print(libbpf_print_none);
+	if (!kernel_btf_ids(ids))
+		vmlinux_btf_ids(ids);
+	if (ids[FEAT_MMAP] && !fexit_refused(ids[FEAT_MMAP]))
 		avail |= OPT_PROG_MMAP;
-	if (btf_has_func(btf, "bpf_iter_task_vma_new")) {
+	if (ids[FEAT_ITER_VMA]) {
 		avail |= OPT_PROG_EXIT;
-		if (btf && btf__find_by_name_kind(btf, "btf_trace_sched_prepare_exec", BTF_KIND_TYPEDEF) > 0)
+		if (ids[FEAT_PREXEC])
 			avail |= OPT_PROG_PREXEC;
 	}
-	btf__free(btf);
 	/* drop the riskiest first: fexit needs trampolines */
 	tries[0] = avail;
 	tries[1] = avail & ~OPT_PROG_MMAP;
@@ -195,7 +295,7 @@ struct profile_bpf *loader_open(const struct env *env, bool *cfi, int *err)
 			continue;
 		if (!env->verbose)
 			libbpf_set_print(i == 3 && env->unwind != OPTS_UNWIND_AUTO ? libbpf_print_quiet : libbpf_print_none);
-		obj = open_one(env, tries[i], *cfi, err);
+		obj = open_one(env, tries[i], *cfi, noprealloc, err);
 		if (!obj && env->verbose)
 			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
 				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));

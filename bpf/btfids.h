@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * btfids.h - the context of btfids.bpf.c's syscall program, shared with
+ * record/loader.c.
+ */
+#ifndef BPROF_BTFIDS_H
+#define BPROF_BTFIDS_H
+
+#define BTFIDS_MAX_NAMES 4
+#define BTFIDS_NAME_LEN 64
+
+struct btfids_args {
+	char name[BTFIDS_MAX_NAMES][BTFIDS_NAME_LEN]; /* NUL-terminated */
+	__u32 kind[BTFIDS_MAX_NAMES];  /* BTF_KIND_* */
+	__s64 id[BTFIDS_MAX_NAMES];    /* out: btf_obj_fd << 32 | type id, or < 0 */
+	__u32 nr;
+	__u32 pad;
+};
+
+#endif
