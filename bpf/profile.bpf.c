@@ -279,6 +279,7 @@ static __always_inline const __u32 *unwind_row(__u32 i)
 #define UNW_RULE(env, i) ({ __u32 _k = (i); (const struct unwind_rule *)bpf_map_lookup_elem(&unwind_rules, &_k); })
 #define UNW_STAT(env, i) unwind_count(i)
 #define UNW_OPAQUE(env, x) unwind_opaque((env), (x))
+#define UNW_SEARCH_FN __attribute__((noinline))
 #include "unwind_step.h"
 
 /* The walk's working state: too big for the 512-byte BPF stack. */

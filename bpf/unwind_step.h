@@ -19,6 +19,8 @@
  *   UNW_STAT(env, stat)         count one enum unwind_stat event
  *   UNW_OPAQUE(env, x)          x, hidden from the BPF verifier's value
  *                               tracking (identity in user space)
+ *   UNW_SEARCH_FN               optional: how the two searches are declared
+ *                               (default static __always_inline)
  *
  * There are no loops: the caller steps frame by frame (bpf_loop), and the
  * searches are written out step by step.
@@ -74,20 +76,34 @@ enum unwind_result {
  *   in the search bounds are then never found equal.
  *
  * Laundered through a store and a load, each midpoint is an unknown value
- * masked into range, and the steps verify about once each.  Together:
- * 76 k instructions processed and 58 ms before, 34 k and 29 ms after
- * (Linux 6.18).  The step counts cover the largest search
+ * masked into range, and the steps verify about once each.  In BPF both
+ * searches are also global functions (UNW_SEARCH_FN), verified once on
+ * their own rather than in every state a caller reaches them in.
+ * Together, for the sampler with the unwinder (Linux 6.18): 76 k
+ * instructions processed and 58 ms of verification before, 15 k and 18 ms
+ * after.  The step counts cover the largest search
  * (UNWIND_*_SEARCH_STEPS); a step past the answer only compares.
  */
 _Static_assert(UNWIND_MAPPING_SEARCH_STEPS == 9, "unwind_find_mapping writes out 9 steps");
 _Static_assert(UNWIND_ROW_SEARCH_STEPS == 17, "unwind_find_rule writes out 17 steps");
 
-/* Mapping of pc in proc: the last one starting at or below pc. */
-static __always_inline const struct unwind_mapping *
-unwind_find_mapping(UNW_ENV env, const struct unwind_proc *proc, __u64 pc)
-{
-	__u32 lo = 0, hi = proc->nr;
+/* How the two searches are declared: in BPF, global functions (the
+ * verifier checks a global function once, on its own, with its arguments
+ * unknown, instead of once for every state a caller reaches it in); in
+ * user space, static. */
+#ifndef UNW_SEARCH_FN
+#define UNW_SEARCH_FN static __always_inline
+#endif
 
+/* Index in proc->m of the mapping of pc: the last one starting at or below
+ * pc; -1 if none. */
+UNW_SEARCH_FN int unwind_mapping_index(UNW_ENV env, const struct unwind_proc *proc, __u64 pc)
+{
+	__u32 lo = 0, hi;
+
+	if (!env || !proc)
+		return -1;
+	hi = proc->nr;
 	if (hi > UNWIND_MAX_MAPPINGS)
 		hi = UNWIND_MAX_MAPPINGS;
 	hi = UNW_OPAQUE(env, hi);
@@ -104,28 +120,35 @@ unwind_find_mapping(UNW_ENV env, const struct unwind_proc *proc, __u64 pc)
 	UNW_MAPPING_STEP UNW_MAPPING_STEP UNW_MAPPING_STEP
 #undef UNW_MAPPING_STEP
 	if (lo == 0 || lo > UNWIND_MAX_MAPPINGS)
-		return 0;
+		return -1;
 	lo = UNW_OPAQUE(env, lo - 1) & (UNWIND_MAX_MAPPINGS - 1);
 	if (pc >= proc->m[lo].end)
-		return 0;
-	return &proc->m[lo];
+		return -1;
+	return (int)lo;
 }
 
-/* The rule for vaddr in object obj_id; NULL when there is none (the page
- * is absent or a map lookup failed). */
-static __always_inline const struct unwind_rule *
-unwind_find_rule(UNW_ENV env, __u32 obj_id, __u64 vaddr)
+static __always_inline const struct unwind_mapping *
+unwind_find_mapping(UNW_ENV env, const struct unwind_proc *proc, __u64 pc)
+{
+	int i = unwind_mapping_index(env, proc, pc);
+
+	return i < 0 ? 0 : &proc->m[i & (UNWIND_MAX_MAPPINGS - 1)];
+}
+
+/* Index of the rule for vaddr in object obj_id; -1 when there is none (the
+ * page is absent or a map lookup failed). */
+UNW_SEARCH_FN int unwind_rule_index(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 {
 	struct unwind_page_key key = { .obj_id = obj_id, .page = (__u32)(vaddr >> UNWIND_PAGE_SHIFT) };
 	const struct unwind_page *page;
-	__u32 lo, hi, want = (__u32)(vaddr & UNWIND_PAGE_MASK), idx;
+	__u32 lo, hi, want = (__u32)(vaddr & UNWIND_PAGE_MASK);
 	const __u32 *row;
 
-	if (vaddr >> (32 + UNWIND_PAGE_SHIFT))
-		return 0;
+	if (!env || vaddr >> (32 + UNWIND_PAGE_SHIFT))
+		return -1;
 	page = UNW_PAGE(env, &key);
 	if (!page || !page->nr_rows || page->nr_rows > UNWIND_PAGE_MAX_ROWS)
-		return 0;
+		return -1;
 	/* last row whose low address is <= want; row 0 starts at 0 */
 	lo = 0;
 	hi = page->nr_rows;
@@ -134,7 +157,7 @@ unwind_find_rule(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 		__u32 mid = UNW_OPAQUE(env, (lo + hi) / 2);	\
 		row = UNW_ROW(env, page->first_row + mid);	\
 		if (!row)					\
-			return 0;				\
+			return -1;				\
 		if (UNWIND_ROW_LO(*row) <= want)		\
 			lo = mid;				\
 		else						\
@@ -148,9 +171,16 @@ unwind_find_rule(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 #undef UNW_ROW_STEP
 	row = UNW_ROW(env, page->first_row + lo);
 	if (!row)
-		return 0;
-	idx = UNWIND_ROW_RULE(*row);
-	return UNW_RULE(env, idx);
+		return -1;
+	return (int)UNWIND_ROW_RULE(*row);
+}
+
+static __always_inline const struct unwind_rule *
+unwind_find_rule(UNW_ENV env, __u32 obj_id, __u64 vaddr)
+{
+	int i = unwind_rule_index(env, obj_id, vaddr);
+
+	return i < 0 ? 0 : UNW_RULE(env, (__u32)i);
 }
 
 /* The caller by frame pointer: what the kernel's walk does. */
