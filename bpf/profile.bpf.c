@@ -41,6 +41,12 @@ const volatile bool fp_fallback = true;
 /* ids of "stacks2" are reported offset by this: a power of two at least the
  * bucket count of "stacks", so the two id ranges never meet */
 const volatile __s32 stacks2_base = 16384;
+/* Every stack goes to "ustacks" under an id of its own (below), none to the
+ * kernel's stack maps, which prof-record then makes one entry each: the
+ * stack maps are always preallocated (16 MiB at the default size, most of
+ * the maps' creation cost), "ustacks" grows as stacks come (Linux 6.1+,
+ * where perf_event programs may use such a map). */
+const volatile bool own_stacks = false;
 
 /*
  * --rotate: which of the two sets of per-interval maps (counts, stacks,
@@ -99,7 +105,7 @@ struct {
 /* Each map of a set is named in a call of its own: a register that may
  * hold either of two map pointers would make the verifier walk the rest of
  * the program once per map. */
-static __always_inline long get_stack(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
+static __always_inline long get_stackid(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
 {
 	long id = gen ? bpf_get_stackid(ctx, &stacks_b, flags) : bpf_get_stackid(ctx, &stacks, flags);
 
@@ -367,17 +373,13 @@ static __always_inline bool same_stack(const struct profile_ustack *a,
 	return true;
 }
 
-/* Store the walked stack under an id no other stack has in ustacks_map
- * (one of the two sets); < 0 on loss. */
-static __always_inline long store_ustack_in(void *ustacks_map, struct profile_ustack *st, __u64 h)
+/* Store st under the first of two candidate ids that is free or already
+ * holds the same stack, in ustacks_map (one of the two sets); the id, or
+ * < 0 on loss (-ENOMEM: the map is full; -EEXIST: both ids hold other
+ * stacks). */
+static __always_inline long store_stack_at(void *ustacks_map, struct profile_ustack *st,
+					   __u32 ids[2])
 {
-	__u32 base = PROFILE_CFI_STACK_BASE |
-		     (st->flags & PROFILE_USTACK_LEAF_CFI ? PROFILE_CFI_STACK_EXACT : 0);
-	__u32 ids[2] = {
-		base | (__u32)(h & PROFILE_CFI_STACK_MASK),
-		base | (__u32)((h >> 32) & PROFILE_CFI_STACK_MASK),
-	};
-
 	for (int t = 0; t < 2; t++) {
 		struct profile_ustack *old = bpf_map_lookup_elem(ustacks_map, &ids[t]);
 		long err;
@@ -398,9 +400,67 @@ static __always_inline long store_ustack_in(void *ustacks_map, struct profile_us
 	return -EEXIST;
 }
 
+/* Store the walked stack under an id no other stack has in ustacks_map
+ * (one of the two sets); < 0 on loss. */
+static __always_inline long store_ustack_in(void *ustacks_map, struct profile_ustack *st, __u64 h)
+{
+	__u32 base = PROFILE_CFI_STACK_BASE |
+		     (st->flags & PROFILE_USTACK_LEAF_CFI ? PROFILE_CFI_STACK_EXACT : 0);
+	__u32 ids[2] = {
+		base | (__u32)(h & PROFILE_CFI_STACK_MASK),
+		base | (__u32)((h >> 32) & PROFILE_CFI_STACK_MASK),
+	};
+
+	return store_stack_at(ustacks_map, st, ids);
+}
+
 static __always_inline long store_ustack(struct profile_ustack *st, __u64 h, __u32 gen)
 {
 	return gen ? store_ustack_in(&ustacks_b, st, h) : store_ustack_in(&ustacks, st, h);
+}
+
+/*
+ * own_stacks: the kernel's frame-pointer walk (bpf_get_stack, kernel or
+ * user stack) stored like a walked stack, under an id below
+ * PROFILE_CFI_STACK_BASE: ids there are the kernel's walks, whatever map
+ * held them (SPEC 6.3).  Hashed over every address and compared in full
+ * before an id is reused, as walked stacks are.  Runs after the user walk
+ * has stored its stack, so it may use the same scratch buffer.  A global
+ * function: verified once, not at each of its three callers.
+ */
+__attribute__((noinline)) long get_own_stack(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
+{
+	struct profile_ustack *st;
+	struct unwind_scratch *s;
+	__u32 zero = 0, ids[2];
+	__u64 h = 0xcbf29ce484222325ULL;
+	long n;
+
+	s = bpf_map_lookup_elem(&unwind_scratch_map, &zero);
+	if (!s)
+		return -ENOMEM;
+	st = &s->stack;
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	if (n <= 0)
+		return n ? n : -EFAULT;
+	st->nr = (__u32)n / sizeof(st->ips[0]);
+	st->flags = 0;
+	for (int i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
+		if (i >= (int)st->nr)
+			break;
+		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	ids[0] = (__u32)h & PROFILE_OWN_STACK_MASK;
+	ids[1] = (__u32)(h >> 32) & PROFILE_OWN_STACK_MASK;
+	return gen ? store_stack_at(&ustacks_b, st, ids) : store_stack_at(&ustacks, st, ids);
+}
+
+static __always_inline long get_stack(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
+{
+	return own_stacks ? get_own_stack(ctx, flags, gen) : get_stackid(ctx, flags, gen);
 }
 
 /* Image -> when user space was last asked to re-read its mappings. */

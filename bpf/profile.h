@@ -39,6 +39,10 @@ struct profile_key {
  * caller is exact (else a frame pointer, which may skip it, gave it) */
 #define PROFILE_CFI_STACK_EXACT 0x20000000
 #define PROFILE_CFI_STACK_MASK 0x1fffffff
+/* own_stacks (profile.bpf.c): a stack of the kernel's frame-pointer walk
+ * stored in "ustacks" gets 29 bits of a hash of its addresses as its id,
+ * below PROFILE_CFI_STACK_BASE like the ids of bpf_get_stackid() */
+#define PROFILE_OWN_STACK_MASK 0x1fffffff
 #define PROFILE_USTACK_LEAF_CFI  (1u << 0) /* the interrupted frame was unwound
 					    * with a table: its caller is exact */
 #define PROFILE_USTACK_COMPLETE  (1u << 1) /* reached the outermost frame */

@@ -35,6 +35,7 @@ int dump_counts(struct profile_bpf *obj, unsigned gen, struct bprof_recording *r
 	int ufd = bpf_map__fd(gen ? obj->maps.ustacks_b : obj->maps.ustacks);
 	struct profile_ustack *us = malloc(sizeof(*us));
 	int32_t base2 = obj->rodata->stacks2_base;
+	bool own = obj->rodata->own_stacks;
 	struct profile_key key, next, *prev = NULL;
 	int32_t *ids = NULL;
 	size_t nr_ids = 0, cap_ids = 0;
@@ -109,12 +110,13 @@ int dump_counts(struct profile_bpf *obj, unsigned gen, struct bprof_recording *r
 			continue;
 		memset(ips, 0, sizeof(ips));
 		/* ids from the second-chance map are offset by base2; stacks
-		 * walked by the unwinder have ids of their own */
+		 * walked by the unwinder have ids of their own, and so has
+		 * every stack when the kernel's stack maps are not used */
 		int32_t local = ids[i] >= base2 ? ids[i] - base2 : ids[i];
 		int lerr;
 		uint32_t flags = 0;
 
-		if (ids[i] >= PROFILE_CFI_STACK_BASE) {
+		if (own || ids[i] >= PROFILE_CFI_STACK_BASE) {
 			lerr = bpf_map_lookup_elem(ufd, &ids[i], us);
 			if (!lerr) {
 				n = us->nr < PROFILE_MAX_STACK_DEPTH ? us->nr : PROFILE_MAX_STACK_DEPTH;

@@ -231,7 +231,9 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 
 	if (noprealloc) {
 		/* The hash maps the samples fill; the LRU sets must be
-		 * preallocated, the stack maps always are. */
+		 * preallocated.  The kernel's stack maps always are: every
+		 * stack then goes to "ustacks" (own_stacks in profile.bpf.c),
+		 * which holds the kernel's walks beside the unwinder's. */
 		struct bpf_map *grow[] = {
 			obj->maps.counts, obj->maps.counts_b, obj->maps.ustacks, obj->maps.ustacks_b,
 			obj->maps.seen, obj->maps.pids, obj->maps.tids,
@@ -239,6 +241,11 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 
 		for (size_t i = 0; i < sizeof(grow) / sizeof(grow[0]); i++)
 			bpf_map__set_map_flags(grow[i], bpf_map__map_flags(grow[i]) | BPF_F_NO_PREALLOC);
+		obj->rodata->own_stacks = true;
+		bpf_map__set_max_entries(obj->maps.stacks, 1);
+		bpf_map__set_max_entries(obj->maps.stacks2, 1);
+		bpf_map__set_max_entries(obj->maps.ustacks,
+					 env->stack_storage_size * (cfi && !env->kernel_only ? 2 : 1));
 	}
 
 	obj->rodata->rotating = env->rotate > 0;
