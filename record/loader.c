@@ -244,8 +244,9 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		obj->rodata->own_stacks = true;
 		bpf_map__set_max_entries(obj->maps.stacks, 1);
 		bpf_map__set_max_entries(obj->maps.stacks2, 1);
+		/* room for N user and N kernel stacks */
 		bpf_map__set_max_entries(obj->maps.ustacks,
-					 env->stack_storage_size * (cfi && !env->kernel_only ? 2 : 1));
+					 env->stack_storage_size * (env->kernel_only || env->user_only ? 1 : 2));
 	}
 
 	obj->rodata->rotating = env->rotate > 0;

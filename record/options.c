@@ -82,7 +82,7 @@ static const struct argp_option argp_options[] = {
 	{ "event", 'e', "EVENT", 0, "cpu-clock (default, as bcc's profile) or cycles (hardware; falls back to cpu-clock where there is no PMU)", 0 },
 	{ "include-idle", 'I', NULL, 0, "Include CPU idle stacks (pid 0)", 0 },
 	{ "cpu", 'C', "CPU", 0, "Sample this CPU only", 0 },
-	{ "stack-storage-size", OPT_STACK_STORAGE, "N", 0, "Unique stack traces that can be stored (default 16384; a quarter more is kept for hash-collision victims)", 0 },
+	{ "stack-storage-size", OPT_STACK_STORAGE, "N", 0, "Unique stack traces that can be stored (default 16384; see prof-record(8))", 0 },
 	{ "hash-storage-size", OPT_HASH_STORAGE, "N", 0, "Unique counted keys that can be stored (default 40960)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "How user stacks are walked: auto (default: the .eh_frame unwind tables prof-record builds for each sampled object, frame pointers where there is none), cfi (tables only), fp (frame pointers only, as bcc's profile)", 0 },
 	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "ROWS", 0, "Unwind table rows that can be loaded, 4 bytes each (default 1048576)", 0 },
