@@ -822,8 +822,14 @@ static int decompress(const uint8_t *src, size_t len, uint64_t content_size,
 				     ZSTD_getErrorName(ret));
 		goto out;
 	}
-	/* One byte of slack detects a frame longer than announced. */
-	cap = content_size + 1 < 1u << 20 ? (size_t)content_size + 1 : 1u << 20;
+	/* One byte of slack detects a frame longer than announced.  The
+	 * first buffer is what the header announces, up to 1 MiB or 16 times
+	 * the compressed bytes, whichever is more: bounded by what the file
+	 * really holds, never by its claims, and large enough that a typical
+	 * recording (4-6 times smaller compressed) needs no realloc, whose
+	 * copy of megabytes was a third of merging 100 recordings. */
+	size_t first = len < SIZE_MAX / 16 && len * 16 > (1u << 20) ? len * 16 : 1u << 20;
+	cap = content_size + 1 < first ? (size_t)content_size + 1 : first;
 	buf = malloc(cap);
 	if (!buf) {
 		rc = bprof_set_error(err, BPROF_E_NOMEM, 0, "content buffer");

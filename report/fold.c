@@ -32,6 +32,7 @@ struct rep_fold {
 	struct rep_map row_ids;    /* row key -> index into rows */
 	struct rep_map ids;        /* stack, path and kernel keys -> id (from 1) */
 	uint32_t next_id;
+	size_t last_new;           /* rows the last input added */
 };
 
 /* A row's key; every byte set (padding-free), so equal rows compare equal. */
@@ -306,13 +307,20 @@ int rep_fold_add_input(struct rep_fold *f, const struct rep_config *cfg, const s
 {
 	const struct bprof_recording *rec = in->rec;
 	struct in_state s;
+	size_t before = f->nr;
 	int err = in_state_init(f, &s, in);
 
 	for (uint64_t n = 0; n < rec->nr_counts && !err; n++)
 		if (rep_row_selected(cfg, &rec->counts[n]))
 			err = fold_row(f, &s, cfg, in, &rec->counts[n]);
 	in_state_free(&s);
+	f->last_new = f->nr - before;
 	return err;
+}
+
+size_t rep_fold_last_new(const struct rep_fold *f)
+{
+	return f->last_new;
 }
 
 size_t rep_fold_rows(const struct rep_fold *f, const struct rep_fold_row **rows)

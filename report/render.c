@@ -523,18 +523,29 @@ int rep_agg_add_inputs(struct rep_agg *agg, const struct rep_config *cfg, struct
 	 * pid, in folded output): keying its rows cost 15 % more than it saved */
 	if (nr_in == 1)
 		return rep_agg_add_input(agg, cfg, sym, in, st);
-	struct agg_walk w = { .agg = agg, .cfg = cfg, .st = st };
-	struct rep_wbuf b = {0};
 	struct rep_fold *fold = NULL;
-	const struct rep_fold_row *rows;
 	int err = rep_fold_create(&fold);
 
 	for (size_t i = 0; i < nr_in && !err; i++)
 		err = rep_fold_add_input(fold, cfg, &in[i]);
-	size_t n = err ? 0 : rep_fold_rows(fold, &rows);
+	if (!err)
+		err = rep_agg_add_fold(agg, cfg, sym, fold, nr_in == 1 ? in->path : "the recordings",
+				       st);
+	rep_fold_destroy(fold);
+	return err;
+}
+
+int rep_agg_add_fold(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,
+		     const struct rep_fold *fold, const char *name, struct rep_stats *st)
+{
+	struct agg_walk w = { .agg = agg, .cfg = cfg, .st = st };
+	struct rep_wbuf b = {0};
+	const struct rep_fold_row *rows;
+	size_t n = rep_fold_rows(fold, &rows);
+	int err = 0;
+
 	/* first seen first: objects lacking symbols are noted in the order an
 	 * unfolded walk notes them (the summary lists them so) */
-	const char *name = nr_in == 1 ? in->path : "the recordings";
 	for (size_t i = 0; i < n && !err; i++) {
 		if (cfg->progress && (i & 4095) == 0)
 			cfg->progress(cfg->progress_arg, name, i, n);
@@ -544,7 +555,6 @@ int rep_agg_add_inputs(struct rep_agg *agg, const struct rep_config *cfg, struct
 	if (cfg->progress)
 		cfg->progress(cfg->progress_arg, name, n, n);
 	rep_wbuf_free(&b);
-	rep_fold_destroy(fold);
 	free(w.r.frames);
 	free(w.r.text.s);
 	free(w.line.s);

@@ -87,6 +87,11 @@ int rep_agg_add_input(struct rep_agg *agg, const struct rep_config *cfg, struct 
  * rep_agg_add_input's on each input in turn. */
 int rep_agg_add_inputs(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,
 		       const struct rep_input *in, size_t nr_in, struct rep_stats *st);
+/* The same for inputs already folded into fold (name: for the progress
+ * line); the inputs its rows came from must still be open. */
+struct rep_fold;
+int rep_agg_add_fold(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,
+		     const struct rep_fold *fold, const char *name, struct rep_stats *st);
 /* Objects (bsym ids) that had frames but no symbols; owned by agg. */
 size_t rep_agg_unnamed_objects(const struct rep_agg *agg, const uint32_t **ids);
 
@@ -231,6 +236,9 @@ void rep_fold_destroy(struct rep_fold *f);
  * Rows fold only when everything cfg's output prints of them is equal
  * (fold.c says what that is); -ENOMEM. */
 int rep_fold_add_input(struct rep_fold *f, const struct rep_config *cfg, const struct rep_input *in);
+/* How many unique rows the last rep_fold_add_input() added.  An input that
+ * added none is not referenced by f: its caller may close it at once. */
+size_t rep_fold_last_new(const struct rep_fold *f);
 /* The unique rows so far, first seen first; owned by f. */
 size_t rep_fold_rows(const struct rep_fold *f, const struct rep_fold_row **rows);
 

@@ -27,6 +27,28 @@ done
 check "the runs were folded across pids (fewer lines than the three files)" \
 	test "$(wc -l < "$T_DIR/merged")" -lt "$(cat "$T_DIR"/[abc].txt | wc -l)"
 
+# Files are read one at a time and a copy that adds no new row is closed
+# at once (report/main.c, fold_sides): the summary's notes about objects
+# still come from the files kept, and say the same as for one file.
+"$BPROF_REPORT" -f "$T_DIR/a.bprof" > /dev/null 2> "$T_DIR/one.err"
+"$BPROF_REPORT" -f "$T_DIR"/copy?.bprof > /dev/null 2> "$T_DIR/copies.err"
+check "three copies: the summary's notes are one file's" \
+	cmp <(tail -n +2 "$T_DIR/one.err") <(tail -n +2 "$T_DIR/copies.err")
+check "three copies: three times the samples in the summary" python3 - "$T_DIR" <<'PY'
+import re, sys
+d = sys.argv[1]
+n = lambda p: int(re.match(r"prof-report: (\d+) samples", open(p).readline()).group(1))
+print(n(d + "/one.err"), n(d + "/copies.err"))
+sys.exit(0 if 3 * n(d + "/one.err") == n(d + "/copies.err") else 1)
+PY
+# a file that cannot be read among many: named, exit 1, nothing printed
+printf 'not a recording' > "$T_DIR/bad.bprof"
+rc=0
+"$BPROF_REPORT" -f "$T_DIR/a.bprof" "$T_DIR/bad.bprof" "$T_DIR/b.bprof" > "$T_DIR/out" 2> "$T_DIR/err" || rc=$?
+check "a bad file among three: exit 1" test "$rc" -eq 1
+check "a bad file among three: named" grep -q "bad.bprof: " "$T_DIR/err"
+check "a bad file among three: nothing printed" test ! -s "$T_DIR/out"
+
 # --diff over sets: BEFORE = a + b, AFTER = c
 "$BPROF_REPORT" -q --before "$T_DIR/a.bprof" --before "$T_DIR/b.bprof" "$T_DIR/c.bprof" > "$T_DIR/diff"
 "$BPROF_REPORT" -q -f "$T_DIR/a.bprof" "$T_DIR/b.bprof" > "$T_DIR/ab.txt"
