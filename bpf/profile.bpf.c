@@ -388,8 +388,12 @@ static __always_inline long store_stack_at(void *ustacks_map, struct profile_ust
 			err = bpf_map_update_elem(ustacks_map, &ids[t], st, BPF_NOEXIST);
 			if (!err)
 				return ids[t];
+			/* a full hash map says -E2BIG (no element left,
+			 * preallocated or not), a failed allocation -ENOMEM:
+			 * both are the stack map full of bpf_get_stackid()
+			 * (SPEC 6.4), and counted so */
 			if (err != -EEXIST)
-				return err; /* -ENOMEM: the map is full */
+				return -ENOMEM;
 			old = bpf_map_lookup_elem(ustacks_map, &ids[t]); /* another CPU won */
 			if (!old)
 				return -ENOMEM;

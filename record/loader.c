@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -270,6 +271,63 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	return obj;
 }
 
+/*
+ * The maps that grow (own_stacks) take their elements from per-CPU caches
+ * that the kernel fills after an interrupt, and at creation holds one
+ * element of a stack's size per CPU.  A CPU's first sample can need two (a
+ * new user and a new kernel stack): the second then failed with ENOMEM,
+ * a stack lost at the start of one run in five.  Inserting and deleting
+ * two elements from user space on each CPU (pinned there) makes each cache
+ * refill to its usual level before sampling starts.  Best effort: a CPU
+ * this process may not run on keeps its one element.
+ */
+static void warm_caches(struct profile_bpf *obj)
+{
+	struct bpf_map *maps[] = { obj->maps.ustacks, obj->maps.ustacks_b, obj->maps.counts,
+				   obj->maps.counts_b };
+	static const struct profile_ustack zero_stack;
+	struct profile_key zero_key = {0};
+	uint64_t one = 1;
+	int ncpus = libbpf_num_possible_cpus();
+	cpu_set_t saved;
+
+	if (ncpus <= 0 || sched_getaffinity(0, sizeof(saved), &saved))
+		return;
+	for (int cpu = 0; cpu < ncpus && cpu < CPU_SETSIZE; cpu++) {
+		cpu_set_t one_cpu;
+
+		CPU_ZERO(&one_cpu);
+		CPU_SET(cpu, &one_cpu);
+		if (sched_setaffinity(0, sizeof(one_cpu), &one_cpu))
+			continue;
+		for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]); m++) {
+			int fd = bpf_map__fd(maps[m]);
+			bool stacks = m < 2;
+
+			if (bpf_map__max_entries(maps[m]) < 2)
+				continue; /* a set not in use (no --rotate) */
+			for (uint32_t k = 0; k < 2; k++) {
+				/* keys no sample produces: stack ids are
+				 * below 2^31, and a pid of 2^32 - 1 - k does
+				 * not exist; sampling has not started anyway */
+				uint32_t id = UINT32_MAX - k;
+
+				zero_key.pid = UINT32_MAX - k;
+				bpf_map_update_elem(fd, stacks ? (void *)&id : (void *)&zero_key,
+						    stacks ? (const void *)&zero_stack : (const void *)&one,
+						    BPF_NOEXIST);
+			}
+			for (uint32_t k = 0; k < 2; k++) {
+				uint32_t id = UINT32_MAX - k;
+
+				zero_key.pid = UINT32_MAX - k;
+				bpf_map_delete_elem(fd, stacks ? (void *)&id : (void *)&zero_key);
+			}
+		}
+	}
+	sched_setaffinity(0, sizeof(saved), &saved);
+}
+
 /* Load with as many optional programs as this kernel takes; libbpf stays
  * quiet about the attempts that fail unless -v.  *cfi: the table-walking
  * sampler was loaded (--unwind=auto falls back to frame pointers on a
@@ -315,6 +373,8 @@ struct profile_bpf *loader_open(const struct env *env, bool *cfi, int *err)
 		}
 	}
 	libbpf_set_print(env->verbose ? libbpf_print_verbose : libbpf_print_quiet);
+	if (obj && obj->rodata->own_stacks)
+		warm_caches(obj);
 	return obj;
 }
 
