@@ -124,6 +124,41 @@ static int cmp_ksym(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* The list starts with vmlinux's symbols in address order (~100 k) and
+ * ends with the modules', BPF programs' and trampolines' in any order: the
+ * first run needs only its equal-address names put in order (insertion
+ * sort, linear on nearly sorted input), the rest a qsort, then one merge.
+ * A qsort of everything was 5 % of a 4 s recording's CPU. */
+int kernel_sort_ksyms(struct bprof_ksym *s, uint32_t n)
+{
+	uint32_t run = 1, a, b, o = 0;
+	struct bprof_ksym *tmp;
+
+	while (run < n && s[run].addr >= s[run - 1].addr)
+		run++;
+	for (uint32_t i = 1; i < run; i++) {
+		struct bprof_ksym x = s[i];
+		uint32_t j = i;
+
+		while (j > 0 && cmp_ksym(&s[j - 1], &x) > 0) {
+			s[j] = s[j - 1];
+			j--;
+		}
+		s[j] = x;
+	}
+	if (run == n)
+		return 0;
+	qsort(s + run, n - run, sizeof(*s), cmp_ksym);
+	tmp = malloc((size_t)n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (a = 0, b = run; a < run || b < n;)
+		tmp[o++] = b >= n || (a < run && cmp_ksym(&s[a], &s[b]) <= 0) ? s[a++] : s[b++];
+	memcpy(s, tmp, (size_t)n * sizeof(*s));
+	free(tmp);
+	return 0;
+}
+
 /*
  * Split one /proc/kallsyms line, "ADDR T name" or "ADDR t name\t[module]",
  * in place.  By hand rather than sscanf: 120k lines through sscanf were a
@@ -234,8 +269,8 @@ static int collect_kallsyms(struct bprof_kernel *k, bool with_kallsyms, bool *hi
 		k->stext = 0;
 	}
 	/* vmlinux's symbols come sorted; modules usually follow above them */
-	if (k->nr_ksyms && !sorted)
-		qsort(k->ksyms, k->nr_ksyms, sizeof(*k->ksyms), cmp_ksym);
+	if (k->nr_ksyms && !sorted && kernel_sort_ksyms(k->ksyms, k->nr_ksyms))
+		return -ENOMEM;
 	return 0;
 nomem:
 	free(line);

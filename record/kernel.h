@@ -47,6 +47,10 @@ void kernel_cache_destroy(struct kernel_cache *c);
 int kernel_collect_for(struct bprof_kernel *k, const struct bprof_recording *rec, bool kallsyms,
 		       bool full, struct kernel_cache *cache, bool *hidden);
 
+/* Sort symbols by address, then name (the order the snapshot is kept in),
+ * as qsort would: 0 or -ENOMEM. */
+int kernel_sort_ksyms(struct bprof_ksym *s, uint32_t n);
+
 /* Whether rec's counts hold any kernel address (a kernel stack or an
  * interrupted kernel ip): without one, kallsyms need not be read. */
 bool kernel_sampled(const struct bprof_recording *rec);

@@ -10,6 +10,8 @@
 
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -107,4 +109,50 @@ Test(kernel, notes_build_id)
 	cr_expect_eq(out[0], 1);
 	cr_expect_eq(out[19], 20);
 	cr_expect_eq(notes_build_id(buf, 40, out), 0, "truncated note is refused");
+}
+
+static int cmp_ksym_test(const void *a, const void *b)
+{
+	const struct bprof_ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* kernel_sort_ksyms gives qsort's order on what /proc/kallsyms looks like:
+ * a run in address order with aliases in any name order, then symbols in
+ * any order (some inside the run's range, some equal to its addresses). */
+Test(kernel, sort_ksyms_is_qsort)
+{
+	enum { RUN = 3000, TAIL = 1500 };
+	static char names[RUN + TAIL][16];
+	static struct bprof_ksym a[RUN + TAIL], b[RUN + TAIL];
+	uint64_t addr = 0xffffffff81000000ull;
+	unsigned seed = 12345;
+
+	for (int round = 0; round < 4; round++) {
+		uint32_t n = round == 3 ? RUN : RUN + TAIL; /* the last: no tail */
+
+		for (uint32_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			if (i < RUN) {
+				if (seed % 4) /* one in four: an alias of the one before */
+					addr += 16 + seed % 64;
+			} else {
+				addr = 0xffffffff81000000ull + (seed >> 8) % (RUN * 48);
+				if (seed % 3 == 0)
+					addr = 0xffffffffa0000000ull + seed % 100000;
+			}
+			snprintf(names[i], sizeof(names[i]), "f%u", (seed >> 4) % 997);
+			a[i] = (struct bprof_ksym){ .addr = addr, .name = names[i] };
+		}
+		memcpy(b, a, n * sizeof(*a));
+		cr_assert_eq(kernel_sort_ksyms(a, n), 0);
+		qsort(b, n, sizeof(*b), cmp_ksym_test);
+		for (uint32_t i = 0; i < n; i++)
+			cr_assert(a[i].addr == b[i].addr && !strcmp(a[i].name, b[i].name),
+				  "round %d: symbol %u differs", round, i);
+		addr = 0xffffffff81000000ull;
+	}
 }
