@@ -499,6 +499,7 @@ static int open_input(const struct args *a, struct bsym_ctx *sym, struct rep_inp
  * same build and load) is closed at once: holding every parsed recording
  * until the end cost more than reading it (100 copies of a 1 MiB
  * recording: 5 of the 8 ms per file went to memory that stayed in use).
+ * The files of a set are read a few ahead on another thread (readahead.c).
  * *bad_file: a file could not be read (already said).
  */
 static int fold_sides(const struct args *a, struct rep_agg **agg, struct bsym_ctx *sym,
@@ -510,6 +511,7 @@ static int fold_sides(const struct args *a, struct rep_agg **agg, struct bsym_ct
 	*bad_file = false;
 	for (size_t side = 0; side < (a->diff ? 2u : 1u) && !err; side++) {
 		size_t first = bound[side], n = bound[side + 1] - bound[side];
+		struct rep_readahead *ra = NULL;
 		struct rep_fold *fold = NULL;
 
 		if (n == 1) {
@@ -522,9 +524,18 @@ static int fold_sides(const struct args *a, struct rep_agg **agg, struct bsym_ct
 			continue;
 		}
 		err = rep_fold_create(&fold);
+		if (!err)
+			err = rep_readahead_create(&ra, a->files + first, n);
 		for (size_t i = first; i < first + n && !err; i++) {
-			err = open_input(a, sym, in, i);
+			struct bprof_recording *rec;
+			char errbuf[512];
+
+			err = rep_readahead_next(ra, &rec, errbuf, sizeof(errbuf));
+			if (!err)
+				err = rep_input_adopt(&in[i], sym, rec, a->files[i], errbuf,
+						      sizeof(errbuf));
 			if (err) {
+				fprintf(stderr, "prof-report: %s: %s\n", a->files[i], errbuf);
 				*bad_file = true;
 				break;
 			}
@@ -532,6 +543,7 @@ static int fold_sides(const struct args *a, struct rep_agg **agg, struct bsym_ct
 			if (!err && rep_fold_last_new(fold) == 0)
 				rep_input_close(&in[i]);
 		}
+		rep_readahead_destroy(ra);
 		if (!err)
 			err = rep_agg_add_fold(agg[side], &a->cfg, sym, fold, "the recordings", st);
 		rep_fold_destroy(fold);

@@ -242,6 +242,19 @@ size_t rep_fold_last_new(const struct rep_fold *f);
 /* The unique rows so far, first seen first; owned by f. */
 size_t rep_fold_rows(const struct rep_fold *f, const struct rep_fold_row **rows);
 
+/* ---- reading files ahead (readahead.c) ------------------------------------- */
+
+/* paths[0..n) read in order on a thread of their own, at most a few
+ * recordings ahead of the caller; paths must outlive ra. */
+struct rep_readahead;
+int rep_readahead_create(struct rep_readahead **out, char *const *paths, size_t n); /* -ENOMEM */
+/* The next file's recording (the caller owns it), or its reading error
+ * with errbuf set as bprof_read_file would word it; -ENOENT after the last.
+ * After an error no later file is read. */
+int rep_readahead_next(struct rep_readahead *ra, struct bprof_recording **rec, char *errbuf,
+		       size_t errlen);
+void rep_readahead_destroy(struct rep_readahead *ra);
+
 /* ---- exporters (export_*.c, flamegraph_svg.c) ------------------------------ */
 
 /* Each writes path ("-": standard output) from the inputs; 0 or -errno. */
