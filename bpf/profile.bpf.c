@@ -373,6 +373,16 @@ static __always_inline bool same_stack(const struct profile_ustack *a,
 	return true;
 }
 
+/* The end of a stack's hash: FNV-1a over its addresses, then a mixer so
+ * that both halves of the 64 bits are good ids. */
+static __always_inline __u64 stack_hash_mix(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
 /* Store st under the first of two candidate ids that is free or already
  * holds the same stack, in ustacks_map (one of the two sets); the id, or
  * < 0 on loss (-ENOMEM: the map is full; -EEXIST: both ids hold other
@@ -454,9 +464,7 @@ __attribute__((noinline)) long get_own_stack(struct bpf_perf_event_data *ctx, __
 			break;
 		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
 	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
+	h = stack_hash_mix(h);
 	ids[0] = (__u32)h & PROFILE_OWN_STACK_MASK;
 	ids[1] = (__u32)(h >> 32) & PROFILE_OWN_STACK_MASK;
 	return gen ? store_stack_at(&ustacks_b, st, ids) : store_stack_at(&ustacks, st, ids);
@@ -503,7 +511,6 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 	struct unwind_scratch *s;
 	struct pt_regs *regs;
 	__u32 zero = 0;
-	__u64 h;
 
 	if (!BPF_CORE_READ(task, mm))
 		return -EFAULT; /* a kernel thread: no user stack */
@@ -584,11 +591,7 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 	}
 	if (!s->stack.nr)
 		return -EFAULT;
-	h = w.hash;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return store_ustack(&s->stack, h, gen);
+	return store_ustack(&s->stack, stack_hash_mix(w.hash), gen);
 }
 
 static __always_inline void count_loss(__u32 idx)

@@ -283,11 +283,21 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
  */
 static void warm_caches(struct profile_bpf *obj)
 {
-	struct bpf_map *maps[] = { obj->maps.ustacks, obj->maps.ustacks_b, obj->maps.counts,
-				   obj->maps.counts_b };
-	static const struct profile_ustack zero_stack;
-	struct profile_key zero_key = {0};
-	uint64_t one = 1;
+	/* keys no sample produces (stack ids are below 2^31, no pid is
+	 * 2^32 - 1 or - 2; sampling has not started anyway) and any value */
+	static const struct profile_ustack stack;
+	static const uint64_t one = 1;
+	uint32_t ids[2] = { UINT32_MAX, UINT32_MAX - 1 };
+	struct profile_key keys[2] = { { .pid = UINT32_MAX }, { .pid = UINT32_MAX - 1 } };
+	struct {
+		struct bpf_map *map;
+		const void *key[2], *value;
+	} sets[] = {
+		{ obj->maps.ustacks, { &ids[0], &ids[1] }, &stack },
+		{ obj->maps.ustacks_b, { &ids[0], &ids[1] }, &stack },
+		{ obj->maps.counts, { &keys[0], &keys[1] }, &one },
+		{ obj->maps.counts_b, { &keys[0], &keys[1] }, &one },
+	};
 	int ncpus = libbpf_num_possible_cpus();
 	cpu_set_t saved;
 
@@ -300,29 +310,15 @@ static void warm_caches(struct profile_bpf *obj)
 		CPU_SET(cpu, &one_cpu);
 		if (sched_setaffinity(0, sizeof(one_cpu), &one_cpu))
 			continue;
-		for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]); m++) {
-			int fd = bpf_map__fd(maps[m]);
-			bool stacks = m < 2;
+		for (size_t m = 0; m < sizeof(sets) / sizeof(sets[0]); m++) {
+			int fd = bpf_map__fd(sets[m].map);
 
-			if (bpf_map__max_entries(maps[m]) < 2)
+			if (bpf_map__max_entries(sets[m].map) < 2)
 				continue; /* a set not in use (no --rotate) */
-			for (uint32_t k = 0; k < 2; k++) {
-				/* keys no sample produces: stack ids are
-				 * below 2^31, and a pid of 2^32 - 1 - k does
-				 * not exist; sampling has not started anyway */
-				uint32_t id = UINT32_MAX - k;
-
-				zero_key.pid = UINT32_MAX - k;
-				bpf_map_update_elem(fd, stacks ? (void *)&id : (void *)&zero_key,
-						    stacks ? (const void *)&zero_stack : (const void *)&one,
-						    BPF_NOEXIST);
-			}
-			for (uint32_t k = 0; k < 2; k++) {
-				uint32_t id = UINT32_MAX - k;
-
-				zero_key.pid = UINT32_MAX - k;
-				bpf_map_delete_elem(fd, stacks ? (void *)&id : (void *)&zero_key);
-			}
+			for (int k = 0; k < 2; k++)
+				bpf_map_update_elem(fd, sets[m].key[k], sets[m].value, BPF_NOEXIST);
+			for (int k = 0; k < 2; k++)
+				bpf_map_delete_elem(fd, sets[m].key[k]);
 		}
 	}
 	sched_setaffinity(0, sizeof(saved), &saved);
