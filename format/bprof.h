@@ -349,6 +349,10 @@ struct bprof_recording {
 	struct bprof_process *processes;  /* sorted by (pid, exec_id) */
 	uint64_t nr_images;
 	struct bprof_image *images;       /* sorted by object_index */
+	/* Set by the reader: every stack's ips live in this one block, freed
+	 * whole.  NULL for a recording built in memory, whose stacks own
+	 * their ips. */
+	uint64_t *ips_block;
 };
 
 /* ---- building ---------------------------------------------------------- */
@@ -363,7 +367,8 @@ void bprof_recording_free(struct bprof_recording *rec);
  * Arrays the caller hung on the recording itself may be grown too, so they
  * must come from malloc (the capacity is taken from malloc_usable_size()).
  * Return 0, BPROF_E_NOMEM, BPROF_E_INVAL (NULL argument) or, for more than
- * 2^32 - 2 objects, BPROF_E_LIMIT. */
+ * 2^32 - 2 objects, BPROF_E_LIMIT.  add_stack refuses (BPROF_E_INVAL) a
+ * recording read from a file (its stacks share ips_block). */
 int bprof_recording_add_count(struct bprof_recording *rec, const struct bprof_count *c);
 int bprof_recording_add_stack(struct bprof_recording *rec, const struct bprof_stack *s);
 int bprof_recording_add_object(struct bprof_recording *rec, const struct bprof_object *o,

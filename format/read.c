@@ -231,6 +231,23 @@ static int parse_stacks(struct cur *c, struct bprof_recording *r)
 	if (n && !(r->stacks = calloc(n, sizeof(*r->stacks))))
 		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "stacks table");
 	r->nr_stacks = n;
+	/* Every stack's ips go into one block, sized by a first pass over the
+	 * headers: one allocation per file instead of one per stack (a report
+	 * merging many files spent a fifth of its time in malloc and free).
+	 * The pass only sums; the loop below checks every header as before. */
+	uint64_t total = 0;
+	for (uint64_t i = 0, at = c->pos; i < n && c->len - at >= BPROF_STACK_FIXED_LEN; i++) {
+		uint32_t nr = bprof_le32(c->b + at + 4);
+
+		at += BPROF_STACK_FIXED_LEN;
+		if (nr > BPROF_MAX_STACK_DEPTH || (uint64_t)nr * 8 > c->len - at)
+			break;
+		at += (uint64_t)nr * 8;
+		total += nr;
+	}
+	if (total && !(r->ips_block = malloc(total * 8)))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "stack ips");
+	uint64_t *next = r->ips_block, *end = next + total;
 	for (uint64_t i = 0; i < n; i++) {
 		struct bprof_stack *s = &r->stacks[i];
 
@@ -256,9 +273,10 @@ static int parse_stacks(struct cur *c, struct bprof_recording *r)
 				    s->id, nr, (unsigned long long)rem(c));
 		}
 		if (s->nr_ips) {
-			s->ips = malloc((size_t)s->nr_ips * 8);
-			if (!s->ips)
-				return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "stack ips");
+			if ((uint64_t)(end - next) < s->nr_ips) /* the first pass saw these bytes */
+				return cerr(c, BPROF_E_CORRUPT, "stack %u: ips beyond the table", s->id);
+			s->ips = next;
+			next += s->nr_ips;
 			for (uint32_t j = 0; j < s->nr_ips; j++)
 				s->ips[j] = g64(c);
 		}

@@ -72,7 +72,9 @@ void bprof_recording_free(struct bprof_recording *rec)
 	free(rec->meta.options);
 	free(rec->meta.event);
 	free(rec->counts);
-	if (rec->stacks)
+	if (rec->ips_block)
+		free(rec->ips_block);
+	else if (rec->stacks)
 		for (uint64_t i = 0; i < rec->nr_stacks; i++)
 			free(rec->stacks[i].ips);
 	free(rec->stacks);
@@ -142,7 +144,9 @@ int bprof_recording_add_count(struct bprof_recording *rec, const struct bprof_co
 
 int bprof_recording_add_stack(struct bprof_recording *rec, const struct bprof_stack *s)
 {
-	if (!rec || !s)
+	/* a read recording's stacks share one block of ips (ips_block):
+	 * a stack owning its own could not be freed */
+	if (!rec || !s || rec->ips_block)
 		return BPROF_E_INVAL;
 	if (grow((void **)&rec->stacks, rec->nr_stacks, sizeof(*s)))
 		return BPROF_E_NOMEM;

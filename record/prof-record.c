@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "bprof.h"
+#include "heap.h"
 #include "access.h"
 #include "dump.h"
 #include "kernel.h"
@@ -328,6 +329,9 @@ int main(int argc, char **argv)
 	bool cfi = false;
 	uint64_t start_mono, start_real, stop_mono;
 
+	/* libbpf copies the kernel's BTF and the unwind tables are built in
+	 * fresh memory: huge pages make that a few faults (heap.h) */
+	bprof_heap_tune((size_t)128 << 20);
 	err = opts_parse(&env, argc, argv);
 	if (err)
 		return err;

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "heap.h"
 #include "report.h"
 
 #ifndef BPROF_VERSION
@@ -748,6 +749,8 @@ int main(int argc, char **argv)
 
 	/* A closed pipe is reported by write errors (EPIPE), handled quietly. */
 	signal(SIGPIPE, SIG_IGN);
+	/* a cold report inflates megabytes of debug sections (heap.h) */
+	bprof_heap_tune((size_t)256 << 20);
 
 	/* libsym keeps the ELF and debug files of every object open (up to
 	 * two descriptors each) for the life of the report, and a fleet's worth
