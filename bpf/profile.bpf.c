@@ -48,6 +48,13 @@ const volatile __s32 stacks2_base = 16384;
  * where perf_event programs may use such a map). */
 const volatile bool own_stacks = false;
 
+/* "tracked" and "exec_gen" are plain hash maps that grow, and a process's
+ * entries go when it exits (handle_exit_sets), instead of LRU maps that
+ * are preallocated whole (~7 MiB, half the maps' creation cost).  Set with
+ * own_stacks (Linux 6.1+); a full set then counts a dropped notification
+ * where an LRU set evicted the oldest process silently. */
+const volatile bool forget_exited = false;
+
 /*
  * --rotate: which of the two sets of per-interval maps (counts, stacks,
  * stacks2, ustacks and their "_b" twins) samples go to.  User space flips
@@ -772,7 +779,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 		if (!bpf_map_lookup_elem(&seen, &sk)) {
 			err = bpf_map_update_elem(&seen, &sk, &t, BPF_NOEXIST);
 			if (!err) {
-				bpf_map_update_elem(&tracked, &tgid, &t, BPF_ANY);
+				if (bpf_map_update_elem(&tracked, &tgid, &t, BPF_ANY))
+					count_loss(PROFILE_LOSS_EVENTS); /* tracked set full */
 				notify(PROFILE_EV_FIRST_SAMPLE, task, tgid, key.exec_id);
 			} else if (err != -EEXIST) {
 				count_loss(PROFILE_LOSS_EVENTS); /* seen set full */
@@ -825,8 +833,9 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	if (follow_children && bpf_map_lookup_elem(&pids, &ptgid) &&
 	    bpf_map_update_elem(&pids, &ctgid, &t, BPF_ANY))
 		count_loss(PROFILE_LOSS_OTHER); /* a descendant that cannot be followed */
-	if (bpf_map_lookup_elem(&tracked, &ptgid))
-		bpf_map_update_elem(&tracked, &ctgid, &t, BPF_ANY);
+	if (bpf_map_lookup_elem(&tracked, &ptgid) &&
+	    bpf_map_update_elem(&tracked, &ctgid, &t, BPF_ANY))
+		count_loss(PROFILE_LOSS_EVENTS); /* tracked set full: its exec goes unannounced */
 	return 0;
 }
 
@@ -837,7 +846,8 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 
 	if (!bpf_map_lookup_elem(&tracked, &tgid))
 		return 0;
-	bpf_map_update_elem(&exec_gen, &tgid, &exec_id, BPF_ANY);
+	if (bpf_map_update_elem(&exec_gen, &tgid, &exec_id, BPF_ANY))
+		count_loss(PROFILE_LOSS_EVENTS); /* exec_gen full */
 	notify(PROFILE_EV_EXEC, p, tgid, exec_id);
 	return 0;
 }
@@ -954,15 +964,22 @@ int BPF_PROG(handle_prepare_exec, struct task_struct *p, struct linux_binprm *bp
 	return 0;
 }
 
-/* -- COMMAND: a followed process is gone; keep "pids" small for long runs
- * that fork a lot (a build). */
+/* A process is gone: its entries leave the sets that would otherwise only
+ * grow.  "pids" with -- COMMAND (long runs that fork a lot: a build);
+ * "tracked" and "exec_gen" where they are not LRU maps (forget_exited). */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(handle_exit_pids, struct task_struct *p)
+int BPF_PROG(handle_exit_sets, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 
-	if (group_dead(p))
+	if (!group_dead(p))
+		return 0;
+	if (follow_children)
 		bpf_map_delete_elem(&pids, &tgid);
+	if (forget_exited) {
+		bpf_map_delete_elem(&tracked, &tgid);
+		bpf_map_delete_elem(&exec_gen, &tgid);
+	}
 	return 0;
 }
 

@@ -211,7 +211,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.handle_mmap, optional & OPT_PROG_MMAP);
 	bpf_program__set_autoload(obj->progs.handle_exit, optional & OPT_PROG_EXIT);
 	bpf_program__set_autoload(obj->progs.handle_prepare_exec, optional & OPT_PROG_PREXEC);
-	bpf_program__set_autoload(obj->progs.handle_exit_pids, env->command != NULL);
+	bpf_program__set_autoload(obj->progs.handle_exit_sets, env->command != NULL || noprealloc);
 	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi);
 	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
@@ -243,6 +243,12 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		for (size_t i = 0; i < sizeof(grow) / sizeof(grow[0]); i++)
 			bpf_map__set_map_flags(grow[i], bpf_map__map_flags(grow[i]) | BPF_F_NO_PREALLOC);
 		obj->rodata->own_stacks = true;
+		/* the process sets grow too, emptied at exit (forget_exited) */
+		bpf_map__set_type(obj->maps.tracked, BPF_MAP_TYPE_HASH);
+		bpf_map__set_type(obj->maps.exec_gen, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(obj->maps.tracked, BPF_F_NO_PREALLOC);
+		bpf_map__set_map_flags(obj->maps.exec_gen, BPF_F_NO_PREALLOC);
+		obj->rodata->forget_exited = true;
 		bpf_map__set_max_entries(obj->maps.stacks, 1);
 		bpf_map__set_max_entries(obj->maps.stacks2, 1);
 		/* room for N user and N kernel stacks */
@@ -385,9 +391,12 @@ int loader_attach(struct profile_bpf *obj, const struct env *env)
 		fprintf(stderr, "prof-record: cannot attach to sched_process_fork/exec: %s\n", strerror(errno));
 		return -1;
 	}
-	if (env->command) {
-		obj->links.handle_exit_pids = bpf_program__attach(obj->progs.handle_exit_pids);
-		if (!obj->links.handle_exit_pids)
+	if (bpf_program__autoload(obj->progs.handle_exit_sets)) {
+		obj->links.handle_exit_sets = bpf_program__attach(obj->progs.handle_exit_sets);
+		if (!obj->links.handle_exit_sets && obj->rodata->forget_exited)
+			fprintf(stderr, "prof-record: warning: cannot trace sched_process_exit (%s): processes that exit stay in the recorder's sets; past %u of them, new ones are not followed (counted as notifications dropped)\n",
+				strerror(errno), bpf_map__max_entries(obj->maps.tracked));
+		else if (!obj->links.handle_exit_sets)
 			fprintf(stderr, "prof-record: warning: cannot trace sched_process_exit (%s): a command forking over 65536 processes loses the later ones\n",
 				strerror(errno));
 	}

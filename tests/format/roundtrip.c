@@ -205,3 +205,28 @@ Test(roundtrip, file_bytes_equal_buffer_bytes)
 	rmdir(dir);
 	bprof_recording_free(r);
 }
+
+/* The reader puts every stack's ips in one block (ips_block): each stack
+ * points inside it, in order, and a read recording refuses a stack that
+ * would own its ips (bprof_recording_free could not free it). */
+Test(roundtrip, read_stacks_share_one_block)
+{
+	struct bprof_recording *r = fx_typical(), *back = through_buffer(r);
+	uint64_t total = 0;
+
+	cr_assert_not_null(back->ips_block);
+	for (uint64_t i = 0; i < back->nr_stacks; i++) {
+		const struct bprof_stack *s = &back->stacks[i];
+
+		if (!s->nr_ips)
+			continue;
+		cr_assert_eq(s->ips, back->ips_block + total, "stack %u is not at its place", s->id);
+		total += s->nr_ips;
+	}
+	cr_assert_gt(total, 0);
+	struct bprof_stack extra = { .id = 1000, .nr_ips = 1, .ips = malloc(8) };
+	cr_assert_eq(bprof_recording_add_stack(back, &extra), BPROF_E_INVAL);
+	free(extra.ips);
+	bprof_recording_free(back);
+	bprof_recording_free(r);
+}
