@@ -537,20 +537,31 @@ static int parse_ksyms(struct cur *c, struct bprof_recording *r)
 				    (unsigned long long)v, k->nr_modules);
 		k->ksyms[i].module_index = v ? (uint32_t)(v - 1) : BPROF_NO_OBJECT;
 	}
-	for (uint32_t i = 0; i < k->nr_ksyms; i++) {
-		const uint8_t *p = c->b + c->pos;
-		const uint8_t *nul = memchr(p, '\0', (size_t)rem(c));
-		size_t len;
+	/* The names lie back to back, each NUL-terminated: they are copied
+	 * in one block (ksym_names), one allocation instead of one per name
+	 * (a report merging many files spent most of its malloc time here). */
+	const uint8_t *first = c->b + c->pos;
+	size_t span = 0;
 
-		if (!nul)
+	for (uint32_t i = 0; i < k->nr_ksyms; i++) {
+		const uint8_t *nul = memchr(first + span, '\0', (size_t)rem(c) - span);
+
+		if (!nul) {
+			c->pos += span;
 			return cerr(c, BPROF_E_TRUNCATED, "ksym %u: name not terminated", i);
-		len = (size_t)(nul - p);
-		k->ksyms[i].name = malloc(len + 1);
-		if (!k->ksyms[i].name)
-			return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "ksym name");
-		memcpy(k->ksyms[i].name, p, len + 1);
-		c->pos += len + 1;
+		}
+		span = (size_t)(nul - first) + 1;
 	}
+	if (span && !(r->ksym_names = malloc(span)))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "ksym names");
+	if (span)
+		memcpy(r->ksym_names, first, span);
+	size_t at = 0;
+	for (uint32_t i = 0; i < k->nr_ksyms; i++) {
+		k->ksyms[i].name = r->ksym_names + at;
+		at += strlen(k->ksyms[i].name) + 1;
+	}
+	c->pos += span;
 	return 0;
 }
 
@@ -804,18 +815,24 @@ static int zstd_error(size_t ret, uint64_t in_pos, struct bprof_error *err)
 			       ZSTD_getErrorName(ret));
 }
 
-/* Decompress exactly one frame of exactly content_size bytes.  The output
- * grows with what the frame really produces, never with what it claims. */
-static int decompress(const uint8_t *src, size_t len, uint64_t content_size,
-		      unsigned window_log, uint8_t **out, struct bprof_error *err)
+struct bprof_reader {
+	ZSTD_DCtx *d;
+	uint8_t *file, *content;       /* kept between files */
+	size_t file_cap, content_cap;
+};
+
+/* Decompress exactly one frame of exactly content_size bytes into
+ * rd->content (grown as needed; the reader keeps it).  The output grows
+ * with what the frame really produces, never with what it claims. */
+static int decompress(struct bprof_reader *rd, const uint8_t *src, size_t len,
+		      uint64_t content_size, unsigned window_log, struct bprof_error *err)
 {
-	ZSTD_DCtx *d = NULL;
+	ZSTD_DCtx *d = rd->d;
 	ZSTD_inBuffer in = { src, len, 0 };
-	uint8_t *buf = NULL;
-	size_t cap, produced = 0, ret;
+	uint8_t *buf = rd->content;
+	size_t cap = rd->content_cap, produced = 0, ret;
 	int rc = 0;
 
-	*out = NULL;
 	if (len < 5)
 		return bprof_set_error(err, BPROF_E_TRUNCATED, 0,
 				       "zstd frame at file offset %d: %zu bytes, frame header needs more",
@@ -831,9 +848,8 @@ static int decompress(const uint8_t *src, size_t len, uint64_t content_size,
 	if (content_size > SIZE_MAX - 1)
 		return bprof_set_error(err, BPROF_E_LIMIT, 0, "content too large for memory");
 
-	d = ZSTD_createDCtx();
-	if (!d)
-		return bprof_set_error(err, BPROF_E_NOMEM, 0, "zstd context");
+	/* the context is kept between files: back to defaults, then our cap */
+	ZSTD_DCtx_reset(d, ZSTD_reset_session_and_parameters);
 	ret = ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, (int)window_log);
 	if (ZSTD_isError(ret)) {
 		rc = bprof_set_error(err, BPROF_E_INVAL, 0, "window log %u: %s", window_log,
@@ -847,11 +863,17 @@ static int decompress(const uint8_t *src, size_t len, uint64_t content_size,
 	 * recording (4-6 times smaller compressed) needs no realloc, whose
 	 * copy of megabytes was a third of merging 100 recordings. */
 	size_t first = len < SIZE_MAX / 16 && len * 16 > (1u << 20) ? len * 16 : 1u << 20;
-	cap = content_size + 1 < first ? (size_t)content_size + 1 : first;
-	buf = malloc(cap);
-	if (!buf) {
-		rc = bprof_set_error(err, BPROF_E_NOMEM, 0, "content buffer");
-		goto out;
+	first = content_size + 1 < first ? (size_t)content_size + 1 : first;
+	if (cap < first) { /* a buffer the reader already has is used as it is */
+		free(buf);
+		rd->content = NULL;
+		rd->content_cap = 0;
+		buf = malloc(first);
+		if (!buf) {
+			rc = bprof_set_error(err, BPROF_E_NOMEM, 0, "content buffer");
+			goto out;
+		}
+		cap = first;
 	}
 	for (;;) {
 		ZSTD_outBuffer o = { buf, cap, produced };
@@ -901,11 +923,8 @@ static int decompress(const uint8_t *src, size_t len, uint64_t content_size,
 		goto out;
 	}
 out:
-	ZSTD_freeDCtx(d);
-	if (rc)
-		free(buf);
-	else
-		*out = buf;
+	rd->content = buf;
+	rd->content_cap = buf ? cap : 0;
 	return rc;
 }
 
@@ -932,8 +951,8 @@ static int read_limits(const struct bprof_read_opts *opts, uint64_t *max_dec, un
 	return 0;
 }
 
-int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,
-		      const struct bprof_read_opts *opts, struct bprof_error *err)
+static int read_buffer(struct bprof_reader *rd, struct bprof_recording **out, const void *buf,
+		       size_t len, const struct bprof_read_opts *opts, struct bprof_error *err)
 {
 	const uint8_t *b = buf;
 	struct bprof_recording *r = NULL;
@@ -978,17 +997,15 @@ int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,
 				       "file header at offset 16: content size %llu exceeds the limit %llu",
 				       (unsigned long long)content_size, (unsigned long long)max_dec);
 
-	rc = decompress(b + BPROF_FILE_HEADER_LEN, len - BPROF_FILE_HEADER_LEN, content_size, wlog,
-			&content, err);
+	rc = decompress(rd, b + BPROF_FILE_HEADER_LEN, len - BPROF_FILE_HEADER_LEN, content_size,
+			wlog, err);
 	if (rc)
 		return rc;
+	content = rd->content;
 	rc = bprof_recording_create(&r);
-	if (rc) {
-		free(content);
+	if (rc)
 		return bprof_set_error(err, rc, 0, "recording");
-	}
 	rc = parse_content(r, content, content_size, strict, err);
-	free(content);
 	if (!rc)
 		rc = bprof_validate_impl(r, err, BPROF_E_CORRUPT, false, strict);
 	if (rc) {
@@ -997,6 +1014,45 @@ int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,
 	}
 	*out = r;
 	return 0;
+}
+
+int bprof_reader_create(struct bprof_reader **out)
+{
+	struct bprof_reader *rd = calloc(1, sizeof(*rd));
+
+	*out = NULL;
+	if (!rd || !(rd->d = ZSTD_createDCtx())) {
+		free(rd);
+		return BPROF_E_NOMEM;
+	}
+	*out = rd;
+	return 0;
+}
+
+void bprof_reader_destroy(struct bprof_reader *rd)
+{
+	if (!rd)
+		return;
+	ZSTD_freeDCtx(rd->d);
+	free(rd->file);
+	free(rd->content);
+	free(rd);
+}
+
+int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,
+		      const struct bprof_read_opts *opts, struct bprof_error *err)
+{
+	struct bprof_reader *rd;
+	int rc = bprof_reader_create(&rd);
+
+	if (rc) {
+		if (out)
+			*out = NULL;
+		return bprof_set_error(err, rc, 0, "zstd context");
+	}
+	rc = read_buffer(rd, out, buf, len, opts, err);
+	bprof_reader_destroy(rd);
+	return rc;
 }
 
 static const char *file_kind(mode_t m)
@@ -1014,9 +1070,15 @@ static const char *file_kind(mode_t m)
 	return "not a regular file";
 }
 
-int bprof_read_file(struct bprof_recording **out, const char *path,
-		    const struct bprof_read_opts *opts, struct bprof_error *err)
+int bprof_reader_read_file(struct bprof_reader *rd, struct bprof_recording **out,
+			   const char *path, const struct bprof_read_opts *opts,
+			   struct bprof_error *err)
 {
+	if (!rd) {
+		if (out)
+			*out = NULL;
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "reader is NULL");
+	}
 	uint64_t max_dec;
 	unsigned wlog;
 	struct stat st;
@@ -1052,11 +1114,16 @@ int bprof_read_file(struct bprof_recording **out, const char *path,
 		goto out;
 	}
 	size = (size_t)st.st_size;
-	buf = malloc(size ? size : 1);
-	if (!buf) {
-		rc = bprof_set_error(err, BPROF_E_NOMEM, 0, "file buffer of %zu bytes", size);
-		goto out;
+	if (rd->file_cap < (size ? size : 1)) {
+		free(rd->file);
+		rd->file_cap = 0;
+		if (!(rd->file = malloc(size ? size : 1))) {
+			rc = bprof_set_error(err, BPROF_E_NOMEM, 0, "file buffer of %zu bytes", size);
+			goto out;
+		}
+		rd->file_cap = size ? size : 1;
 	}
+	buf = rd->file;
 	while (done < size) {
 		ssize_t n = read(fd, buf + done, size - done);
 
@@ -1070,9 +1137,24 @@ int bprof_read_file(struct bprof_recording **out, const char *path,
 			break; /* shrank while reading: parse what is there */
 		done += (size_t)n;
 	}
-	rc = bprof_read_buffer(out, buf, done, opts, err);
+	rc = read_buffer(rd, out, buf, done, opts, err);
 out:
-	free(buf);
 	close(fd);
+	return rc;
+}
+
+int bprof_read_file(struct bprof_recording **out, const char *path,
+		    const struct bprof_read_opts *opts, struct bprof_error *err)
+{
+	struct bprof_reader *rd;
+	int rc = bprof_reader_create(&rd);
+
+	if (rc) {
+		if (out)
+			*out = NULL;
+		return bprof_set_error(err, rc, 0, "zstd context");
+	}
+	rc = bprof_reader_read_file(rd, out, path, opts, err);
+	bprof_reader_destroy(rd);
 	return rc;
 }

@@ -96,7 +96,9 @@ void bprof_recording_free(struct bprof_recording *rec)
 		for (uint32_t i = 0; i < rec->kernel.nr_modules; i++)
 			free(rec->kernel.modules[i].name);
 	free(rec->kernel.modules);
-	if (rec->kernel.ksyms)
+	if (rec->ksym_names)
+		free(rec->ksym_names);
+	else if (rec->kernel.ksyms)
 		for (uint32_t i = 0; i < rec->kernel.nr_ksyms; i++)
 			free(rec->kernel.ksyms[i].name);
 	free(rec->kernel.ksyms);

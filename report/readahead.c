@@ -39,12 +39,14 @@ struct rep_readahead {
 	bool threaded;
 };
 
-static void read_one(const char *path, struct slot *s)
+/* rd: the reading thread's reader (buffers kept between files), or NULL */
+static void read_one(struct bprof_reader *rd, const char *path, struct slot *s)
 {
 	struct bprof_error berr = {0};
 
 	s->rec = NULL;
-	s->err = bprof_read_file(&s->rec, path, NULL, &berr);
+	s->err = rd ? bprof_reader_read_file(rd, &s->rec, path, NULL, &berr)
+		    : bprof_read_file(&s->rec, path, NULL, &berr);
 	if (s->err)
 		snprintf(s->msg, sizeof(s->msg), "%s",
 			 berr.message[0] ? berr.message : bprof_strerror(s->err));
@@ -53,7 +55,10 @@ static void read_one(const char *path, struct slot *s)
 static void *reader(void *arg)
 {
 	struct rep_readahead *ra = arg;
+	struct bprof_reader *rd = NULL;
 
+	/* without one (no memory), each file is read with a reader of its own */
+	bprof_reader_create(&rd);
 	pthread_mutex_lock(&ra->lock);
 	while (!ra->stop && ra->produced < ra->n) {
 		if (ra->produced - ra->consumed == READAHEAD_DEPTH) {
@@ -63,7 +68,7 @@ static void *reader(void *arg)
 		size_t i = ra->produced;
 		pthread_mutex_unlock(&ra->lock);
 		struct slot s;
-		read_one(ra->paths[i], &s);
+		read_one(rd, ra->paths[i], &s);
 		pthread_mutex_lock(&ra->lock);
 		ra->ring[i % READAHEAD_DEPTH] = s;
 		ra->produced++;
@@ -72,6 +77,7 @@ static void *reader(void *arg)
 			break; /* the reader stops at the first bad file, as the main thread does */
 	}
 	pthread_mutex_unlock(&ra->lock);
+	bprof_reader_destroy(rd);
 	return NULL;
 }
 
@@ -101,7 +107,7 @@ int rep_readahead_next(struct rep_readahead *ra, struct bprof_recording **rec, c
 	if (ra->consumed >= ra->n)
 		return -ENOENT;
 	if (!ra->threaded) {
-		read_one(ra->paths[ra->consumed++], &s);
+		read_one(NULL, ra->paths[ra->consumed++], &s);
 	} else {
 		pthread_mutex_lock(&ra->lock);
 		while (ra->produced == ra->consumed)

@@ -230,3 +230,57 @@ Test(roundtrip, read_stacks_share_one_block)
 	bprof_recording_free(back);
 	bprof_recording_free(r);
 }
+
+/* One reader for many files (its buffers and zstd context kept between
+ * them): each file reads as bprof_read_file reads it, whatever came
+ * before - a larger file, a smaller one, a file that is not a recording. */
+Test(roundtrip, reader_reused_across_files)
+{
+	char dir[] = "/tmp/bprof-rd-XXXXXX", path[4][64];
+	struct bprof_recording *src[3] = { fx_typical(), fx_empty(), fx_odd_strings() };
+	struct bprof_reader *rd = NULL;
+	struct bprof_error err = { 0 };
+	char why[256] = "";
+
+	cr_assert_not_null(mkdtemp(dir));
+	for (int i = 0; i < 3; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/%d.bprof", dir, i);
+		cr_assert_eq(bprof_write_file(src[i], path[i], NULL, &err), 0, "%s", err.message);
+	}
+	snprintf(path[3], sizeof(path[3]), "%s/junk.bprof", dir);
+	FILE *f = fopen(path[3], "w");
+	cr_assert_not_null(f);
+	fputs("BPROF\\0\\0\\0 not a recording at all, long enough to be read", f);
+	fclose(f);
+	cr_assert_eq(bprof_reader_create(&rd), 0);
+	static const int order[] = { 0, 1, 3, 2, 0, 2, 1 };
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		struct bprof_recording *a = NULL, *b = NULL;
+		struct bprof_error ea = { 0 }, eb = { 0 };
+		int i = order[k];
+		int ra = bprof_reader_read_file(rd, &a, path[i], NULL, &ea);
+		int rb = bprof_read_file(&b, path[i], NULL, &eb);
+
+		cr_assert_eq(ra, rb, "file %d: reader %d, read_file %d", i, ra, rb);
+		if (i == 3) {
+			cr_assert_neq(ra, 0);
+			cr_assert_null(a);
+			cr_assert_str_eq(ea.message, eb.message);
+			continue;
+		}
+		cr_assert_eq(ra, 0, "%s", ea.message);
+		cr_assert(fx_equal(src[i], a, why, sizeof(why)), "file %d: %s", i, why);
+		bprof_recording_free(a);
+		bprof_recording_free(b);
+	}
+	struct bprof_recording *none = (void *)1;
+	cr_assert_eq(bprof_reader_read_file(NULL, &none, path[0], NULL, &err), BPROF_E_INVAL);
+	cr_assert_null(none);
+	bprof_reader_destroy(rd);
+	bprof_reader_destroy(NULL);
+	for (int i = 0; i < 4; i++)
+		unlink(path[i]);
+	rmdir(dir);
+	for (int i = 0; i < 3; i++)
+		bprof_recording_free(src[i]);
+}
