@@ -11,8 +11,8 @@
 #include <stddef.h>
 
 /*
- * Make large allocations come from the main heap, keep freed heap memory
- * for reuse, and ask for transparent huge pages on the first `reserve`
+ * Make large allocations come from the main heap, make every thread
+ * allocate from it, keep freed heap memory for reuse, and ask for transparent huge pages on the first `reserve`
  * bytes of heap (rounded to 2 MiB pages; address space only: nothing is
  * touched).  Why: both programs fill megabytes of fresh memory at once -
  * libbpf copies the kernel's 5.5 MiB BTF twice, libdw inflates a debug
