@@ -247,7 +247,7 @@ static int parse_stacks(struct cur *c, struct bprof_recording *r)
 	}
 	if (total && !(r->ips_block = malloc(total * 8)))
 		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "stack ips");
-	uint64_t *next = r->ips_block, *end = next + total;
+	uint64_t used = 0; /* ips handed out of the block */
 	for (uint64_t i = 0; i < n; i++) {
 		struct bprof_stack *s = &r->stacks[i];
 
@@ -273,10 +273,10 @@ static int parse_stacks(struct cur *c, struct bprof_recording *r)
 				    s->id, nr, (unsigned long long)rem(c));
 		}
 		if (s->nr_ips) {
-			if ((uint64_t)(end - next) < s->nr_ips) /* the first pass saw these bytes */
+			if (total - used < s->nr_ips) /* the first pass saw these bytes */
 				return cerr(c, BPROF_E_CORRUPT, "stack %u: ips beyond the table", s->id);
-			s->ips = next;
-			next += s->nr_ips;
+			s->ips = r->ips_block + used;
+			used += s->nr_ips;
 			for (uint32_t j = 0; j < s->nr_ips; j++)
 				s->ips[j] = g64(c);
 		}
