@@ -29,7 +29,7 @@ static void advise(uintptr_t lo, uintptr_t hi)
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
-void bprof_heap_tune(size_t reserve)
+bool bprof_heap_tune(size_t reserve)
 {
 	void *p[MAX_PIECES];
 	size_t n = (reserve + PIECE - 1) / PIECE;
@@ -37,7 +37,7 @@ void bprof_heap_tune(size_t reserve)
 	if (n > MAX_PIECES)
 		n = MAX_PIECES;
 	if (!mallopt(M_MMAP_THRESHOLD, 32 << 20))
-		return; /* not glibc's malloc, or one that refuses: leave it be */
+		return false; /* not glibc's malloc, or one that refuses: leave it be */
 	mallopt(M_TRIM_THRESHOLD, (int)(n * PIECE + PIECE));
 	/* Threads share this heap instead of an arena each: prof-report's
 	 * read-ahead thread parses recordings the main thread later frees,
@@ -63,4 +63,5 @@ void bprof_heap_tune(size_t reserve)
 			advise((uintptr_t)p[i], (uintptr_t)p[i] + PIECE);
 	for (size_t i = got; i-- > 0;)
 		free(p[i]);
+	return true;
 }

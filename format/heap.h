@@ -8,6 +8,7 @@
 #ifndef BPROF_HEAP_H
 #define BPROF_HEAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -21,8 +22,9 @@
  * microseconds, more than filling the page.  Measured on this project's
  * 2-CPU VM: libbpf's BTF load 57-69 -> 10-17 ms, a cold report 170 ->
  * 100 ms.  Where the kernel has transparent huge pages off, or malloc is
- * not glibc's, it changes nothing.  Best effort: never fails.
+ * not glibc's (a sanitizer's), it changes nothing.  Best effort: returns
+ * whether malloc took the settings, and never fails.
  */
-void bprof_heap_tune(size_t reserve);
+bool bprof_heap_tune(size_t reserve);
 
 #endif
