@@ -1039,17 +1039,28 @@ void bprof_reader_destroy(struct bprof_reader *rd)
 	free(rd);
 }
 
-int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,
-		      const struct bprof_read_opts *opts, struct bprof_error *err)
+/* The reader of a single read (bprof_read_buffer, bprof_read_file). */
+static int reader_for_one(struct bprof_reader **rd, struct bprof_recording **out,
+			  struct bprof_error *err)
 {
-	struct bprof_reader *rd;
-	int rc = bprof_reader_create(&rd);
+	int rc = bprof_reader_create(rd);
 
 	if (rc) {
 		if (out)
 			*out = NULL;
 		return bprof_set_error(err, rc, 0, "zstd context");
 	}
+	return 0;
+}
+
+int bprof_read_buffer(struct bprof_recording **out, const void *buf, size_t len,
+		      const struct bprof_read_opts *opts, struct bprof_error *err)
+{
+	struct bprof_reader *rd;
+	int rc = reader_for_one(&rd, out, err);
+
+	if (rc)
+		return rc;
 	rc = read_buffer(rd, out, buf, len, opts, err);
 	bprof_reader_destroy(rd);
 	return rc;
@@ -1147,13 +1158,10 @@ int bprof_read_file(struct bprof_recording **out, const char *path,
 		    const struct bprof_read_opts *opts, struct bprof_error *err)
 {
 	struct bprof_reader *rd;
-	int rc = bprof_reader_create(&rd);
+	int rc = reader_for_one(&rd, out, err);
 
-	if (rc) {
-		if (out)
-			*out = NULL;
-		return bprof_set_error(err, rc, 0, "zstd context");
-	}
+	if (rc)
+		return rc;
 	rc = bprof_reader_read_file(rd, out, path, opts, err);
 	bprof_reader_destroy(rd);
 	return rc;
