@@ -16,19 +16,29 @@
 #include "unwinder.h"
 
 struct profile_bpf;
+struct loader;
 
 /* libbpf's messages: all of them with -v, warnings only otherwise. */
 void loader_set_log(bool verbose);
 
 /*
- * Open and load the object.  On a kernel that refuses an optional program
- * (fexit trampolines, the task_vma iterator) it is loaded without it.
- * *cfi: the table-walking sampler was loaded (--unwind=auto falls back to
- * frame pointers where it cannot be).  NULL with *err = -errno on failure,
- * not printed: the caller says what to do.  Free with loader_destroy().
+ * Open and load the object: by a loader program that does it in the kernel
+ * where the kernel can (Linux 5.17), by libbpf otherwise.  On a kernel that
+ * refuses an optional program (fexit trampolines, the task_vma iterator)
+ * it is loaded without it.  *cfi: the table-walking sampler was loaded
+ * (--unwind=auto falls back to frame pointers where it cannot be).  NULL
+ * with *err = -errno on failure, not printed: the caller says what to do.
+ * Free with loader_destroy(), which detaches what loader_attach() attached.
  */
-struct profile_bpf *loader_open(const struct env *env, bool *cfi, int *err);
-void loader_destroy(struct profile_bpf *obj);
+struct loader *loader_open(const struct env *env, bool *cfi, int *err);
+void loader_destroy(struct loader *ld);
+
+/* The skeleton: its maps (by fd) and read-only data, as loaded.  Its
+ * programs' fds are not libbpf's to give: see loader_sampler_fd(). */
+struct profile_bpf *loader_skeleton(const struct loader *ld);
+
+/* The perf_event program that was loaded, for sampler_create(). */
+int loader_sampler_fd(const struct loader *ld);
 
 /* -p, -L and --cgroup into the filter maps.  0, or -1 after printing. */
 int loader_set_filters(struct profile_bpf *obj, const struct env *env, int cgroup_fd);
@@ -38,7 +48,7 @@ void loader_follow(struct profile_bpf *obj, pid_t pid);
 
 /* The tracepoints that keep the manifest complete.  0, or -1 after
  * printing; a missing optional hook is only a warning (with -v). */
-int loader_attach(struct profile_bpf *obj, const struct env *env);
+int loader_attach(struct loader *ld, const struct env *env);
 
 /* The exec_gen map, for the manifest. */
 int loader_exec_gen_fd(const struct profile_bpf *obj);

@@ -314,6 +314,7 @@ int main(int argc, char **argv)
 {
 	struct env env;
 	struct profile_bpf *obj = NULL;
+	struct loader *ld = NULL;
 	struct sampler *smp = NULL;
 	struct manifest *man = NULL;
 	struct unwinder *unw = NULL;
@@ -396,12 +397,13 @@ int main(int argc, char **argv)
 	}
 
 	loader_set_log(env.verbose);
-	obj = loader_open(&env, &cfi, &err);
-	if (!obj) {
+	ld = loader_open(&env, &cfi, &err);
+	if (!ld) {
 		fprintf(stderr, "prof-record: cannot load the BPF program: %s; needs Linux 5.8+ with BPF, BTF and CONFIG_BPF_EVENTS (run with -v for libbpf's log)\n",
 			strerror(-err));
 		goto cleanup;
 	}
+	obj = loader_skeleton(ld);
 	if (loader_set_filters(obj, &env, cgroup_fd))
 		goto cleanup;
 
@@ -413,9 +415,9 @@ int main(int argc, char **argv)
 	}
 	if (cfi && start_unwinder(obj, man, &unw))
 		goto cleanup;
-	if (sampler_create(&smp, obj, cfi, man, nr_cpus))
+	if (sampler_create(&smp, obj, loader_sampler_fd(ld), man, nr_cpus))
 		goto cleanup;
-	if (loader_attach(obj, &env))
+	if (loader_attach(ld, &env))
 		goto cleanup;
 
 	sigaction(SIGINT, &sa, NULL);
@@ -556,7 +558,7 @@ cleanup:
 	sampler_destroy(smp);
 	manifest_free(man);
 	unwinder_destroy(unw);
-	loader_destroy(obj);
+	loader_destroy(ld);
 	rotate_destroy(rot);
 	kernel_cache_destroy(r.kcache);
 	if (cgroup_fd >= 0)

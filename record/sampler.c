@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sampler.h"
 #include "profile.h"
@@ -30,10 +32,10 @@ struct poll_ctx {
 
 struct sampler {
 	struct profile_bpf *obj;
-	bool cfi;
+	int prog_fd;             /* the perf_event program (loader.h) */
 	int nr_cpus;
 	int *fds;                /* per possible CPU, -1 where none */
-	struct bpf_link **links; /* per possible CPU */
+	int *links;              /* BPF link per possible CPU, -1 where none */
 	struct ring_buffer *rb;
 	struct poll_ctx pc;
 };
@@ -116,14 +118,28 @@ static bool hw_cycles_available(struct perf_event_attr *attr, int cpu)
 	return true;
 }
 
+/*
+ * Attach the program to one perf event by fd: the program may come from
+ * the loader program (loader.h), which libbpf's bpf_program knows nothing
+ * of.  A BPF link where the kernel has them (5.15), else the perf ioctl;
+ * either is undone by closing *link (-1 for the ioctl) and the event.
+ */
+static int attach_perf_event(int prog_fd, int pfd, int *link)
+{
+	*link = bpf_link_create(prog_fd, pfd, BPF_PERF_EVENT, NULL);
+	if (*link >= 0)
+		return 0;
+	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog_fd) || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0))
+		return -1;
+	return 0;
+}
+
 /* One perf event per online CPU (or the -C one), the BPF program attached
  * to each.  *event is the name of the event really used. */
 int sampler_start(struct sampler *s, const struct env *env, int *opened, const char **event)
 {
-	struct profile_bpf *obj = s->obj;
-	struct bpf_link **links = s->links;
+	int *links = s->links;
 	int *fds = s->fds, nr_cpus = s->nr_cpus;
-	bool cfi = s->cfi;
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
@@ -179,9 +195,7 @@ int sampler_start(struct sampler *s, const struct env *env, int *opened, const c
 			free(online);
 			return -e;
 		}
-		links[cpu] = bpf_program__attach_perf_event(cfi ? obj->progs.do_perf_event_cfi :
-								      obj->progs.do_perf_event, fds[cpu]);
-		if (!links[cpu]) {
+		if (attach_perf_event(s->prog_fd, fds[cpu], &links[cpu])) {
 			int e = errno;
 
 			fprintf(stderr, "prof-record: cannot attach the BPF program to cpu %d: %s\n", cpu,
@@ -227,7 +241,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int sampler_create(struct sampler **out, struct profile_bpf *obj, bool cfi, struct manifest *man,
+int sampler_create(struct sampler **out, struct profile_bpf *obj, int prog_fd, struct manifest *man,
 		   int nr_cpus)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -235,7 +249,7 @@ int sampler_create(struct sampler **out, struct profile_bpf *obj, bool cfi, stru
 	*out = NULL;
 	if (s) {
 		s->fds = malloc(nr_cpus * sizeof(*s->fds));
-		s->links = calloc(nr_cpus, sizeof(*s->links));
+		s->links = malloc(nr_cpus * sizeof(*s->links));
 	}
 	if (!s || !s->fds || !s->links) {
 		fprintf(stderr, "prof-record: out of memory\n");
@@ -243,10 +257,10 @@ int sampler_create(struct sampler **out, struct profile_bpf *obj, bool cfi, stru
 		return -ENOMEM;
 	}
 	s->obj = obj;
-	s->cfi = cfi;
+	s->prog_fd = prog_fd;
 	s->nr_cpus = nr_cpus;
 	for (int i = 0; i < nr_cpus; i++)
-		s->fds[i] = -1;
+		s->fds[i] = s->links[i] = -1;
 	s->pc.man = man;
 	s->rb = ring_buffer__new(bpf_map__fd(obj->maps.events), handle_event, &s->pc, NULL);
 	if (!s->rb) {
@@ -340,8 +354,9 @@ unsigned sampler_flip(struct sampler *s)
 void sampler_stop(struct sampler *s)
 {
 	for (int i = 0; i < s->nr_cpus; i++) {
-		bpf_link__destroy(s->links[i]);
-		s->links[i] = NULL;
+		if (s->links[i] >= 0)
+			close(s->links[i]);
+		s->links[i] = -1;
 		if (s->fds[i] >= 0)
 			close(s->fds[i]);
 		s->fds[i] = -1;
@@ -365,7 +380,8 @@ void sampler_destroy(struct sampler *s)
 		return;
 	if (s->links)
 		for (int i = 0; i < s->nr_cpus; i++)
-			bpf_link__destroy(s->links[i]);
+			if (s->links[i] >= 0)
+				close(s->links[i]);
 	if (s->fds)
 		for (int i = 0; i < s->nr_cpus; i++)
 			if (s->fds[i] >= 0)

@@ -26,11 +26,11 @@ uint64_t sampler_real_ns(void);
 
 /*
  * The ring buffer of obj, its events fed to man (which must outlive the
- * sampler).  cfi: attach the table-walking sampler, not the frame-pointer
- * one (loader_open() says which was loaded).  0, or negative after
+ * sampler).  prog_fd: the perf_event program to attach, the one
+ * loader_sampler_fd() says was loaded.  0, or negative after
  * printing; *out is NULL on failure.  Free with sampler_destroy().
  */
-int sampler_create(struct sampler **out, struct profile_bpf *obj, bool cfi, struct manifest *man,
+int sampler_create(struct sampler **out, struct profile_bpf *obj, int prog_fd, struct manifest *man,
 		   int nr_cpus);
 void sampler_destroy(struct sampler *s);
 
