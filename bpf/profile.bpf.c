@@ -329,6 +329,15 @@ struct unwind_scratch {
 	struct unwind_regs r;
 	struct profile_ustack stack;
 	__u32 opaque; /* UNW_OPAQUE's word */
+	/* The walk's results, here rather than in struct walk_ctx on the
+	 * stack: what is read back from a map value is unknown to the
+	 * verifier, so the state at each step of the loop is the same and
+	 * it verifies walk_frame twice, not once per combination of events
+	 * and of the hash being a constant or not (six times, half of the
+	 * sampler's verification). */
+	__u64 hash;
+	__u32 events; /* UNWIND_EV_* */
+	int result;
 };
 
 struct {
@@ -341,9 +350,6 @@ struct {
 struct walk_ctx {
 	struct unwind_scratch *s;
 	const struct unwind_proc *proc;
-	__u64 hash;
-	__u32 events;      /* UNWIND_EV_* */
-	int result;
 };
 
 static long walk_frame(__u32 i, void *data)
@@ -355,7 +361,7 @@ static long walk_frame(__u32 i, void *data)
 	int res;
 
 	if (n >= PROFILE_MAX_STACK_DEPTH) {
-		w->result = -1;
+		s->result = -1;
 		return 1;
 	}
 	pc = s->r.regs[UNWIND_REG_RA];
@@ -367,14 +373,14 @@ static long walk_frame(__u32 i, void *data)
 	s->stack.ips[n] = pc;
 	s->stack.nr = n + 1;
 	/* FNV-1a over 64-bit words, finished with a mixer below */
-	w->hash = (w->hash ^ pc) * 0x100000001b3ULL;
-	res = unwind_step(&s->opaque, w->proc, &s->r, &w->events);
+	s->hash = (s->hash ^ pc) * 0x100000001b3ULL;
+	res = unwind_step(&s->opaque, w->proc, &s->r, &s->events);
 	/* Stepping out of a signal trampoline leaves an exact pc behind.  The
 	 * handler "returned" to the trampoline's first instruction, which
 	 * address - 1 would put in the function before it: + 1 here too. */
 	if (res == UNWIND_NEXT && n && s->r.exact_pc) {
 		s->stack.ips[n] = pc + 1;
-		w->hash = (w->hash ^ 1) * 0x100000001b3ULL;
+		s->hash = (s->hash ^ 1) * 0x100000001b3ULL;
 	}
 	if (res == UNWIND_NEXT) {
 		if (s->r.used_table) {
@@ -384,13 +390,13 @@ static long walk_frame(__u32 i, void *data)
 			s->stack.flags |= PROFILE_USTACK_FALLBACK;
 			if (!fp_fallback) {
 				/* cfi only: a frame pointer is not a table */
-				w->result = UNWIND_STOP;
+				s->result = UNWIND_STOP;
 				return 1;
 			}
 		}
 		return 0;
 	}
-	w->result = res;
+	s->result = res;
 	return 1;
 }
 
@@ -615,25 +621,27 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 
 	w.s = s;
 	w.proc = bpf_map_lookup_elem(&unwind_procs, sk);
-	w.hash = 0xcbf29ce484222325ULL;
+	s->hash = 0xcbf29ce484222325ULL;
+	s->events = 0;
+	s->result = 0;
 	unwind_count(UNWIND_STAT_SAMPLES);
 	if (!w.proc)
 		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
 	bpf_loop(PROFILE_MAX_STACK_DEPTH, walk_frame, &w, 0);
-	if (w.events & UNWIND_EV_PENDING)
+	if (s->events & UNWIND_EV_PENDING)
 		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
-	if (w.events & UNWIND_EV_UNMAPPED)
+	if (s->events & UNWIND_EV_UNMAPPED)
 		ask_remap(task, sk);
-	if (w.result == UNWIND_COMPLETE) {
+	if (s->result == UNWIND_COMPLETE) {
 		s->stack.flags |= PROFILE_USTACK_COMPLETE;
 		unwind_count(UNWIND_STAT_SAMPLES_COMPLETE);
-	} else if (w.result == -1 || w.result == UNWIND_NEXT) {
+	} else if (s->result == -1 || s->result == UNWIND_NEXT) {
 		s->stack.flags |= PROFILE_USTACK_TRUNCATED;
 		unwind_count(UNWIND_STAT_SAMPLES_TRUNCATED);
 	}
 	if (!s->stack.nr)
 		return -EFAULT;
-	return store_ustack(&s->stack, stack_hash_mix(w.hash), gen);
+	return store_ustack(&s->stack, stack_hash_mix(s->hash), gen);
 }
 
 static __always_inline void count_loss(__u32 idx)
