@@ -580,3 +580,78 @@ Test(ehtab_libdw, no_section_headers)
 	elf_end(e);
 	free(img);
 }
+
+/*
+ * Rows are put in order FDE by FDE (their runs sorted by first row), which
+ * is only right while FDEs do not overlap; overlapping ones (hostile data,
+ * odd linkers) must still give a table sorted row by row.  The workload's
+ * image with its third FDE moved (in memory) to begin where the second
+ * begins: the table must come out strictly ascending.
+ */
+Test(ehtab_libdw, overlapping_fdes)
+{
+	const char *path = workload("uw-gcc");
+	FILE *f = fopen(path, "rb");
+	struct ehtab_error err = { { 0 } };
+	struct ehtab *b = NULL;
+	const struct ehtab_row *rb;
+	size_t nb, size, shstr, nfde = 0;
+	uint64_t pc2 = 0;
+	Elf64_Shdr *eh_frame = NULL;
+	Elf64_Ehdr *eh;
+	char *img;
+	Elf *e;
+
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	size = (size_t)ftell(f);
+	rewind(f);
+	img = malloc(size);
+	cr_assert(img && fread(img, 1, size, f) == size);
+	fclose(f);
+	eh = (Elf64_Ehdr *)img;
+	cr_assert(eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) <= size);
+	shstr = ((Elf64_Shdr *)(img + eh->e_shoff))[eh->e_shstrndx].sh_offset;
+	for (size_t i = 0; i < eh->e_shnum; i++) {
+		Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff) + i;
+
+		if (!strcmp(img + shstr + sh->sh_name, ".eh_frame"))
+			eh_frame = sh;
+	}
+	cr_assert(eh_frame && eh_frame->sh_offset + eh_frame->sh_size <= size);
+	/* gcc's FDEs: length, CIE pointer, pc_begin as pcrel sdata4 */
+	for (size_t off = 0; off + 12 <= eh_frame->sh_size && nfde < 3;) {
+		char *p = img + eh_frame->sh_offset + off;
+		uint32_t len, cie;
+		int32_t rel;
+
+		memcpy(&len, p, 4);
+		memcpy(&cie, p + 4, 4);
+		if (!len || len == 0xffffffff)
+			break;
+		if (cie) {
+			uint64_t field = eh_frame->sh_addr + off + 8;
+
+			memcpy(&rel, p + 8, 4);
+			if (++nfde == 2) {
+				pc2 = field + (int64_t)rel;
+			} else if (nfde == 3) {
+				rel = (int32_t)(pc2 - field);
+				memcpy(p + 8, &rel, 4);
+			}
+		}
+		off += 4 + (size_t)len;
+	}
+	cr_assert_eq(nfde, 3, "uw-gcc has fewer than three FDEs");
+	e = elf_memory(img, size);
+	cr_assert(e);
+	cr_assert_eq(ehtab_build(&b, e, &err), 0, "overlapping FDEs: %s", err.message);
+	rb = ehtab_rows(b, &nb);
+	cr_assert_gt(nb, 2);
+	for (size_t i = 1; i < nb; i++)
+		cr_assert_lt(rb[i - 1].addr, rb[i].addr, "rows %zu and %zu out of order: 0x%" PRIx64 ", 0x%" PRIx64,
+			     i - 1, i, rb[i - 1].addr, rb[i].addr);
+	ehtab_destroy(b);
+	elf_end(e);
+	free(img);
+}
