@@ -532,14 +532,145 @@ static int from_cache(struct bprof_kernel *k, const struct kernel_cache *c, cons
 	return 1;
 }
 
+/* Append a symbol to k (names copied).  0 or -ENOMEM. */
+static int add_ksym(struct bprof_kernel *k, uint32_t *cap, uint64_t addr, const char *name,
+		    const char *module)
+{
+	struct bprof_ksym *s;
+
+	if (k->nr_ksyms == *cap) {
+		uint32_t nc = *cap ? *cap * 2 : 256;
+		void *n = realloc(k->ksyms, nc * sizeof(*k->ksyms));
+
+		if (!n)
+			return -ENOMEM;
+		k->ksyms = n;
+		*cap = nc;
+	}
+	s = &k->ksyms[k->nr_ksyms];
+	s->addr = addr;
+	s->module_index = BPROF_NO_OBJECT;
+	if (module[0]) {
+		int mi = module_index(k, module);
+
+		s->module_index = mi < 0 ? BPROF_NO_OBJECT : (uint32_t)mi;
+	}
+	s->name = strdup(name);
+	if (!s->name)
+		return -ENOMEM;
+	k->nr_ksyms++;
+	return 0;
+}
+
+/*
+ * k's symbols for the sorted addrs, asked of namer: the symbol containing
+ * each address and the one that starts where it ends, which bounds it,
+ * as kernel_prune_ksyms() keeps them from a full read.  1: done; 0: the
+ * namer could not answer (read kallsyms); -ENOMEM.
+ */
+static int from_namer(struct bprof_kernel *k, const struct kernel_namer *namer, const uint64_t *addrs,
+		      size_t nr)
+{
+	struct kernel_sym *syms = NULL, *next = NULL;
+	uint64_t *uniq = NULL, *ends = NULL;
+	size_t nu = 0, ne = 0;
+	uint32_t cap = 0;
+	int err = -ENOMEM;
+
+	uniq = malloc((nr ? nr : 1) * sizeof(*uniq));
+	ends = malloc((nr ? nr : 1) * sizeof(*ends));
+	syms = calloc(nr ? nr : 1, sizeof(*syms));
+	next = calloc(nr ? nr : 1, sizeof(*next));
+	if (!uniq || !ends || !syms || !next)
+		goto out;
+	for (size_t i = 0; i < nr; i++)
+		if (!i || addrs[i] != addrs[i - 1])
+			uniq[nu++] = addrs[i];
+	if (namer->name(namer->ctx, uniq, nu, syms)) {
+		err = 0;
+		goto out;
+	}
+	for (size_t i = 0; i < nu; i++)
+		if (syms[i].found && syms[i].start + syms[i].size > syms[i].start)
+			ends[ne++] = syms[i].start + syms[i].size;
+	if (ne) {
+		qsort(ends, ne, sizeof(*ends), cmp_u64);
+		size_t w = 0;
+
+		for (size_t i = 0; i < ne; i++)
+			if (!w || ends[i] != ends[w - 1])
+				ends[w++] = ends[i];
+		ne = w;
+		if (namer->name(namer->ctx, ends, ne, next)) {
+			err = 0;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < nu + ne; i++) {
+		const struct kernel_sym *s = i < nu ? &syms[i] : &next[i - nu];
+
+		/* the symbol after another starts where that one ends */
+		if (!s->found || (i >= nu && s->start != ends[i - nu]))
+			continue;
+		if (add_ksym(k, &cap, s->start, s->name, s->module))
+			goto out;
+	}
+	if (k->nr_ksyms && kernel_sort_ksyms(k->ksyms, k->nr_ksyms))
+		goto out;
+	/* one symbol per (address, name) */
+	uint32_t w = 0;
+
+	for (uint32_t i = 0; i < k->nr_ksyms; i++) {
+		if (w && k->ksyms[w - 1].addr == k->ksyms[i].addr &&
+		    !strcmp(k->ksyms[w - 1].name, k->ksyms[i].name)) {
+			free(k->ksyms[i].name);
+			continue;
+		}
+		k->ksyms[w++] = k->ksyms[i];
+	}
+	k->nr_ksyms = w;
+	if (w)
+		k->flags |= BPROF_KERNEL_KALLSYMS_PARTIAL;
+	err = 1;
+out:
+	if (err <= 0) {
+		for (uint32_t i = 0; i < k->nr_ksyms; i++)
+			free(k->ksyms[i].name);
+		free(k->ksyms);
+		k->ksyms = NULL;
+		k->nr_ksyms = 0;
+	}
+	free(uniq);
+	free(ends);
+	free(syms);
+	free(next);
+	return err;
+}
+
 int kernel_collect_for(struct bprof_kernel *k, const struct bprof_recording *rec, bool kallsyms,
-		       bool full, struct kernel_cache *cache, bool *hidden)
+		       bool full, struct kernel_cache *cache, const struct kernel_namer *namer,
+		       bool *hidden)
 {
 	uint64_t *addrs = NULL, etext = 0;
 	size_t nr = 0;
 	int err;
 
 	kallsyms = kallsyms && (full || kernel_sampled(rec));
+	if (kallsyms && !full && namer) {
+		/* the identity, and whether addresses are hidden from us:
+		 * then no snapshot, as from a full read */
+		err = collect(k, false, hidden, NULL);
+		if (err || *hidden)
+			return err;
+		if (gather_addrs(rec, &addrs, &nr))
+			return -ENOMEM;
+		err = from_namer(k, namer, addrs, nr);
+		free(addrs);
+		addrs = NULL;
+		if (err)
+			return err < 0 ? err : 0;
+		goto reread;
+	}
 	if (!kallsyms || full || !cache || !cache->ready)
 		goto read;
 	err = collect(k, false, hidden, NULL);

@@ -4,6 +4,8 @@
 #define BPROF_RECORD_KERNEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include "bprof.h"
 
 /*
@@ -38,14 +40,34 @@ struct kernel_cache;
 int kernel_cache_create(struct kernel_cache **out); /* 0 or -ENOMEM */
 void kernel_cache_destroy(struct kernel_cache *c);
 
+/* The symbol containing an address, as kallsyms names it. */
+struct kernel_sym {
+	uint64_t start, size;
+	char name[256];
+	char module[64]; /* "" for vmlinux */
+	bool found;      /* false: no symbol contains the address */
+};
+
+/*
+ * Something that asks kallsyms about each address (knames.h does it in the
+ * kernel), instead of reading all of /proc/kallsyms: name(ctx, addrs, n,
+ * out) fills out[i] for addrs[i]; 0, or < 0 when it cannot.
+ */
+struct kernel_namer {
+	int (*name)(void *ctx, const uint64_t *addrs, size_t n, struct kernel_sym *out);
+	void *ctx;
+};
+
 /*
  * kernel_collect() for the file rec becomes: kallsyms read only when rec has
  * kernel addresses and kallsyms is asked for; all of it with full, else only
- * what names rec's addresses (kernel_prune_ksyms()), taken from cache (may
- * be NULL) when it can.  0 or -ENOMEM.
+ * what names rec's addresses: asked of namer (may be NULL) address by
+ * address, else taken from cache (may be NULL) when it can, else pruned
+ * from a full read (kernel_prune_ksyms()).  0 or -ENOMEM.
  */
 int kernel_collect_for(struct bprof_kernel *k, const struct bprof_recording *rec, bool kallsyms,
-		       bool full, struct kernel_cache *cache, bool *hidden);
+		       bool full, struct kernel_cache *cache, const struct kernel_namer *namer,
+		       bool *hidden);
 
 /* Sort symbols by address, then name (the order the snapshot is kept in),
  * as qsort would: 0 or -ENOMEM. */

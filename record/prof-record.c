@@ -28,6 +28,7 @@
 #include "access.h"
 #include "dump.h"
 #include "kernel.h"
+#include "knames.h"
 #include "loader.h"
 #include "manifest.h"
 #include "preload.h"
@@ -145,6 +146,8 @@ struct recorder {
 	const char *options;
 	struct bprof_access acc;        /* as probed before sampling */
 	struct kernel_cache *kcache;    /* --rotate: kallsyms read once, mostly */
+	struct knames *kn;              /* kernel addresses named in the kernel */
+	bool kn_tried;
 	struct dump_base base;          /* the BPF counters earlier files carried */
 	struct manifest_stats mst_base; /* the ACCESS counters earlier files carried */
 	bool hidden_said;
@@ -179,9 +182,20 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 	dump_losses(r->obj, &rec->losses, r->nr_cpus, &r->base);
 	if (!r->env->kernel_only)
 		dump_unwind(rec, r->obj, r->env, r->cfi, r->unw, r->nr_cpus, &r->base);
+	/* the snapshot's symbols asked of kallsyms address by address, not
+	 * read from all of /proc/kallsyms (knames.h), where the kernel can */
+	if (!r->kn_tried && !r->env->no_kallsyms && !r->env->full_kallsyms && kernel_sampled(rec)) {
+		r->kn_tried = true;
+		err = knames_open(&r->kn);
+		if (err && r->env->verbose)
+			fprintf(stderr, "prof-record: cannot name kernel addresses in the kernel (%s): reading /proc/kallsyms\n",
+				strerror(-err));
+	}
+	struct kernel_namer namer = r->kn ? knames_namer(r->kn) : (struct kernel_namer){0};
+
 	if (manifest_emit(r->man, rec, &rec->losses.manifest_lost) ||
 	    kernel_collect_for(&rec->kernel, rec, !r->env->no_kallsyms, r->env->full_kallsyms,
-			       r->kcache, &hidden))
+			       r->kcache, r->kn ? &namer : NULL, &hidden))
 		goto nomem;
 	/* access_check() said so before sampling unless it changed since */
 	if (hidden && (r->acc.flags & BPROF_ACCESS_KALLSYMS) && !r->hidden_said) {
@@ -561,6 +575,7 @@ cleanup:
 	loader_destroy(ld);
 	rotate_destroy(rot);
 	kernel_cache_destroy(r.kcache);
+	knames_close(r.kn);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	free(output);
