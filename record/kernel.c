@@ -582,10 +582,7 @@ static int from_namer(struct bprof_kernel *k, const struct kernel_namer *namer, 
 	int err = -ENOMEM;
 
 	uniq = malloc((nr ? nr : 1) * sizeof(*uniq));
-	ends = malloc((nr ? nr : 1) * sizeof(*ends));
-	syms = calloc(nr ? nr : 1, sizeof(*syms));
-	next = calloc(nr ? nr : 1, sizeof(*next));
-	if (!uniq || !ends || !syms || !next)
+	if (!uniq)
 		goto out;
 	for (size_t i = 0; i < nr; i++)
 		if (!i || addrs[i] != addrs[i - 1])
@@ -595,6 +592,11 @@ static int from_namer(struct bprof_kernel *k, const struct kernel_namer *namer, 
 		err = 0;
 		goto out;
 	}
+	ends = malloc((nu ? nu : 1) * sizeof(*ends));
+	syms = calloc(nu ? nu : 1, sizeof(*syms));
+	next = calloc(nu ? nu : 1, sizeof(*next));
+	if (!ends || !syms || !next)
+		goto out;
 	if (namer->name(namer->ctx, uniq, nu, syms)) {
 		err = 0;
 		goto out;
