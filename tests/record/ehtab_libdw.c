@@ -476,6 +476,44 @@ Test(ehtab_libdw, catches_wrong_rows)
 	close(fd);
 }
 
+/* The whole file at path, in memory (to be patched there); *size set. */
+static char *read_image(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	char *img;
+
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	*size = (size_t)ftell(f);
+	rewind(f);
+	img = malloc(*size);
+	cr_assert(img && fread(img, 1, *size, f) == *size);
+	fclose(f);
+	return img;
+}
+
+/* The header of the image's one section called name. */
+static Elf64_Shdr *image_section(char *img, size_t size, const char *name)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Shdr *found = NULL;
+	size_t shstr, n = 0;
+
+	cr_assert(eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) <= size);
+	shstr = ((Elf64_Shdr *)(img + eh->e_shoff))[eh->e_shstrndx].sh_offset;
+	for (size_t i = 0; i < eh->e_shnum; i++) {
+		Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff) + i;
+
+		if (!strcmp(img + shstr + sh->sh_name, name)) {
+			found = sh;
+			n++;
+		}
+	}
+	cr_assert_eq(n, 1, "%zu sections called %s", n, name);
+	cr_assert(found->sh_offset + found->sh_size <= size);
+	return found;
+}
+
 /*
  * lld gives .eh_frame the type SHT_X86_64_UNWIND, not SHT_PROGBITS
  * (Debian's libLLVM, libclang, shellcheck): the same bytes under that
@@ -484,35 +522,15 @@ Test(ehtab_libdw, catches_wrong_rows)
 Test(ehtab_libdw, lld_section_type)
 {
 	const char *path = workload("uw-gcc");
-	FILE *f = fopen(path, "rb");
 	struct ehtab_error err = { { 0 } };
 	struct ehtab *a = NULL, *b = NULL;
 	const struct ehtab_row *ra, *rb;
-	size_t na, nb, size, shstr, patched = 0;
-	Elf64_Ehdr *eh;
-	char *img;
+	size_t na, nb, size;
+	char *img = read_image(path, &size);
 	Elf *e;
 	int fd;
 
-	cr_assert(f, "%s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	size = (size_t)ftell(f);
-	rewind(f);
-	img = malloc(size);
-	cr_assert(img && fread(img, 1, size, f) == size);
-	fclose(f);
-	eh = (Elf64_Ehdr *)img;
-	cr_assert(eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) <= size);
-	shstr = ((Elf64_Shdr *)(img + eh->e_shoff))[eh->e_shstrndx].sh_offset;
-	for (size_t i = 0; i < eh->e_shnum; i++) {
-		Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff) + i;
-
-		if (!strcmp(img + shstr + sh->sh_name, ".eh_frame")) {
-			sh->sh_type = SHT_X86_64_UNWIND;
-			patched++;
-		}
-	}
-	cr_assert_eq(patched, 1);
+	image_section(img, size, ".eh_frame")->sh_type = SHT_X86_64_UNWIND;
 	e = open_elf(path, &fd);
 	cr_assert_eq(ehtab_build(&a, e, &err), 0, "%s", err.message);
 	elf_end(e);
@@ -541,24 +559,15 @@ Test(ehtab_libdw, lld_section_type)
 Test(ehtab_libdw, no_section_headers)
 {
 	const char *path = workload("uw-gcc");
-	FILE *f = fopen(path, "rb");
 	struct ehtab_error err = { { 0 } };
 	struct ehtab *a = NULL, *b = NULL;
 	const struct ehtab_row *ra, *rb;
 	size_t na, nb, size;
-	Elf64_Ehdr *eh;
-	char *img;
+	char *img = read_image(path, &size);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
 	Elf *e;
 	int fd;
 
-	cr_assert(f, "%s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	size = (size_t)ftell(f);
-	rewind(f);
-	img = malloc(size);
-	cr_assert(img && fread(img, 1, size, f) == size);
-	fclose(f);
-	eh = (Elf64_Ehdr *)img;
 	eh->e_shoff = 0;
 	eh->e_shnum = 0;
 	eh->e_shstrndx = 0;
@@ -591,34 +600,15 @@ Test(ehtab_libdw, no_section_headers)
 Test(ehtab_libdw, overlapping_fdes)
 {
 	const char *path = workload("uw-gcc");
-	FILE *f = fopen(path, "rb");
 	struct ehtab_error err = { { 0 } };
 	struct ehtab *b = NULL;
 	const struct ehtab_row *rb;
-	size_t nb, size, shstr, nfde = 0;
+	size_t nb, size, nfde = 0;
 	uint64_t pc2 = 0;
-	Elf64_Shdr *eh_frame = NULL;
-	Elf64_Ehdr *eh;
-	char *img;
+	char *img = read_image(path, &size);
+	Elf64_Shdr *eh_frame = image_section(img, size, ".eh_frame");
 	Elf *e;
 
-	cr_assert(f, "%s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	size = (size_t)ftell(f);
-	rewind(f);
-	img = malloc(size);
-	cr_assert(img && fread(img, 1, size, f) == size);
-	fclose(f);
-	eh = (Elf64_Ehdr *)img;
-	cr_assert(eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) <= size);
-	shstr = ((Elf64_Shdr *)(img + eh->e_shoff))[eh->e_shstrndx].sh_offset;
-	for (size_t i = 0; i < eh->e_shnum; i++) {
-		Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff) + i;
-
-		if (!strcmp(img + shstr + sh->sh_name, ".eh_frame"))
-			eh_frame = sh;
-	}
-	cr_assert(eh_frame && eh_frame->sh_offset + eh_frame->sh_size <= size);
 	/* gcc's FDEs: length, CIE pointer, pc_begin as pcrel sdata4 */
 	for (size_t off = 0; off + 12 <= eh_frame->sh_size && nfde < 3;) {
 		char *p = img + eh_frame->sh_offset + off;
