@@ -40,7 +40,10 @@
 #include "unwinder.h"
 
 /* Signal state: the only mutable globals.  exiting counts SIGINT/SIGTERM;
- * a second one aborts unless the (atomic) write has already begun. */
+ * a second one aborts unless the (atomic) write has already begun.  After
+ * the last file's write begins, writing stays set to the end: a signal then
+ * must not say "no file written" of a file just written (and exit non-zero),
+ * it only waits for the few milliseconds of cleanup. */
 static volatile sig_atomic_t exiting;
 static volatile sig_atomic_t writing;
 
@@ -265,18 +268,15 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 		r->access_failed = true;
 	}
 	bprof_recording_free(rec);
-	writing = 0;
 	return 0;
 written:
 	bprof_recording_free(rec);
-	writing = 0;
 	r->files_failed++;
 	return 1;
 unwritten:
 	r->samples_unwritten += tot.samples;
 	r->files_failed++;
 	bprof_recording_free(rec);
-	writing = 0;
 	return 1;
 nomem:
 	fprintf(stderr, "prof-record: out of memory\n");
@@ -303,6 +303,7 @@ static int next_interval(struct recorder *r, struct rotate *rot, uint64_t start_
 	if (!path)
 		goto nomem;
 	err = write_file(r, old, path, start_real, sampler_mono_ns() - start_mono);
+	writing = 0; /* sampling goes on: a second signal may abort again */
 	if (err < 0)
 		return err;
 	if (!err)
@@ -547,8 +548,9 @@ int main(int argc, char **argv)
 	exit_code = r.files_failed || r.access_failed ? 1 : 0;
 	if (run.child) {
 		if (!run.child_done) {
-			/* give the command a moment to act on the signal */
-			for (int i = 0; i < 20 && !run.child_done; i++) {
+			/* give the command a moment to act on the signal (a
+			 * second signal cuts it short: the file is written) */
+			for (int i = 0; i < 20 && !run.child_done && exiting < 2; i++) {
 				if (waitpid(run.child, &run.status, WNOHANG) == run.child)
 					run.child_done = true;
 				else

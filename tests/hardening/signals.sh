@@ -4,7 +4,8 @@
 # doubled.  After each: exit 0 with a complete file, or non-zero with no
 # file under the final name; never a temporary file; an earlier file in the
 # directory untouched; and a run aimed at an existing file refuses to
-# clobber it (no --force) whatever the signal does.
+# clobber it (no --force) whatever the signal does.  Last, a second signal
+# after the file is written (while waiting for a command) must not abort.
 . "$(dirname "$0")/common.sh"
 
 seed=${SEED:-$$}
@@ -83,4 +84,42 @@ for i in $(seq 1 $runs); do
 		check "$what: no file means a non-zero exit" test "$rc" -ne 0
 	fi
 done
+
+# A second signal after the file is written, while the recorder waits for
+# a command that ignored the first (up to 1 s): the file is there, so no
+# "aborted, no file written" (a CI run once hit that race in the few
+# milliseconds of cleanup); the wait is cut short, and the exit is 130 as
+# for any command that outlived the recording.  stderr comes through a
+# fifo so that the signal follows the "wrote" line at once.
+d=$T_DIR/late
+mkdir "$d"
+plant_earlier "$d"
+mkfifo "$d.fifo"
+what="late: SIGINT, then SIGTERM once the file is written"
+env --default-signal=INT,TERM "$REC" -F 499 -o "$d/new.bprof" -- \
+	sh -c 'trap "" INT TERM; exec 2>/dev/null; sleep 5' >"$d.out" 2>"$d.fifo" &
+rp=$!
+sent=0
+t0=0
+while IFS= read -r line; do
+	printf '%s\n' "$line" >>"$d.err"
+	case $line in
+	Sampling*) sleep 0.3; kill -INT $rp 2>/dev/null || true ;;
+	*wrote*)
+		sleep 0.1
+		t0=$(date +%s%N)
+		kill -TERM $rp 2>/dev/null || true
+		sent=1 ;;
+	esac
+done <"$d.fifo"
+rc=0
+wait $rp || rc=$?
+t1=$(date +%s%N)
+echo "$what: exit $rc after $(((t1 - t0) / 1000000)) ms; $(head -c 400 "$d.err" | tr '\n' ' ')"
+check "$what: the signal was sent after the file" test "$sent" = 1
+check "$what: exit 130, the command outlived the recording (got $rc)" test "$rc" -eq 130
+check "$what: no claim that nothing was written" sh -c "! grep -q 'no file written' '$d.err'"
+check "$what: the wait for the command cut short (< 800 ms)" test $(((t1 - t0) / 1000000)) -lt 800
+aftermath "$what" "$d" new.bprof
+check "$what: the file is there" test "$HAVE_FILE" = 1
 finish
