@@ -184,7 +184,8 @@ static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_
  * not every kernel has (fexit trampolines; the task_vma iterator kfuncs). */
 enum {
 	OPT_PROG_MMAP = 1 << 0,  /* fexit/vm_mmap_pgoff */
-	OPT_PROG_EXIT = 1 << 1,  /* tp_btf/sched_process_exit + bpf_iter_task_vma */
+	OPT_PROG_EXIT = 1 << 1,  /* tp_btf/sched_process_exit + bpf_iter_task_vma
+				  * (then in place of handle_exit_sets) */
 	OPT_PROG_PREXEC = 1 << 2, /* tp_btf/sched_prepare_exec + bpf_iter_task_vma */
 };
 
@@ -355,7 +356,9 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.handle_mmap, optional & OPT_PROG_MMAP);
 	bpf_program__set_autoload(obj->progs.handle_exit, optional & OPT_PROG_EXIT);
 	bpf_program__set_autoload(obj->progs.handle_prepare_exec, optional & OPT_PROG_PREXEC);
-	bpf_program__set_autoload(obj->progs.handle_exit_sets, env->command != NULL || noprealloc);
+	/* handle_exit does handle_exit_sets' work too, when it loads */
+	bpf_program__set_autoload(obj->progs.handle_exit_sets,
+				  !(optional & OPT_PROG_EXIT) && (env->command != NULL || noprealloc));
 	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi);
 	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
@@ -589,9 +592,10 @@ int loader_sampler_fd(const struct loader *ld)
 	return fd >= 0 ? fd : prog_fd(ld, ld->skel->progs.do_perf_event);
 }
 
-/* Attach a loaded tracing program (tp_btf or fexit: the kernel knows its
- * attach point); 0, or -1 with errno set. */
-static int attach_tracing(struct loader *ld, struct bpf_program *p)
+/* Attach a loaded tracing program: tp_btf or fexit (tp NULL: the kernel
+ * knows its attach point), or raw_tp (tp: the tracepoint's name); 0, or -1
+ * with errno set. */
+static int attach_tracing(struct loader *ld, struct bpf_program *p, const char *tp)
 {
 	int fd = prog_fd(ld, p), link;
 
@@ -603,7 +607,7 @@ static int attach_tracing(struct loader *ld, struct bpf_program *p)
 		errno = E2BIG;
 		return -1;
 	}
-	link = bpf_raw_tracepoint_open(NULL, fd);
+	link = bpf_raw_tracepoint_open(tp, fd);
 	if (link < 0)
 		return -1;
 	ld->links[ld->nr_links++] = link;
@@ -617,12 +621,23 @@ int loader_attach(struct loader *ld, const struct env *env)
 {
 	struct profile_bpf *obj = ld->skel;
 
-	if (attach_tracing(ld, obj->progs.handle_fork) || attach_tracing(ld, obj->progs.handle_exec)) {
+	if (attach_tracing(ld, obj->progs.handle_fork, "sched_process_fork") ||
+	    attach_tracing(ld, obj->progs.handle_exec, "sched_process_exec")) {
 		fprintf(stderr, "prof-record: cannot attach to sched_process_fork/exec: %s\n", strerror(errno));
 		return -1;
 	}
-	if (bpf_program__autoload(obj->progs.handle_exit_sets) &&
-	    attach_tracing(ld, obj->progs.handle_exit_sets)) {
+	/* one program on sched_process_exit: handle_exit where it loaded,
+	 * which also empties the sets, else handle_exit_sets if needed */
+	bool sets = env->command != NULL || obj->rodata->forget_exited, exit_failed = false;
+
+	if (bpf_program__autoload(obj->progs.handle_exit)) {
+		exit_failed = attach_tracing(ld, obj->progs.handle_exit, NULL) != 0;
+		if (exit_failed && env->verbose && !sets)
+			fprintf(stderr, "prof-record: cannot trace sched_process_exit (%s)\n", strerror(errno));
+	} else if (bpf_program__autoload(obj->progs.handle_exit_sets)) {
+		exit_failed = attach_tracing(ld, obj->progs.handle_exit_sets, "sched_process_exit") != 0;
+	}
+	if (exit_failed && sets) {
 		if (obj->rodata->forget_exited)
 			fprintf(stderr, "prof-record: warning: cannot trace sched_process_exit (%s): processes that exit stay in the recorder's sets; past %u of them, new ones are not followed (counted as notifications dropped)\n",
 				strerror(errno), bpf_map__max_entries(obj->maps.tracked));
@@ -630,13 +645,10 @@ int loader_attach(struct loader *ld, const struct env *env)
 			fprintf(stderr, "prof-record: warning: cannot trace sched_process_exit (%s): a command forking over 65536 processes loses the later ones\n",
 				strerror(errno));
 	}
-	if (bpf_program__autoload(obj->progs.handle_exit) && attach_tracing(ld, obj->progs.handle_exit) &&
-	    env->verbose)
-		fprintf(stderr, "prof-record: cannot trace sched_process_exit (%s)\n", strerror(errno));
 	if (bpf_program__autoload(obj->progs.handle_prepare_exec) &&
-	    attach_tracing(ld, obj->progs.handle_prepare_exec) && env->verbose)
+	    attach_tracing(ld, obj->progs.handle_prepare_exec, NULL) && env->verbose)
 		fprintf(stderr, "prof-record: cannot trace sched_prepare_exec (%s)\n", strerror(errno));
-	if (bpf_program__autoload(obj->progs.handle_mmap) && attach_tracing(ld, obj->progs.handle_mmap) &&
+	if (bpf_program__autoload(obj->progs.handle_mmap) && attach_tracing(ld, obj->progs.handle_mmap, NULL) &&
 	    env->verbose)
 		fprintf(stderr, "prof-record: cannot trace vm_mmap_pgoff (%s): libraries mapped by short-lived processes may be missed\n",
 			strerror(errno));
