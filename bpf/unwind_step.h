@@ -49,6 +49,10 @@ struct unwind_regs {
 	__u8 bp_valid;    /* regs[RBP] is known */
 	__u8 used_table;  /* set by unwind_step when a table row unwound the frame */
 	__u32 pad;
+	/* where unwind_signal reads the saved context: not on the BPF
+	 * stack, where 136 bytes would be copied with every state the
+	 * verifier keeps of the walk */
+	__u64 sc[UNWIND_SIGCONTEXT_WORDS];
 };
 
 /* What a step met, for the caller to act on (bits of *events). */
@@ -217,9 +221,9 @@ static __always_inline int unwind_fp(UNW_ENV env, struct unwind_regs *r)
  * sp; every register is known again, and its pc is exact. */
 static __always_inline int unwind_signal(UNW_ENV env, struct unwind_regs *r)
 {
-	__u64 sc[UNWIND_SIGCONTEXT_WORDS];
+	__u64 *sc = r->sc;
 
-	if (UNW_READ(env, sc, sizeof(sc), r->regs[UNWIND_REG_RSP] + UNWIND_UC_MCONTEXT)) {
+	if (UNW_READ(env, sc, sizeof(r->sc), r->regs[UNWIND_REG_RSP] + UNWIND_UC_MCONTEXT)) {
 		UNW_STAT(env, UNWIND_STAT_STOP_READ);
 		return UNWIND_STOP;
 	}
