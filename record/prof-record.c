@@ -46,14 +46,18 @@
  * it only waits for the few milliseconds of cleanup. */
 static volatile sig_atomic_t exiting;
 static volatile sig_atomic_t writing;
+static volatile sig_atomic_t rotated; /* --rotate wrote a file already */
 
 static void sig_handler(int sig)
 {
 	exiting++;
 	if (exiting >= 2 && !writing) {
 		static const char msg[] = "prof-record: second signal: aborted, no file written\n";
+		static const char msg_rot[] = "prof-record: second signal: aborted, the current interval not written (the files before it are complete)\n";
+		const char *m = rotated ? msg_rot : msg;
+		size_t len = rotated ? sizeof(msg_rot) - 1 : sizeof(msg) - 1;
 
-		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		if (write(STDERR_FILENO, m, len) < 0) {
 			/* nothing to do */
 		}
 		_exit(128 + sig);
@@ -225,7 +229,9 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 
 	writing = 1;
 	if (exiting >= 2) {
-		fprintf(stderr, "prof-record: second signal: aborted, no file written\n");
+		fprintf(stderr, "prof-record: second signal: aborted, %s\n",
+			rotated ? "the current interval not written (the files before it are complete)" :
+				  "no file written");
 		goto unwritten;
 	}
 	wopts.flags = r->env->force ? 0 : BPROF_WRITE_NO_CLOBBER;
@@ -306,8 +312,10 @@ static int next_interval(struct recorder *r, struct rotate *rot, uint64_t start_
 	writing = 0; /* sampling goes on: a second signal may abort again */
 	if (err < 0)
 		return err;
-	if (!err)
+	if (!err) {
 		rotate_written(rot, r->env->quiet);
+		rotated = 1;
+	}
 	err = dump_clear(r->obj, old);
 	if (err) {
 		fprintf(stderr, "prof-record: cannot empty the BPF maps for the next interval: %s\n",
