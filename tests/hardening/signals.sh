@@ -97,7 +97,8 @@ plant_earlier "$d"
 mkfifo "$d.fifo"
 what="late: SIGINT, then SIGTERM once the file is written"
 env --default-signal=INT,TERM "$REC" -F 499 -o "$d/new.bprof" -- \
-	sh -c 'trap "" INT TERM; exec 2>/dev/null; sleep 5' >"$d.out" 2>"$d.fifo" &
+	sh -c 'echo $$ >"$0"; trap "" INT TERM; exec 2>/dev/null; exec sleep 5' "$d.cmdpid" \
+	>"$d.out" 2>"$d.fifo" &
 rp=$!
 sent=0
 t0=0
@@ -115,6 +116,8 @@ done <"$d.fifo"
 rc=0
 wait $rp || rc=$?
 t1=$(date +%s%N)
+# the command ignored SIGTERM and outlives the recorder (it is not killed)
+kill -9 "$(cat "$d.cmdpid")" 2>/dev/null || true
 echo "$what: exit $rc after $(((t1 - t0) / 1000000)) ms; $(head -c 400 "$d.err" | tr '\n' ' ')"
 check "$what: the signal was sent after the file" test "$sent" = 1
 check "$what: exit 130, the command outlived the recording (got $rc)" test "$rc" -eq 130
