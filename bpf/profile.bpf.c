@@ -550,10 +550,11 @@ static __always_inline void ask_remap(struct task_struct *task, struct profile_s
 	notify(PROFILE_EV_MMAP, task, sk->pid, sk->exec_id);
 }
 
-/* Walk the user stack of the interrupted task with the tables. */
+/* Walk the user stack of the interrupted task with the tables; proc is
+ * its image's mapping table (NULL: none yet, frame pointers only). */
 static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 					    struct task_struct *task, struct profile_seen_key *sk,
-					    __u32 gen)
+					    const struct unwind_proc *proc, __u32 gen)
 {
 	struct walk_ctx w = {};
 	struct unwind_scratch *s;
@@ -624,7 +625,7 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 		return -EFAULT;
 
 	w.s = s;
-	w.proc = bpf_map_lookup_elem(&unwind_procs, sk);
+	w.proc = proc;
 	s->hash = 0xcbf29ce484222325ULL;
 	s->events = 0;
 	s->result = 0;
@@ -768,8 +769,10 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 		key.user_stack_id = -EFAULT;
 	} else if (user_stacks && cfi) {
 		struct profile_seen_key wk = { .pid = tgid, .exec_id = key.exec_id };
+		/* one lookup for the test below and the walk */
+		const struct unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &wk);
 
-		if (fp_fallback && !bpf_map_lookup_elem(&unwind_procs, &wk)) {
+		if (fp_fallback && !proc) {
 			/* No mapping table for this image yet (its first
 			 * milliseconds): without it every step would follow
 			 * the frame pointer, so let the kernel do that walk.
@@ -784,7 +787,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 			}
 			err = get_stack(ctx, BPF_F_USER_STACK, gen);
 		} else {
-			err = walk_user_stack(ctx, task, &wk, gen);
+			err = walk_user_stack(ctx, task, &wk, proc, gen);
 		}
 		key.user_stack_id = err;
 		if (err < 0)
@@ -797,7 +800,11 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	} else {
 		key.user_stack_id = PROFILE_STACK_NONE;
 	}
-	if (kernel_stacks) {
+	if (kernel_stacks && (long)ctx_regs(ctx)->ip >= 0) {
+		/* sampled in user mode: no kernel stack, which is what the
+		 * kernel's walk would answer (-EFAULT), without the call */
+		key.kernel_stack_id = -EFAULT;
+	} else if (kernel_stacks) {
 		err = get_stack(ctx, 0, gen);
 		key.kernel_stack_id = err;
 		if (err < 0)
