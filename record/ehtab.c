@@ -706,7 +706,7 @@ static int cmp_fde_run(const void *a, const void *b)
  * checked; rows still out of order (overlapping FDEs, hostile data) are
  * sorted one by one, as before.
  */
-static int sort_rows(struct sort_row *s, size_t n, struct fde_run *runs, size_t nruns)
+static void sort_rows(struct sort_row *s, size_t n, struct fde_run *runs, size_t nruns)
 {
 	struct sort_row *out;
 	size_t k = 0;
@@ -733,10 +733,9 @@ static int sort_rows(struct sort_row *s, size_t n, struct fde_run *runs, size_t 
 			memcpy(s, out, n * sizeof(*s));
 		free(out);
 		if (sorted)
-			return 0;
+			return;
 	}
 	qsort(s, n, sizeof(*s), cmp_sort_row);
-	return 0;
 }
 
 static int finish_rows(struct ehtab *t, struct fde_run *runs, size_t nruns)

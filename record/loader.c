@@ -307,21 +307,30 @@ static int load_in_kernel(struct profile_bpf *obj, int *prog_fds, bool verbose)
 	return err;
 }
 
+/* The object's programs, loaded or not: the length of prog_fds. */
+static int nr_programs(struct bpf_object *o)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, o)
+		n++;
+	return n;
+}
+
 static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi,
 				   bool noprealloc, bool in_kernel, int **prog_fds, int *err)
 {
 	struct profile_bpf *obj = profile_bpf__open();
 	struct bpf_program *prog;
-	int nr_progs = 0, j = 0;
+	int j = 0;
 
 	*prog_fds = NULL;
 	if (!obj) {
 		*err = -errno;
 		return NULL;
 	}
-	bpf_object__for_each_program(prog, obj->obj)
-		nr_progs++;
-	*prog_fds = malloc(nr_progs * sizeof(**prog_fds));
+	*prog_fds = malloc(nr_programs(obj->obj) * sizeof(**prog_fds));
 	if (!*prog_fds) {
 		*err = -ENOMEM;
 		profile_bpf__destroy(obj);
@@ -557,12 +566,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		warm_caches(obj);
 	ld->skel = obj;
 	ld->prog_fds = prog_fds;
-	{
-		struct bpf_program *prog;
-
-		bpf_object__for_each_program(prog, obj->obj)
-			ld->nr_progs++;
-	}
+	ld->nr_progs = nr_programs(obj->obj);
 	return ld;
 }
 

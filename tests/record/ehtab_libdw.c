@@ -515,6 +515,39 @@ static Elf64_Shdr *image_section(char *img, size_t size, const char *name)
 }
 
 /*
+ * The table of path's file and the table of img (path's image, patched in
+ * memory: what) must be the same rows.  Returns img's Elf, for the
+ * caller's further checks and elf_end.
+ */
+static Elf *same_rows_as_file(const char *path, char *img, size_t size, const char *what)
+{
+	struct ehtab_error err = { { 0 } };
+	struct ehtab *a = NULL, *b = NULL;
+	const struct ehtab_row *ra, *rb;
+	size_t na, nb;
+	Elf *e;
+	int fd;
+
+	e = open_elf(path, &fd);
+	cr_assert_eq(ehtab_build(&a, e, &err), 0, "%s", err.message);
+	elf_end(e);
+	close(fd);
+	e = elf_memory(img, size);
+	cr_assert(e);
+	cr_assert_eq(ehtab_build(&b, e, &err), 0, "%s: %s", what, err.message);
+	ra = ehtab_rows(a, &na);
+	rb = ehtab_rows(b, &nb);
+	cr_assert_eq(na, nb, "%zu rows from the file, %zu with %s", na, nb, what);
+	for (size_t i = 0; i < na; i++)
+		cr_assert(ra[i].addr == rb[i].addr && !memcmp(&ra[i].rule, &rb[i].rule, sizeof(ra[i].rule)),
+			  "%s: row %zu differs: 0x%" PRIx64 " vs 0x%" PRIx64, what, i, ra[i].addr,
+			  rb[i].addr);
+	ehtab_destroy(a);
+	ehtab_destroy(b);
+	return e;
+}
+
+/*
  * lld gives .eh_frame the type SHT_X86_64_UNWIND, not SHT_PROGBITS
  * (Debian's libLLVM, libclang, shellcheck): the same bytes under that
  * type must give the same table.  The workload's image, patched in memory.
@@ -522,31 +555,13 @@ static Elf64_Shdr *image_section(char *img, size_t size, const char *name)
 Test(ehtab_libdw, lld_section_type)
 {
 	const char *path = workload("uw-gcc");
-	struct ehtab_error err = { { 0 } };
-	struct ehtab *a = NULL, *b = NULL;
-	const struct ehtab_row *ra, *rb;
-	size_t na, nb, size;
+	size_t size;
 	char *img = read_image(path, &size);
 	Elf *e;
-	int fd;
 
 	image_section(img, size, ".eh_frame")->sh_type = SHT_X86_64_UNWIND;
-	e = open_elf(path, &fd);
-	cr_assert_eq(ehtab_build(&a, e, &err), 0, "%s", err.message);
-	elf_end(e);
-	close(fd);
-	e = elf_memory(img, size);
-	cr_assert(e);
-	cr_assert_eq(ehtab_build(&b, e, &err), 0, "SHT_X86_64_UNWIND .eh_frame: %s", err.message);
-	ra = ehtab_rows(a, &na);
-	rb = ehtab_rows(b, &nb);
-	cr_assert_eq(na, nb);
-	for (size_t i = 0; i < na; i++)
-		cr_assert(ra[i].addr == rb[i].addr && !memcmp(&ra[i].rule, &rb[i].rule, sizeof(ra[i].rule)),
-			  "row %zu differs: 0x%" PRIx64 " vs 0x%" PRIx64, i, ra[i].addr, rb[i].addr);
+	e = same_rows_as_file(path, img, size, "an SHT_X86_64_UNWIND .eh_frame");
 	diff_elf(e, "uw-gcc with an lld-typed .eh_frame");
-	ehtab_destroy(a);
-	ehtab_destroy(b);
 	elf_end(e);
 	free(img);
 }
@@ -559,34 +574,14 @@ Test(ehtab_libdw, lld_section_type)
 Test(ehtab_libdw, no_section_headers)
 {
 	const char *path = workload("uw-gcc");
-	struct ehtab_error err = { { 0 } };
-	struct ehtab *a = NULL, *b = NULL;
-	const struct ehtab_row *ra, *rb;
-	size_t na, nb, size;
+	size_t size;
 	char *img = read_image(path, &size);
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-	Elf *e;
-	int fd;
 
 	eh->e_shoff = 0;
 	eh->e_shnum = 0;
 	eh->e_shstrndx = 0;
-	e = open_elf(path, &fd);
-	cr_assert_eq(ehtab_build(&a, e, &err), 0, "%s", err.message);
-	elf_end(e);
-	close(fd);
-	e = elf_memory(img, size);
-	cr_assert(e);
-	cr_assert_eq(ehtab_build(&b, e, &err), 0, "no section headers: %s", err.message);
-	ra = ehtab_rows(a, &na);
-	rb = ehtab_rows(b, &nb);
-	cr_assert_eq(na, nb, "%zu rows through the section, %zu through PT_GNU_EH_FRAME", na, nb);
-	for (size_t i = 0; i < na; i++)
-		cr_assert(ra[i].addr == rb[i].addr && !memcmp(&ra[i].rule, &rb[i].rule, sizeof(ra[i].rule)),
-			  "row %zu differs", i);
-	ehtab_destroy(a);
-	ehtab_destroy(b);
-	elf_end(e);
+	elf_end(same_rows_as_file(path, img, size, "no section headers (PT_GNU_EH_FRAME)"));
 	free(img);
 }
 
