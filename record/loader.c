@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
@@ -345,7 +346,13 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	obj->rodata->per_thread = env->nr_tids > 0;
 	obj->rodata->follow_children = env->command != NULL;
 
-	bpf_map__set_max_entries(obj->maps.counts, env->hash_storage_size);
+	/* a recording of known length needs no more counts than samples
+	 * (opts_samples_bound); nor walked stacks, below */
+	long bound = opts_samples_bound(env);
+	long counts = bound && bound < env->hash_storage_size ? bound : env->hash_storage_size;
+	long ustacks = bound && bound < env->stack_storage_size ? bound : env->stack_storage_size;
+
+	bpf_map__set_max_entries(obj->maps.counts, counts);
 	bpf_map__set_max_entries(obj->maps.stacks, env->stack_storage_size);
 	/* victims of bucket collisions in "stacks" get a second chance in a
 	 * map a quarter its size; their ids start at the power of two that
@@ -357,10 +364,22 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	 * --hash-storage-size (to bound the counts) must not also drop the
 	 * notifications that keep the manifest complete. */
 	long procs = env->hash_storage_size > 40960 ? env->hash_storage_size : 40960;
+	struct sysinfo si;
+
+	/* Where the sets grow and are emptied at exit (noprealloc below),
+	 * they hold live processes only: four times the tasks alive now, at
+	 * least 8192, is room enough, and its bucket array (16 bytes each,
+	 * zeroed at start-up) a tenth of 40960's.  A set that fills counts
+	 * its losses ("notifications dropped"). */
+	if (noprealloc && procs == 40960 && !sysinfo(&si) && (long)si.procs * 4 < procs)
+		for (procs = 8192; procs < (long)si.procs * 4;)
+			procs *= 2;
 	bpf_map__set_max_entries(obj->maps.seen, procs);
 	bpf_map__set_max_entries(obj->maps.tracked, procs);
 	bpf_map__set_max_entries(obj->maps.exec_gen, procs);
-	bpf_map__set_max_entries(obj->maps.pids, env->command ? 65536 : env->nr_pids ? env->nr_pids : 1);
+	/* the command's live descendants: a process set like the others */
+	bpf_map__set_max_entries(obj->maps.pids, env->command ? (noprealloc ? procs : 65536) :
+						 env->nr_pids ? env->nr_pids : 1);
 	bpf_map__set_max_entries(obj->maps.tids, env->nr_tids ? env->nr_tids : 1);
 	bpf_program__set_autoload(obj->progs.handle_mmap, optional & OPT_PROG_MMAP);
 	bpf_program__set_autoload(obj->progs.handle_exit, optional & OPT_PROG_EXIT);
@@ -374,7 +393,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	if (cfi) {
 		bpf_map__set_max_entries(obj->maps.unwind_rows,
 					 (env->unwind_table_size + UNWIND_ROWS_PER_CHUNK - 1) / UNWIND_ROWS_PER_CHUNK);
-		bpf_map__set_max_entries(obj->maps.ustacks, env->stack_storage_size);
+		bpf_map__set_max_entries(obj->maps.ustacks, ustacks);
 	} else {
 		/* frame pointers only: the unwinder's maps stay empty */
 		bpf_map__set_max_entries(obj->maps.unwind_procs, 1);
@@ -409,7 +428,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_max_entries(obj->maps.stacks2, 1);
 		/* room for N user and N kernel stacks */
 		bpf_map__set_max_entries(obj->maps.ustacks,
-					 env->stack_storage_size * (env->kernel_only || env->user_only ? 1 : 2));
+					 ustacks * (env->kernel_only || env->user_only ? 1 : 2));
 	}
 
 	obj->rodata->rotating = env->rotate > 0;

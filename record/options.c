@@ -404,3 +404,18 @@ char *opts_default_output(bool dir)
 		 dir ? "" : ".bprof");
 	return strdup(buf);
 }
+
+long opts_samples_bound(const struct env *env)
+{
+	long seconds = env->rotate ? env->rotate : env->command ? 0 : env->duration;
+	long cpus = env->cpu >= 0 ? 1 : sysconf(_SC_NPROCESSORS_CONF);
+	long bound;
+
+	if (!seconds || env->period || env->freq <= 0 || cpus <= 0)
+		return 0;
+	/* two seconds for a late stop or a late rotation, then a quarter */
+	if (__builtin_mul_overflow(env->freq, seconds + 2, &bound) ||
+	    __builtin_mul_overflow(bound, cpus, &bound) || bound > (1L << 40))
+		return 0;
+	return bound + bound / 4 + 1024;
+}

@@ -61,4 +61,14 @@ char *opts_join_args(int argc, char **argv);
  * it. */
 char *opts_default_output(bool dir);
 
+/*
+ * How many samples one file can count at most, when the recording's length
+ * is known (a DURATION or --rotate interval at -F HZ): Hz x (seconds + 2) x
+ * CPUs, plus a quarter and 1024; 0 when nothing bounds it (a command, a
+ * signal, -c).  The maps filled per sample need no more entries than that:
+ * their bucket arrays are allocated and zeroed at start-up (1 MiB for the
+ * default counts table), which 10 s at 99 Hz on 2 CPUs does not need.
+ */
+long opts_samples_bound(const struct env *env);
+
 #endif
