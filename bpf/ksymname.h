@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ksymname.h - the context of ksymname.bpf.c's syscall program, shared
- * with record/ksymname.c.
+ * ksymname.h - the sizes shared by ksymname.bpf.c's syscall program and
+ * record/knames.c.  The program's inputs and answers are its global
+ * variables (.bss), which both sides reach through the skeleton.
  */
 #ifndef BPROF_KSYMNAME_H
 #define BPROF_KSYMNAME_H
@@ -11,15 +12,7 @@
  * call of a few microseconds. */
 #define KSYMNAME_BATCH 16
 /* "name+0xoff/0xsize [module]"; a longer answer is cut, and said so by
- * len (the length the whole answer has) */
+ * the length (that of the whole answer) */
 #define KSYMNAME_LEN 256
-
-struct ksymname_args {
-	__u64 addr[KSYMNAME_BATCH];
-	__s32 len[KSYMNAME_BATCH];       /* out: bpf_snprintf's length, NUL included; < 0: error */
-	char text[KSYMNAME_BATCH][KSYMNAME_LEN]; /* out: %pS of addr */
-	__u32 nr;
-	__u32 pad;
-};
 
 #endif

@@ -14,7 +14,6 @@
 
 struct knames {
 	struct ksymname_bpf *obj;
-	struct ksymname_args args; /* 4 KiB: not on the stack */
 };
 
 int knames_open(struct knames **out)
@@ -110,25 +109,27 @@ bool knames_parse(const char *text, uint64_t addr, struct kernel_sym *s)
 static int name_addrs(void *ctx, const uint64_t *addrs, size_t n, struct kernel_sym *out)
 {
 	struct knames *kn = ctx;
-	struct ksymname_args *a = &kn->args;
+	struct ksymname_bpf__bss *b = kn->obj->bss;
 	int fd = bpf_program__fd(kn->obj->progs.name_addrs);
 
+	if (!b)
+		return -EIO; /* .bss not mapped: the caller reads kallsyms */
 	for (size_t at = 0; at < n; at += KSYMNAME_BATCH) {
 		size_t m = n - at < KSYMNAME_BATCH ? n - at : KSYMNAME_BATCH;
-		LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = a, .ctx_size_in = sizeof(*a));
+		LIBBPF_OPTS(bpf_test_run_opts, run);
 
-		memset(a, 0, sizeof(*a));
-		memcpy(a->addr, addrs + at, m * sizeof(*addrs));
-		a->nr = (__u32)m;
+		memset(b, 0, sizeof(*b));
+		memcpy(b->ksym_addr, addrs + at, m * sizeof(*addrs));
+		b->ksym_nr = (__u32)m;
 		if (bpf_prog_test_run_opts(fd, &run) || run.retval)
 			return -EIO;
 		for (size_t i = 0; i < m; i++) {
 			/* cut (the whole answer is longer) or garbled: the
 			 * caller reads kallsyms instead */
-			if (a->len[i] <= 0 || a->len[i] > KSYMNAME_LEN)
+			if (b->ksym_len[i] <= 0 || b->ksym_len[i] > KSYMNAME_LEN)
 				return -E2BIG;
-			a->text[i][KSYMNAME_LEN - 1] = 0;
-			if (!knames_parse(a->text[i], addrs[at + i], &out[at + i]))
+			b->ksym_text[i][KSYMNAME_LEN - 1] = 0;
+			if (!knames_parse(b->ksym_text[i], addrs[at + i], &out[at + i]))
 				return -EINVAL;
 		}
 	}
