@@ -578,6 +578,13 @@ static int find_eh_frame(Elf *elf, const uint8_t **data, size_t *len, uint64_t *
 	return rc == -ENOENT ? find_eh_frame_phdr(elf, data, len, vaddr) : rc;
 }
 
+int ehtab_source(Elf *elf, const uint8_t **data, size_t *len, uint64_t *vaddr)
+{
+	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64)
+		return -EINVAL;
+	return find_eh_frame(elf, data, len, vaddr);
+}
+
 static int parse_cie(struct rd *all, size_t off, const uint8_t *body, const uint8_t *end,
 		     struct cie *c)
 {

@@ -44,6 +44,10 @@ struct ehtab;
  */
 int ehtab_build(struct ehtab **out, Elf *elf, struct ehtab_error *err);
 void ehtab_destroy(struct ehtab *t);
+/* The bytes ehtab_build reads, found the same way: .eh_frame's data
+ * (owned by elf), length and address.  A table is a function of them
+ * alone, so they key a cache of tables (tabcache.h).  0 or -errno. */
+int ehtab_source(Elf *elf, const uint8_t **data, size_t *len, uint64_t *vaddr);
 const struct ehtab_row *ehtab_rows(const struct ehtab *t, size_t *nr);
 void ehtab_stats(const struct ehtab *t, struct ehtab_stats *st);
 

@@ -67,6 +67,8 @@ enum {
 	OPT_ROTATE,
 	OPT_KEEP,
 	OPT_MAX_DISK,
+	OPT_TABLE_CACHE,
+	OPT_NO_TABLE_CACHE,
 };
 
 /* --unwind, indexed by OPTS_UNWIND_* */
@@ -86,6 +88,8 @@ static const struct argp_option argp_options[] = {
 	{ "hash-storage-size", OPT_HASH_STORAGE, "N", 0, "Unique counted keys that can be stored (default 40960)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "How user stacks are walked: auto (default: the .eh_frame unwind tables prof-record builds for each sampled object, frame pointers where there is none), cfi (tables only), fp (frame pointers only, as bcc's profile)", 0 },
 	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "ROWS", 0, "Unwind table rows that can be loaded, 4 bytes each (default 1048576)", 0 },
+	{ "table-cache", OPT_TABLE_CACHE, "DIR", 0, "Keep the unwind tables built from .eh_frame in DIR, by build-id, for the next recordings (default /var/cache/bprof/unwind; trimmed to 64 MiB)", 0 },
+	{ "no-table-cache", OPT_NO_TABLE_CACHE, NULL, 0, "Build every unwind table, read and write no cache", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Profile tasks under this cgroup v2 directory only", 0 },
 	{ "no-kallsyms", OPT_NO_KALLSYMS, NULL, 0, "Do not store a /proc/kallsyms snapshot", 0 },
 	{ "full-kallsyms", OPT_FULL_KALLSYMS, NULL, 0, "Store all of /proc/kallsyms (~650 KiB), not only the symbols of sampled kernel addresses", 0 },
@@ -243,6 +247,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_usage(state);
 		}
 		env->hash_storage_size = v;
+		break;
+	case OPT_TABLE_CACHE:
+		if (!*arg) {
+			fprintf(stderr, "prof-record: --table-cache needs a directory\n");
+			argp_usage(state);
+		}
+		env->table_cache = arg;
+		env->no_table_cache = false;
+		break;
+	case OPT_NO_TABLE_CACHE:
+		env->no_table_cache = true;
 		break;
 	case OPT_UNWIND:
 		for (v = 0; v < 3 && strcmp(arg, unwind_arg_names[v]); v++)

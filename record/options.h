@@ -36,6 +36,8 @@ struct env {
 	long hash_storage_size;
 	int unwind;        /* OPTS_UNWIND_* */
 	long unwind_table_size; /* rows */
+	const char *table_cache; /* --table-cache; NULL: the default directory */
+	bool no_table_cache;
 	const char *cgroup;
 	const char *output;
 	long duration;     /* seconds; 0: until a signal */

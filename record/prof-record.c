@@ -118,9 +118,11 @@ static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
 
 /* Let the manifest feed the unwinder what it learns: objects and their
  * ELF as it opens them, images' mappings as they change. */
-static int start_unwinder(struct profile_bpf *obj, struct manifest *man, struct unwinder **out)
+static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const struct env *env,
+			  struct unwinder **out, struct tabcache **cache)
 {
 	struct unwinder_maps um;
+	const char *why;
 	int err;
 
 	loader_unwinder_maps(obj, &um);
@@ -129,6 +131,17 @@ static int start_unwinder(struct profile_bpf *obj, struct manifest *man, struct 
 	if (err) {
 		fprintf(stderr, "prof-record: cannot map the unwind tables: %s\n", strerror(-err));
 		return err;
+	}
+	/* Without the cache every table is built, as always: a default
+	 * directory that cannot be used (not root) is not worth a word; one
+	 * asked for is. */
+	if (!env->no_table_cache) {
+		err = tabcache_open(cache, env->table_cache, &why);
+		if (err && (env->table_cache || env->verbose))
+			fprintf(stderr, "prof-record: %s: no table cache: %s (%s)\n",
+				env->table_cache ? env->table_cache : TABCACHE_DEFAULT_DIR, why,
+				strerror(-err));
+		unwinder_set_cache(*out, *cache);
 	}
 	struct manifest_observer obs = {
 		.ctx = *out,
@@ -341,6 +354,7 @@ int main(int argc, char **argv)
 	struct sampler *smp = NULL;
 	struct manifest *man = NULL;
 	struct unwinder *unw = NULL;
+	struct tabcache *tcache = NULL;
 	struct rotate *rot = NULL;
 	struct sampler_run run = { .exiting = &exiting };
 	struct recorder r = {0};
@@ -436,7 +450,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
-	if (cfi && start_unwinder(obj, man, &unw))
+	if (cfi && start_unwinder(obj, man, &env, &unw, &tcache))
 		goto cleanup;
 	if (sampler_create(&smp, obj, loader_sampler_fd(ld), man, nr_cpus))
 		goto cleanup;
@@ -582,6 +596,15 @@ cleanup:
 	sampler_destroy(smp);
 	manifest_free(man);
 	unwinder_destroy(unw);
+	if (tcache && env.verbose) {
+		struct tabcache_stats ts;
+
+		tabcache_stats(tcache, &ts);
+		fprintf(stderr, "prof-record: table cache: %llu tables read, %llu built and written, %llu rejected, %llu evicted\n",
+			(unsigned long long)ts.hits, (unsigned long long)ts.written,
+			(unsigned long long)ts.rejected, (unsigned long long)ts.evicted);
+	}
+	tabcache_close(tcache);
 	loader_destroy(ld);
 	rotate_destroy(rot);
 	kernel_cache_destroy(r.kcache);

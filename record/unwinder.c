@@ -60,6 +60,7 @@ struct unwinder {
 	struct unw_bid *bids;
 	size_t nr_bids, cap_bids;
 	struct unwind_proc *proc; /* scratch for unwinder_image */
+	struct tabcache *cache;   /* NULL: every table is built */
 	struct unwinder_stats st;
 };
 
@@ -118,6 +119,11 @@ int unwinder_create(struct unwinder **out, const struct unwinder_maps *maps)
 fail:
 	unwinder_destroy(u);
 	return err;
+}
+
+void unwinder_set_cache(struct unwinder *u, struct tabcache *c)
+{
+	u->cache = c;
 }
 
 void unwinder_destroy(struct unwinder *u)
@@ -239,20 +245,48 @@ static void load_new_rules(struct unwinder *u)
 }
 
 /* Build obj_id's table from elf and load it; false when it has none. */
-static bool build_and_load(struct unwinder *u, uint32_t obj_id, Elf *elf)
+/* The table's cache key: the object's build-id and its .eh_frame bytes.
+ * false: no key (no build-id, no .eh_frame), the table is built. */
+static bool cache_key(const struct bprof_object *o, Elf *elf, struct tabcache_key *k)
+{
+	const uint8_t *src;
+	size_t len;
+	uint64_t vaddr;
+
+	if (!(o->flags & BPROF_OBJ_HAS_BUILD_ID) || !o->build_id_len ||
+	    ehtab_source(elf, &src, &len, &vaddr))
+		return false;
+	*k = (struct tabcache_key){
+		.build_id = o->build_id, .build_id_len = o->build_id_len,
+		.src_len = len, .src_vaddr = vaddr, .src_hash = tabcache_hash(src, len, 0),
+	};
+	return true;
+}
+
+static bool build_and_load(struct unwinder *u, uint32_t obj_id, Elf *elf,
+			   const struct bprof_object *o)
 {
 	struct ehtab *t = NULL;
 	struct ehtab_packed pk = {0};
 	struct ehtab_error err;
+	struct tabcache_key key;
+	bool keyed = u->cache && cache_key(o, elf, &key);
 	uint64_t t0 = cpu_ns();
 	bool ok = false;
-	int berr;
+	int berr = -ENOENT;
 
-	/* a broken .eh_frame is the object's problem, not the recording's:
+	/* from the cache, or built (and then kept for the next recording);
+	 * a broken .eh_frame is the object's problem, not the recording's:
 	 * it just has no table (err says why; -v could print it) */
-	berr = ehtab_build(&t, elf, &err);
-	if (!berr)
-		berr = ehtab_pack(t, u->rules, &pk, &err);
+	if (keyed)
+		berr = tabcache_get(u->cache, &key, u->rules, &pk);
+	if (berr) {
+		berr = ehtab_build(&t, elf, &err);
+		if (!berr)
+			berr = ehtab_pack(t, u->rules, &pk, &err);
+		if (!berr && keyed)
+			tabcache_put(u->cache, &key, &pk, u->rules);
+	}
 	u->st.build_ns += cpu_ns() - t0;
 	if (berr)
 		goto out;
@@ -309,7 +343,7 @@ void unwinder_object(struct unwinder *u, uint32_t idx, Elf *elf, const struct bp
 		return;
 	}
 	s->obj_id = u->next_obj_id++;
-	if (build_and_load(u, s->obj_id, elf)) {
+	if (build_and_load(u, s->obj_id, elf, o)) {
 		set_state(u, s->obj_id, UNWIND_OBJ_LOADED);
 		u->st.objects_loaded++;
 	} else {

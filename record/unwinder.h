@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include "bprof.h"
 #include "manifest.h"
+#include "tabcache.h"
 
 struct unwinder;
 
@@ -36,6 +37,9 @@ struct unwinder_maps {
 /* 0 or -errno (the arrays could not be mapped). */
 int unwinder_create(struct unwinder **out, const struct unwinder_maps *maps);
 void unwinder_destroy(struct unwinder *u);
+/* Tables are looked up in c before they are built, and kept there after
+ * (NULL: none).  c outlives u's use of it. */
+void unwinder_set_cache(struct unwinder *u, struct tabcache *c);
 
 /*
  * Object idx of the manifest was opened: elf is its ELF image (only valid

@@ -19,6 +19,8 @@
 #                      well-formed, speedscope valid JSON, pprof written
 #   fuzz_cache         libsym's symbol cache files (length and checksum
 #                      fixed, the file's own key): parser invariants
+#   fuzz_tabcache      unwind-table cache files (body hash fixed, the
+#                      file's own key) through record/tabcache: invariants
 # BPROF_FUZZ_TARGETS="fuzz_report fuzz_folded" runs only those.
 # Prints executions, seconds and the result per target; exits non-zero on
 # any crash, leak or timeout (reproducers in BUILD_DIR/fuzz-artifacts/).
@@ -94,4 +96,5 @@ selected fuzz_folded && run_target fuzz_folded "$here/corpus/folded"
 selected fuzz_exports && run_target fuzz_exports "$here/corpus/exports"
 selected fuzz_ehtab && run_target fuzz_ehtab "$here/corpus/ehtab" 8192
 selected fuzz_cache && run_target fuzz_cache "$here/corpus/cache" 65536
+selected fuzz_tabcache && run_target fuzz_tabcache "$here/corpus/tabcache" 16384
 exit $failed
