@@ -998,40 +998,47 @@ static __always_inline void emit_vmas(struct task_struct *task, struct profile_s
 	bpf_map_delete_elem(&seen, sk);
 }
 
-/* The last thread of a sampled image exits: where the tracepoint runs
- * before exit_mm() (recent kernels, 6.18 here) its mm is still attached and
- * its mappings are sent now; on older kernels the walk finds no mm and
- * sends nothing.  This completes the snapshot of processes too short-lived
- * for user space to read /proc/PID/maps (libc mapped after the first
- * sample, say).  Optional: needs the task_vma iterator kfuncs (6.7+). */
 static __always_inline void exit_sets(__u32 tgid);
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(handle_exit, struct task_struct *p)
-{
-	struct profile_seen_key sk = { .pid = p->tgid, .exec_id = p->self_exec_id };
+#define PF_EXITING 0x00000004
 
-	if (!group_dead(p))
+/*
+ * The mappings of a sampled image that is going away, sent while they are
+ * still there: a snapshot that cannot come too late for processes too
+ * short-lived for user space to read /proc/PID/maps (libc mapped after the
+ * first sample, say).  One raw tracepoint program, attached by name to two
+ * tracepoints, both of which run in the task concerned:
+ *
+ * - sched_process_exit, when the last thread of the image exits (where the
+ *   tracepoint runs before exit_mm(), recent kernels, 6.18 here, its mm is
+ *   still attached; on older kernels the walk finds no mm and sends
+ *   nothing); it also empties the sets (exit_sets), so one program, not
+ *   two, patches that tracepoint;
+ * - sched_prepare_exec (Linux 6.10+), before exec replaces the image (the
+ *   old mm is still there: this runs before the point of no return):
+ *   forked children that exec at once (shells, make) would otherwise lose
+ *   the image their first samples were taken in.
+ *
+ * Raw, not tp_btf: a tp_btf program is tied to one attach point, found by
+ * name in the kernel's BTF (a linear search of ~126,000 types, done by the
+ * loader and again by the verifier), and two of them each resolved the
+ * iterator's three kfuncs anew.  The task is current at both tracepoints,
+ * and bpf_get_current_task_btf() gives the trusted pointer the task_vma
+ * iterator wants.  Optional: needs those kfuncs (6.7+).
+ */
+SEC("raw_tp")
+int handle_vmas(void *ctx)
+{
+	struct task_struct *p = bpf_get_current_task_btf();
+	struct profile_seen_key sk = { .pid = p->tgid, .exec_id = p->self_exec_id };
+	bool exiting = p->flags & PF_EXITING;
+
+	if (exiting && !group_dead(p))
 		return 0;
 	if (bpf_map_lookup_elem(&seen, &sk))
 		emit_vmas(p, &sk);
-	/* handle_exit_sets' work too: one program on the tracepoint, not
-	 * two (each attach and detach patches the kernel's text) */
-	exit_sets(sk.pid);
-	return 0;
-}
-
-/* A sampled image is about to be replaced by exec (the old mm is still
- * there: this runs before the point of no return): same as at exit.  Forked
- * children that exec at once (shells, make) would otherwise lose the image
- * their first samples were taken in.  Optional: Linux 6.10+. */
-SEC("tp_btf/sched_prepare_exec")
-int BPF_PROG(handle_prepare_exec, struct task_struct *p, struct linux_binprm *bprm)
-{
-	struct profile_seen_key sk = { .pid = p->tgid, .exec_id = p->self_exec_id };
-
-	if (bpf_map_lookup_elem(&seen, &sk))
-		emit_vmas(p, &sk);
+	if (exiting)
+		exit_sets(sk.pid);
 	return 0;
 }
 

@@ -123,11 +123,9 @@ static bool noprealloc_allowed(void)
 }
 
 /* What the optional programs need from the kernel's BTF. */
-enum { FEAT_MMAP, FEAT_ITER_VMA, FEAT_PREXEC, FEAT_NR };
-static const char *const feature_names[FEAT_NR] = {
-	"vm_mmap_pgoff", "bpf_iter_task_vma_new", "btf_trace_sched_prepare_exec",
-};
-static const __u32 feature_kinds[FEAT_NR] = { BTF_KIND_FUNC, BTF_KIND_FUNC, BTF_KIND_TYPEDEF };
+enum { FEAT_MMAP, FEAT_ITER_VMA, FEAT_NR };
+static const char *const feature_names[FEAT_NR] = { "vm_mmap_pgoff", "bpf_iter_task_vma_new" };
+static const __u32 feature_kinds[FEAT_NR] = { BTF_KIND_FUNC, BTF_KIND_FUNC };
 
 /*
  * The BTF type id of each feature_names[] entry in the kernel (0: absent),
@@ -185,9 +183,9 @@ static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_
  * not every kernel has (fexit trampolines; the task_vma iterator kfuncs). */
 enum {
 	OPT_PROG_MMAP = 1 << 0,  /* fexit/vm_mmap_pgoff */
-	OPT_PROG_EXIT = 1 << 1,  /* tp_btf/sched_process_exit + bpf_iter_task_vma
-				  * (then in place of handle_exit_sets) */
-	OPT_PROG_PREXEC = 1 << 2, /* tp_btf/sched_prepare_exec + bpf_iter_task_vma */
+	OPT_PROG_VMAS = 1 << 1,  /* handle_vmas: bpf_iter_task_vma, at exit
+				  * (then in place of handle_exit_sets) and,
+				  * where the tracepoint exists, before exec */
 };
 
 /* The kernel's name of a map or program: name cut to what it keeps. */
@@ -382,11 +380,10 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 						 env->nr_pids ? env->nr_pids : 1);
 	bpf_map__set_max_entries(obj->maps.tids, env->nr_tids ? env->nr_tids : 1);
 	bpf_program__set_autoload(obj->progs.handle_mmap, optional & OPT_PROG_MMAP);
-	bpf_program__set_autoload(obj->progs.handle_exit, optional & OPT_PROG_EXIT);
-	bpf_program__set_autoload(obj->progs.handle_prepare_exec, optional & OPT_PROG_PREXEC);
-	/* handle_exit does handle_exit_sets' work too, when it loads */
+	bpf_program__set_autoload(obj->progs.handle_vmas, optional & OPT_PROG_VMAS);
+	/* handle_vmas does handle_exit_sets' work too, when it loads */
 	bpf_program__set_autoload(obj->progs.handle_exit_sets,
-				  !(optional & OPT_PROG_EXIT) && (env->command != NULL || noprealloc));
+				  !(optional & OPT_PROG_VMAS) && (env->command != NULL || noprealloc));
 	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi);
 	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
@@ -523,7 +520,8 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 {
 	struct profile_bpf *obj = NULL;
 	struct loader *ld = calloc(1, sizeof(*ld));
-	unsigned avail = 0, tries[4];
+	unsigned avail = 0, tries[3];
+	size_t nr_tries = 0;
 	bool noprealloc = noprealloc_allowed();
 	int ids[FEAT_NR], *prog_fds = NULL;
 	/* BPROF_LOAD=libbpf: the path of kernels before 5.17, for tests */
@@ -540,22 +538,21 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		vmlinux_btf_ids(ids);
 	if (ids[FEAT_MMAP] && !fexit_refused(ids[FEAT_MMAP]))
 		avail |= OPT_PROG_MMAP;
-	if (ids[FEAT_ITER_VMA]) {
-		avail |= OPT_PROG_EXIT;
-		if (ids[FEAT_PREXEC])
-			avail |= OPT_PROG_PREXEC;
-	}
-	/* drop the riskiest first: fexit needs trampolines */
-	tries[0] = avail;
-	tries[1] = avail & ~OPT_PROG_MMAP;
-	tries[2] = avail & ~(OPT_PROG_MMAP | OPT_PROG_PREXEC);
-	tries[3] = 0;
+	if (ids[FEAT_ITER_VMA])
+		avail |= OPT_PROG_VMAS;
+	/* drop the riskiest first: fexit needs trampolines; each set once,
+	 * the last with no optional program at all */
+	tries[nr_tries++] = avail;
+	if (avail & OPT_PROG_MMAP && avail != OPT_PROG_MMAP)
+		tries[nr_tries++] = avail & ~OPT_PROG_MMAP;
+	if (avail)
+		tries[nr_tries++] = 0;
 	*cfi = env->unwind != OPTS_UNWIND_FP;
-	for (size_t i = 0; i < 4 && !obj; i++) {
-		if (i && tries[i] == tries[i - 1])
-			continue;
+	for (size_t i = 0; i < nr_tries && !obj; i++) {
+		bool last = i + 1 == nr_tries;
+
 		if (!env->verbose)
-			libbpf_set_print(i == 3 && env->unwind != OPTS_UNWIND_AUTO ? libbpf_print_quiet : libbpf_print_none);
+			libbpf_set_print(last && env->unwind != OPTS_UNWIND_AUTO ? libbpf_print_quiet : libbpf_print_none);
 		/* by a loader program first; where that fails (before Linux
 		 * 5.17, or a program the kernel refuses), libbpf says why */
 		if (in_kernel)
@@ -566,7 +563,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		if (!obj && env->verbose)
 			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
 				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));
-		if (!obj && i == 3 && *cfi && env->unwind == OPTS_UNWIND_AUTO) {
+		if (!obj && last && *cfi && env->unwind == OPTS_UNWIND_AUTO) {
 			/* the unwinder needs bpf_loop (5.17) and bpf_task_pt_regs */
 			fprintf(stderr, "prof-record: this kernel cannot load the stack unwinder (needs Linux 5.17+): user stacks follow frame pointers only (-v says why)\n");
 			*cfi = false;
@@ -649,12 +646,12 @@ int loader_attach(struct loader *ld, const struct env *env)
 		fprintf(stderr, "prof-record: cannot attach to sched_process_fork/exec: %s\n", strerror(errno));
 		return -1;
 	}
-	/* one program on sched_process_exit: handle_exit where it loaded,
+	/* one program on sched_process_exit: handle_vmas where it loaded,
 	 * which also empties the sets, else handle_exit_sets if needed */
 	bool sets = env->command != NULL || obj->rodata->forget_exited, exit_failed = false;
 
-	if (bpf_program__autoload(obj->progs.handle_exit)) {
-		exit_failed = attach_tracing(ld, obj->progs.handle_exit, NULL) != 0;
+	if (bpf_program__autoload(obj->progs.handle_vmas)) {
+		exit_failed = attach_tracing(ld, obj->progs.handle_vmas, "sched_process_exit") != 0;
 		if (exit_failed && env->verbose && !sets)
 			fprintf(stderr, "prof-record: cannot trace sched_process_exit (%s)\n", strerror(errno));
 	} else if (bpf_program__autoload(obj->progs.handle_exit_sets)) {
@@ -668,8 +665,9 @@ int loader_attach(struct loader *ld, const struct env *env)
 			fprintf(stderr, "prof-record: warning: cannot trace sched_process_exit (%s): a command forking over 65536 processes loses the later ones\n",
 				strerror(errno));
 	}
-	if (bpf_program__autoload(obj->progs.handle_prepare_exec) &&
-	    attach_tracing(ld, obj->progs.handle_prepare_exec, NULL) && env->verbose)
+	/* the same program before exec, where the tracepoint exists (6.10+) */
+	if (bpf_program__autoload(obj->progs.handle_vmas) &&
+	    attach_tracing(ld, obj->progs.handle_vmas, "sched_prepare_exec") && env->verbose)
 		fprintf(stderr, "prof-record: cannot trace sched_prepare_exec (%s)\n", strerror(errno));
 	if (bpf_program__autoload(obj->progs.handle_mmap) && attach_tracing(ld, obj->progs.handle_mmap, NULL) &&
 	    env->verbose)
