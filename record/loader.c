@@ -366,10 +366,12 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 
 	/* Where the sets grow and are emptied at exit (noprealloc below),
 	 * they hold live processes only: four times the tasks alive now, at
-	 * least 8192, is room enough, and its bucket array (16 bytes each,
-	 * zeroed at start-up) a tenth of 40960's.  A set that fills counts
-	 * its losses ("notifications dropped"). */
-	if (noprealloc && procs == 40960 && !sysinfo(&si) && (long)si.procs * 4 < procs)
+	 * least 8192, is room enough for one recording, and its bucket array
+	 * (16 bytes each, zeroed at start-up) a fifth of 40960's.  Not with
+	 * --rotate, which may run for months while the host changes.  A set
+	 * that fills counts its losses ("notifications dropped"). */
+	if (noprealloc && !env->rotate && procs == 40960 && !sysinfo(&si) &&
+	    (long)si.procs * 4 < procs)
 		for (procs = 8192; procs < (long)si.procs * 4;)
 			procs *= 2;
 	bpf_map__set_max_entries(obj->maps.seen, procs);
