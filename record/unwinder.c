@@ -245,6 +245,45 @@ static void load_new_rules(struct unwinder *u)
 }
 
 /* Build obj_id's table from elf and load it; false when it has none. */
+/* The page index of an object's rows into the pages map: in one batch
+ * (BPF_MAP_UPDATE_BATCH, Linux 5.6), one system call where each page was
+ * one (a system-wide recording's objects: ~300 pages); page by page where
+ * the kernel takes no batches.  0 or -errno. */
+static int load_pages(struct unwinder *u, uint32_t obj_id, const struct ehtab_packed *pk)
+{
+	struct unwind_page_key *keys = malloc(pk->nr_pages * sizeof(*keys) + 1);
+	struct unwind_page *vals = malloc(pk->nr_pages * sizeof(*vals) + 1);
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+	__u32 count = (__u32)pk->nr_pages;
+	int err = 0;
+
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < pk->nr_pages; i++) {
+		keys[i] = (struct unwind_page_key){ .obj_id = obj_id, .page = pk->pages[i].page };
+		vals[i] = (struct unwind_page){
+			.first_row = u->rows_used + pk->pages[i].first,
+			.nr_rows = pk->pages[i].nr,
+		};
+	}
+	if (!count || !bpf_map_update_batch(u->maps.pages_fd, keys, vals, &count, &opts))
+		goto out;
+	/* refused, or stopped part way (count: those written): the rest one
+	 * by one, which also says which error it was */
+	for (size_t i = count <= pk->nr_pages ? count : 0; i < pk->nr_pages; i++) {
+		if (bpf_map_update_elem(u->maps.pages_fd, &keys[i], &vals[i], BPF_ANY)) {
+			err = -errno;
+			break;
+		}
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
 /* The table's cache key: the object's build-id and its .eh_frame bytes.
  * false: no key (no build-id, no .eh_frame), the table is built. */
 static bool cache_key(const struct bprof_object *o, Elf *elf, struct tabcache_key *k)
@@ -300,19 +339,11 @@ static bool build_and_load(struct unwinder *u, uint32_t obj_id, Elf *elf,
 	load_new_rules(u);
 	memcpy(u->rows_mem + (size_t)u->rows_used * sizeof(__u32), pk.rows,
 	       pk.nr_rows * sizeof(__u32));
-	for (size_t i = 0; i < pk.nr_pages; i++) {
-		struct unwind_page_key key = { .obj_id = obj_id, .page = pk.pages[i].page };
-		struct unwind_page val = {
-			.first_row = u->rows_used + pk.pages[i].first,
-			.nr_rows = pk.pages[i].nr,
-		};
-
-		if (bpf_map_update_elem(u->maps.pages_fd, &key, &val, BPF_ANY)) {
-			/* the pages written so far stay, unreachable: the
-			 * object is marked as having no table */
-			u->st.objects_failed++;
-			goto out;
-		}
+	if (load_pages(u, obj_id, &pk)) {
+		/* the pages written so far stay, unreachable: the object is
+		 * marked as having no table */
+		u->st.objects_failed++;
+		goto out;
 	}
 	u->rows_used += pk.nr_rows;
 	u->pages_used += pk.nr_pages;
