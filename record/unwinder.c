@@ -244,7 +244,6 @@ static void load_new_rules(struct unwinder *u)
 	u->rules_loaded = n < u->maps.rules_cap ? n : u->maps.rules_cap;
 }
 
-/* Build obj_id's table from elf and load it; false when it has none. */
 /* The page index of an object's rows into the pages map: in one batch
  * (BPF_MAP_UPDATE_BATCH, Linux 5.6), one system call where each page was
  * one (a system-wide recording's objects: ~300 pages); page by page where
@@ -302,6 +301,8 @@ static bool cache_key(const struct bprof_object *o, Elf *elf, struct tabcache_ke
 	return true;
 }
 
+/* Build obj_id's table from elf (or read it from the cache) and load it;
+ * false when it has none. */
 static bool build_and_load(struct unwinder *u, uint32_t obj_id, Elf *elf,
 			   const struct bprof_object *o)
 {
