@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "tabcache.h"
 
@@ -527,7 +528,8 @@ static int by_mtime(const void *a, const void *b)
 }
 
 /* The directory down to 3/4 of TABCACHE_MAX_BYTES, least recently used
- * first, when it grew past it.  Only *.tab files count and go. */
+ * first, when it grew past it.  Only *.tab files count and go, and the
+ * temporary files of writers that died (an hour old). */
 static void trim(struct tabcache *c)
 {
 	int fd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -546,8 +548,15 @@ static void trim(struct tabcache *c)
 		size_t l = strlen(e->d_name);
 		struct stat st;
 
-		if (l < 5 || e->d_name[0] == '.' || strcmp(e->d_name + l - 4, ".tab") ||
-		    fstatat(c->dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		if (fstatat(c->dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		/* a temporary file an hour old: its writer died mid-write */
+		if (e->d_name[0] == '.' && l > 5 && strstr(e->d_name, ".tab.") &&
+		    st.st_mtim.tv_sec + 3600 < time(NULL)) {
+			unlinkat(c->dfd, e->d_name, 0);
+			continue;
+		}
+		if (l < 5 || e->d_name[0] == '.' || strcmp(e->d_name + l - 4, ".tab"))
 			continue;
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 64;

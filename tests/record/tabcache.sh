@@ -33,7 +33,13 @@ said() {
 	grep -q "table cache: $2 tables read, $3 built and written, $4 rejected" "$T_DIR/$1.err"
 }
 
+mkdir -m 0700 "$C"
+# what a writer killed mid-write leaves: swept after an hour
+touch -d '2 hours ago' "$C/.0123abcd-0011223344556677.tab.99999"
+touch "$C/.4567abcd-0011223344556677.tab.99998"
 record first --table-cache="$C"
+check "first: a dead writer's temporary file swept, a recent one kept" \
+	test ! -e "$C/.0123abcd-0011223344556677.tab.99999" -a -e "$C/.4567abcd-0011223344556677.tab.99998"
 n=$(find "$C" -name '*.tab' | wc -l)
 check "first: its tables written ($n files: uw-gcc, libc, ld.so at least)" test "$n" -ge 3
 check "first: said so" said first 0 "$n" 0
