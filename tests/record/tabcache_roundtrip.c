@@ -132,17 +132,24 @@ Test(tabcache, read_back_is_the_table_built)
 	remove_dir(dir);
 }
 
-Test(tabcache, other_bytes_are_not_used)
+/* A cache in a new directory (returned) holding ld.so's table, built in b. */
+static char *cache_with_ldso(struct tabcache **c, struct built *b, uint8_t id_byte)
 {
 	char *dir = temp_dir();
-	struct tabcache *c;
 	const char *why;
+
+	cr_assert_eq(tabcache_open(c, dir, &why), 0, "%s", why);
+	build(b, objects[1], id_byte);
+	cr_assert_eq(tabcache_put(*c, &b->key, &b->pk, b->rs), 0);
+	return dir;
+}
+
+Test(tabcache, other_bytes_are_not_used)
+{
+	struct tabcache *c;
 	struct built b;
 	struct ehtab_packed got;
-
-	cr_assert_eq(tabcache_open(&c, dir, &why), 0, "%s", why);
-	build(&b, objects[1], 0x20);
-	cr_assert_eq(tabcache_put(c, &b.key, &b.pk, b.rs), 0);
+	char *dir = cache_with_ldso(&c, &b, 0x20);
 	struct tabcache_key k = b.key;
 
 	k.src_hash ^= 1;
@@ -178,20 +185,15 @@ static uint8_t *slurp(const char *dir, size_t *len)
 
 Test(tabcache, every_changed_byte_is_refused)
 {
-	char *dir = temp_dir();
 	struct tabcache *c;
-	const char *why;
 	struct built b;
 	struct ehtab_packed got;
 	struct tabcache_key k;
 	const uint8_t *rid;
 	size_t len, rid_len;
-	uint8_t *buf;
+	char *dir = cache_with_ldso(&c, &b, 0x30);
+	uint8_t *buf = slurp(dir, &len);
 
-	cr_assert_eq(tabcache_open(&c, dir, &why), 0, "%s", why);
-	build(&b, objects[1], 0x30);
-	cr_assert_eq(tabcache_put(c, &b.key, &b.pk, b.rs), 0);
-	buf = slurp(dir, &len);
 	/* the writer's id as the file says: then only the bytes decide */
 	uint8_t *copy = malloc(len);
 
