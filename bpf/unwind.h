@@ -2,7 +2,7 @@
 /*
  * unwind.h - the layout of the user-stack unwind tables, shared by the BPF
  * unwinder (profile.bpf.c, unwind_step.h), the table builder that turns an
- * object's .eh_frame into rows (record/ehtab.h) and the loader in
+ * object's .eh_frame into rows (record/unwind/ehtab.h) and the loader in
  * prof-record.  x86-64 only.
  *
  * Only fixed-width types and constants: compiled for the BPF target (with

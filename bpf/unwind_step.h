@@ -7,7 +7,7 @@
  * A pure function over its inputs, compiled twice: into the BPF program
  * (profile.bpf.c), where memory is read with bpf_probe_read_user and tables
  * are BPF maps, and into user-space tests, which replay captured registers
- * and stack memory against tables built by record/ehtab and compare frame
+ * and stack memory against tables built by record/unwind/ehtab and compare frame
  * lists with libdw's unwinder.  The includer provides, before including:
  *
  *   UNW_ENV                     type of the opaque environment pointer

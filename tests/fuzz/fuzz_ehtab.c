@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * fuzz_ehtab - hostile .eh_frame bytes through record/ehtab.
+ * fuzz_ehtab - hostile .eh_frame bytes through record/unwind/ehtab.
  *
  * Input: 8 bytes of the section's address (little-endian; where pcrel
  * pointers are relative to), then the .eh_frame bytes.  The target wraps

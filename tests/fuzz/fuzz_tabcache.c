@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * fuzz_tabcache - hostile unwind-table cache files (record/tabcache.c)
+ * fuzz_tabcache - hostile unwind-table cache files (record/unwind/tabcache.c)
  * through tabcache_parse().  The input's body hash is set to match it
  * first (a mutation would otherwise only ever meet the hash check, which
  * the unit test covers) and the key is the one the file claims, so that

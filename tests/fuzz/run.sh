@@ -14,13 +14,13 @@
 #   fuzz_folded        hostile names in an in-memory recording; folded
 #                      output invariants (one line per distinct stack, ...)
 #   fuzz_ehtab         hostile .eh_frame bytes (8 bytes of section address
-#                      first) through record/ehtab: build, pack, invariants
+#                      first) through record/unwind/ehtab: build, pack, invariants
 #   fuzz_exports       the same recordings through the exporters: SVG
 #                      well-formed, speedscope valid JSON, pprof written
 #   fuzz_cache         libsym's symbol cache files (length and checksum
 #                      fixed, the file's own key): parser invariants
 #   fuzz_tabcache      unwind-table cache files (body hash fixed, the
-#                      file's own key) through record/tabcache: invariants
+#                      file's own key) through record/unwind/tabcache: invariants
 # BPROF_FUZZ_TARGETS="fuzz_report fuzz_folded" runs only those.
 # Prints executions, seconds and the result per target; exits non-zero on
 # any crash, leak or timeout (reproducers in BUILD_DIR/fuzz-artifacts/).

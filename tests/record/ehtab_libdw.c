@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * ehtab_libdw.c - record/ehtab against libdw, byte by byte.
+ * ehtab_libdw.c - record/unwind/ehtab against libdw, byte by byte.
  *
  * For every address of real objects (libc, libstdc++, ld.so, the vDSO,
  * Debian's python3 and cmake (a big C++ program), the project's C++
  * workload, the unwind workload built by gcc, clang, as a static PIE and
- * with frame pointers), the rule record/ehtab built is compared with what
+ * with frame pointers), the rule record/unwind/ehtab built is compared with what
  * elfutils computes from the same .eh_frame (dwarf_getcfi_elf +
  * dwarf_cfi_addrframe):
  *   - where ehtab has no row (a gap), libdw must find no FDE either;

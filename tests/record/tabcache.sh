@@ -1,5 +1,5 @@
 #!/bin/bash
-# The table cache (record/tabcache.c): a second recording of the same
+# The table cache (record/unwind/tabcache.c): a second recording of the same
 # program reads the unwind tables the first one built, by build-id, and
 # its stacks are as complete; a damaged file is rejected and rebuilt; a
 # directory others may write to is not used; --no-table-cache neither

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * tabcache_roundtrip.c - record/tabcache: a table read back from the cache
+ * tabcache_roundtrip.c - record/unwind/tabcache: a table read back from the cache
  * is the table built (row by row, rule by rule, page by page, into a fresh
  * rule set); a file for other bytes or another recorder is not used; every
  * single-byte change of a file is refused; a directory others may write to

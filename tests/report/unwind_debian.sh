@@ -47,7 +47,7 @@ run() {
 		test $((k * 100)) -ge $(((t - pre) * 95))
 	check "$comm: >= 90% of all stacks complete ($k/$t)" test $((k * 100)) -ge $((t * 90))
 	# the program prof-record starts has its tables (and its libraries')
-	# built before it may exec (record/preload.c): a sample or two before
+	# built before it may exec (record/unwind/preload.c): a sample or two before
 	# the mapping table arrives, not the build time's worth (python3: 20-40
 	# of ~900 before).  cc1 is exec'ed later by gcc: its table is built then.
 	if [ "$comm" != cc1 ]; then

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * unwinder.h - feeds the BPF unwinder: builds each sampled object's unwind
- * table from its .eh_frame (record/ehtab.h), once per build-id, loads it
+ * table from its .eh_frame (record/unwind/ehtab.h), once per build-id, loads it
  * into the maps of bpf/unwind.h, and keeps the per-image mapping tables
  * that lead the BPF walk from an address to an object and its table.
  *
