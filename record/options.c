@@ -99,7 +99,7 @@ static const struct argp_option argp_options[] = {
 	{ "keep", OPT_KEEP, "N", 0, "With --rotate: keep the newest N files this run wrote, remove older ones (default: keep all)", 0 },
 	{ "max-disk", OPT_MAX_DISK, "SIZE", 0, "With --rotate: remove this run's oldest files while its files take more than SIZE bytes (suffix K, M or G; the newest file is always kept)", 0 },
 	{ "quiet", 'q', NULL, 0, "No start and status lines (warnings and errors still)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf messages", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf messages and the recorder's statistics at the end", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
 };
