@@ -23,5 +23,5 @@ echo
 echo "demo: folded profile (prof-report -f -a $out/demo.bprof), hottest stacks last:"
 ./build/prof-report -f -a --comm demo "$out/demo.bprof"
 echo
-echo "demo: the recording is $out/demo.bprof; for a flame graph:"
-echo "  ./build/prof-report -f -a $out/demo.bprof | /usr/share/perl5/Devel/NYTProf/flamegraph.pl > demo.svg"
+echo "demo: the recording is $out/demo.bprof; for a flame graph (open it in a browser):"
+echo "  ./build/prof-report --comm demo --svg demo.svg $out/demo.bprof"
