@@ -32,7 +32,7 @@ extern "C" {
  * file with the same major version (minor versions only add sections or
  * append fields, which older readers skip) and refuses other majors. */
 #define BPROF_FORMAT_MAJOR 1
-#define BPROF_FORMAT_MINOR 2
+#define BPROF_FORMAT_MINOR 3
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
 #define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
@@ -101,6 +101,10 @@ struct bprof_count {
 	uint32_t exec_id;         /* task->self_exec_id: which process snapshot */
 	int32_t user_stack_id;
 	int32_t kernel_stack_id;
+	/* the image's mapping generation at the sample (1.3, SPEC.md 6.4):
+	 * frames resolve against the mappings live in it (bprof_process's
+	 * births and history); BPROF_GEN_UNKNOWN: the recorder could not tell */
+	uint32_t map_gen;
 	uint64_t kernel_ip;       /* interrupted kernel ip, 0 when in user mode */
 	uint64_t count;
 	char comm[BPROF_COMM_LEN];
@@ -184,7 +188,11 @@ struct bprof_mapping {
 	uint64_t file_offset;  /* offset in the object of start */
 	uint32_t object_index; /* into bprof_recording.objects, or BPROF_NO_OBJECT */
 	uint32_t flags;        /* BPROF_MAP_* */
+	uint32_t birth;        /* mapping generation it appeared in (1.3, SPEC.md
+				* 6.12); meaningful with bprof_process.has_gens */
 };
+
+#define BPROF_GEN_UNKNOWN UINT32_MAX
 
 /* A snapshot of one process's executable mappings.  A process that execs
  * gets one snapshot per exec_id. */
@@ -198,7 +206,25 @@ struct bprof_process {
 	struct bprof_mapping *mappings; /* sorted by start, non-overlapping */
 	char *perf_map;        /* contents of /tmp/perf-PID.map, or NULL */
 	uint64_t perf_map_len;
+	/* Mapping generations (1.3, the GENERATIONS section, SPEC.md 6.12):
+	 * has_gens says the births of mappings[] mean something and history
+	 * (mappings the process had earlier, any order, may overlap) and gaps
+	 * (generations never seen, increasing, >= 1) complete them. */
+	uint32_t has_gens;
+	uint32_t nr_history;
+	struct bprof_mapping *history;
+	uint32_t nr_gaps;
+	uint32_t *gaps;
 };
+
+/*
+ * The mapping of p live at address addr in generation gen (SPEC.md 6.12):
+ * 1 and *out when one is known, 0 when addr was in no known mapping, -1
+ * when it cannot be known (a gap, an unknown generation, candidates of the
+ * same birth that disagree).  Without has_gens, p's mappings alone.
+ */
+int bprof_process_mapping_at(const struct bprof_process *p, uint64_t addr, uint32_t gen,
+			     const struct bprof_mapping **out);
 
 struct bprof_module {
 	char *name;

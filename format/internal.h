@@ -34,7 +34,8 @@ enum bprof_section_type {
 	BPROF_SECT_UNWIND = 9, /* optional (1.1) */
 	BPROF_SECT_IMAGES = 10, /* optional (1.1) */
 	BPROF_SECT_ACCESS = 11, /* optional (1.2) */
-	BPROF_SECT_LAST_KNOWN = BPROF_SECT_ACCESS,
+	BPROF_SECT_GENERATIONS = 12, /* optional (1.3) */
+	BPROF_SECT_LAST_KNOWN = BPROF_SECT_GENERATIONS,
 };
 
 /* Fixed sizes of table entries (the part before variable data). */
@@ -52,6 +53,8 @@ enum bprof_section_type {
 #define BPROF_STACK_FLAGS_ENTRY_LEN 8
 #define BPROF_IMAGE_FIXED_LEN 16     /* object_index, reserved, len */
 #define BPROF_ACCESS_FIXED_LEN 24    /* euid, flags, capabilities, nr_counters */
+#define BPROF_GENS_FIXED_LEN 24      /* process_index, nr_births, nr_history, nr_gaps, reserved */
+#define BPROF_HISTORY_LEN 40         /* a mapping entry, birth, reserved */
 
 /* Reader limits beyond the byte budget (SPEC.md "Limits"). */
 #define BPROF_DEFAULT_MAX_DECOMPRESSED (UINT64_C(1) << 30)

@@ -29,6 +29,7 @@ struct cur {
 	uint64_t base;      /* content offset of b[0] */
 	const char *sect;   /* section name for messages */
 	bool strict;        /* file minor <= ours: undefined bits/bytes are errors */
+	unsigned minor;     /* the file's minor version */
 	struct bprof_error *err;
 };
 
@@ -304,12 +305,14 @@ static int parse_counts(struct cur *c, struct bprof_recording *r)
 		e->exec_id = g32(c);
 		e->user_stack_id = (int32_t)g32(c);
 		e->kernel_stack_id = (int32_t)g32(c);
-		reserved = g32(c);
+		reserved = g32(c); /* map_gen from 1.3 */
 		e->kernel_ip = g64(c);
 		e->count = g64(c);
 		if ((rc = get_comm(c, e->comm, "count")))
 			return rc;
-		if (c->strict && reserved) {
+		if (c->minor >= 3)
+			e->map_gen = reserved;
+		else if (c->strict && reserved) {
 			c->pos = at + 20;
 			return cerr(c, BPROF_E_CORRUPT, "count %llu: reserved field is 0x%x",
 				    (unsigned long long)i, reserved);
@@ -699,6 +702,93 @@ static int parse_access(struct cur *c, struct bprof_recording *r)
 	return 0;
 }
 
+/* Mapping generations (1.3): entries for some processes, by index. */
+static int parse_generations(struct cur *c, struct bprof_recording *r)
+{
+	uint64_t n, prev = 0;
+	int rc = get_count(c, &n, BPROF_GENS_FIXED_LEN, "generation entries");
+
+	if (rc)
+		return rc;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t idx, nb, nh, ng;
+		uint64_t reserved, at = c->pos;
+		struct bprof_process *p;
+
+		if ((rc = need(c, BPROF_GENS_FIXED_LEN, "generation entry")))
+			return rc;
+		idx = g32(c);
+		nb = g32(c);
+		nh = g32(c);
+		ng = g32(c);
+		reserved = g64(c);
+		if (idx >= r->nr_processes || (i && idx <= prev)) {
+			c->pos = at;
+			return cerr(c, BPROF_E_CORRUPT,
+				    "generation entry %llu: process index %u out of range or order",
+				    (unsigned long long)i, idx);
+		}
+		prev = idx;
+		p = &r->processes[idx];
+		if (nb != p->nr_mappings) {
+			c->pos = at + 4;
+			return cerr(c, BPROF_E_CORRUPT,
+				    "generation entry %llu: %u births for %u mappings",
+				    (unsigned long long)i, nb, p->nr_mappings);
+		}
+		if (c->strict && reserved) {
+			c->pos = at + 16;
+			return cerr(c, BPROF_E_CORRUPT, "generation entry %llu: reserved field nonzero",
+				    (unsigned long long)i);
+		}
+		if ((rc = need(c, (uint64_t)nb * 4 + (uint64_t)nh * BPROF_HISTORY_LEN +
+					  (uint64_t)ng * 4, "generation entry's tables")))
+			return rc;
+		for (uint32_t j = 0; j < nb; j++)
+			p->mappings[j].birth = g32(c);
+		if (nh && !(p->history = calloc(nh, sizeof(*p->history))))
+			return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "history");
+		if (ng && !(p->gaps = calloc(ng, sizeof(*p->gaps))))
+			return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "gaps");
+		p->has_gens = 1;
+		for (uint32_t j = 0; j < nh; j++) {
+			struct bprof_mapping *m = &p->history[j];
+			uint32_t res;
+
+			m->start = g64(c);
+			m->end = g64(c);
+			m->file_offset = g64(c);
+			m->object_index = g32(c);
+			m->flags = g32(c);
+			m->birth = g32(c);
+			res = g32(c);
+			p->nr_history = j + 1;
+			c->pos -= BPROF_HISTORY_LEN; /* report errors at the entry */
+			if (m->start >= m->end ||
+			    (m->object_index != BPROF_NO_OBJECT && m->object_index >= r->nr_objects))
+				return cerr(c, BPROF_E_CORRUPT,
+					    "process %u history mapping %u: empty range or object index %u out of range",
+					    p->pid, j, m->object_index);
+			if (c->strict && ((m->flags & ~BPROF_MAP_ALL_FLAGS) || res))
+				return cerr(c, BPROF_E_CORRUPT,
+					    "process %u history mapping %u: undefined flags 0x%x or reserved field",
+					    p->pid, j, m->flags);
+			c->pos += BPROF_HISTORY_LEN;
+		}
+		for (uint32_t j = 0; j < ng; j++) {
+			p->gaps[j] = g32(c);
+			p->nr_gaps = j + 1;
+			if (!p->gaps[j] || (j && p->gaps[j] <= p->gaps[j - 1])) {
+				c->pos -= 4;
+				return cerr(c, BPROF_E_CORRUPT,
+					    "process %u gap %u: generation %u is 0 or not increasing",
+					    p->pid, j, p->gaps[j]);
+			}
+		}
+	}
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*parse)(struct cur *, struct bprof_recording *);
@@ -714,6 +804,7 @@ static const struct {
 	[BPROF_SECT_UNWIND] = { "unwind", parse_unwind },
 	[BPROF_SECT_IMAGES] = { "images", parse_images },
 	[BPROF_SECT_ACCESS] = { "access", parse_access },
+	[BPROF_SECT_GENERATIONS] = { "generations", parse_generations },
 };
 
 static const char *sect_label(uint32_t type, char *buf, size_t len)
@@ -726,7 +817,7 @@ static const char *sect_label(uint32_t type, char *buf, size_t len)
 }
 
 static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t len, bool strict,
-			 struct bprof_error *err)
+			 unsigned minor, struct bprof_error *err)
 {
 	uint64_t pos = 0;
 	uint32_t last = 0;
@@ -767,6 +858,7 @@ static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t l
 				.base = pos + BPROF_SECTION_HEADER_LEN,
 				.sect = sections[type].name,
 				.strict = strict,
+				.minor = minor,
 				.err = err,
 			};
 
@@ -1005,7 +1097,7 @@ static int read_buffer(struct bprof_reader *rd, struct bprof_recording **out, co
 	rc = bprof_recording_create(&r);
 	if (rc)
 		return bprof_set_error(err, rc, 0, "recording");
-	rc = parse_content(r, content, content_size, strict, err);
+	rc = parse_content(r, content, content_size, strict, minor, err);
 	if (!rc)
 		rc = bprof_validate_impl(r, err, BPROF_E_CORRUPT, false, strict);
 	if (rc) {

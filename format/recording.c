@@ -86,6 +86,8 @@ void bprof_recording_free(struct bprof_recording *rec)
 		for (uint64_t i = 0; i < rec->nr_processes; i++) {
 			free(rec->processes[i].mappings);
 			free(rec->processes[i].perf_map);
+			free(rec->processes[i].history);
+			free(rec->processes[i].gaps);
 		}
 	free(rec->processes);
 	for (uint64_t i = 0; rec->images && i < rec->nr_images; i++)
@@ -400,6 +402,30 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 					err, code, 0, "%s: process %u mapping %u: flags 0x%x undefined",
 					what, p->pid, j, m->flags);
 		}
+		/* generations (1.3): history entries as mappings, but in any
+		 * order; gaps increasing from 1 */
+		if (!p->has_gens && (p->nr_history || p->nr_gaps))
+			return bprof_set_error(err, code, 0,
+					       "%s: process %u: history or gaps without has_gens", what,
+					       p->pid);
+		if ((p->nr_history && !p->history) || (p->nr_gaps && !p->gaps))
+			return bprof_set_error(err, code, 0, "%s: process %u: no history/gaps array",
+					       what, p->pid);
+		for (uint32_t j = 0; j < p->nr_history; j++) {
+			const struct bprof_mapping *m = &p->history[j];
+
+			if (m->start >= m->end ||
+			    (m->object_index != BPROF_NO_OBJECT && m->object_index >= rec->nr_objects) ||
+			    (strict_flags && (m->flags & ~BPROF_MAP_ALL_FLAGS)))
+				return bprof_set_error(err, code, 0,
+						       "%s: process %u history mapping %u is invalid", what,
+						       p->pid, j);
+		}
+		for (uint32_t j = 0; j < p->nr_gaps; j++)
+			if (!p->gaps[j] || (j && p->gaps[j] <= p->gaps[j - 1]))
+				return bprof_set_error(err, code, 0,
+						       "%s: process %u gap %u (%u) is 0 or not increasing",
+						       what, p->pid, j, p->gaps[j]);
 	}
 
 	/* kernel */
@@ -624,4 +650,71 @@ int bprof_fallback_hash(int fd, uint64_t *out)
 	h = fnv1a(h, buf, (size_t)n);
 	*out = h;
 	return 0;
+}
+
+/* The offset in its object of addr in mapping m. */
+static uint64_t map_offset(const struct bprof_mapping *m, uint64_t addr)
+{
+	return m->file_offset + (addr - m->start);
+}
+
+static int same_meaning(const struct bprof_mapping *a, const struct bprof_mapping *b, uint64_t addr)
+{
+	return a->object_index == b->object_index &&
+	       (a->flags & BPROF_MAP_ANON) == (b->flags & BPROF_MAP_ANON) &&
+	       map_offset(a, addr) == map_offset(b, addr);
+}
+
+/* One candidate (SPEC.md 6.12): keep the greatest birth <= gen; two of
+ * that birth that disagree make the address unknowable. */
+static void consider(const struct bprof_mapping *m, uint64_t addr, uint32_t gen,
+		     const struct bprof_mapping **best, int *clash)
+{
+	if (addr < m->start || addr >= m->end || m->birth > gen)
+		return;
+	if (!*best || m->birth > (*best)->birth) {
+		*best = m;
+		*clash = 0;
+	} else if (m->birth == (*best)->birth && !same_meaning(m, *best, addr)) {
+		*clash = 1;
+	}
+}
+
+int bprof_process_mapping_at(const struct bprof_process *p, uint64_t addr, uint32_t gen,
+			     const struct bprof_mapping **out)
+{
+	const struct bprof_mapping *best = NULL;
+	size_t lo = 0, hi = p->nr_mappings;
+	int clash = 0;
+
+	*out = NULL;
+	if (p->has_gens && gen == BPROF_GEN_UNKNOWN)
+		return -1;
+	/* PROCESSES' mappings are sorted and disjoint: at most one holds addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->mappings[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!p->has_gens) {
+		if (lo && addr < p->mappings[lo - 1].end)
+			*out = &p->mappings[lo - 1];
+		return *out != NULL;
+	}
+	if (lo)
+		consider(&p->mappings[lo - 1], addr, gen, &best, &clash);
+	for (uint32_t i = 0; i < p->nr_history; i++)
+		consider(&p->history[i], addr, gen, &best, &clash);
+	if (!best)
+		return 0;
+	for (uint32_t i = 0; i < p->nr_gaps; i++)
+		if (p->gaps[i] > best->birth && p->gaps[i] <= gen)
+			return -1;
+	if (clash)
+		return -1;
+	*out = best;
+	return 1;
 }

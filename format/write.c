@@ -262,7 +262,7 @@ static void sect_counts(struct sink *s, const struct bprof_recording *r)
 		bprof_put32(b + 8, c->exec_id);
 		bprof_put32(b + 12, (uint32_t)c->user_stack_id);
 		bprof_put32(b + 16, (uint32_t)c->kernel_stack_id);
-		/* b[20..24) reserved, zero */
+		bprof_put32(b + 20, c->map_gen);
 		bprof_put64(b + 24, c->kernel_ip);
 		bprof_put64(b + 32, c->count);
 		memcpy(b + 40, c->comm, strnlen(c->comm, BPROF_COMM_LEN - 1));
@@ -406,13 +406,52 @@ static void sect_access(struct sink *s, const struct bprof_recording *r)
 		put64(s, a->counters[i]);
 }
 
+static void put_mapping(struct sink *s, const struct bprof_mapping *m)
+{
+	put64(s, m->start);
+	put64(s, m->end);
+	put64(s, m->file_offset);
+	put32(s, m->object_index);
+	put32(s, m->flags);
+}
+
+/* Only the processes whose mappings changed while recorded (has_gens). */
+static void sect_generations(struct sink *s, const struct bprof_recording *r)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < r->nr_processes; i++)
+		n += r->processes[i].has_gens != 0;
+	put64(s, n);
+	for (uint64_t i = 0; i < r->nr_processes; i++) {
+		const struct bprof_process *p = &r->processes[i];
+
+		if (!p->has_gens)
+			continue;
+		put32(s, (uint32_t)i);
+		put32(s, p->nr_mappings);
+		put32(s, p->nr_history);
+		put32(s, p->nr_gaps);
+		put64(s, 0);
+		for (uint32_t j = 0; j < p->nr_mappings; j++)
+			put32(s, p->mappings[j].birth);
+		for (uint32_t j = 0; j < p->nr_history; j++) {
+			put_mapping(s, &p->history[j]);
+			put32(s, p->history[j].birth);
+			put32(s, 0);
+		}
+		for (uint32_t j = 0; j < p->nr_gaps; j++)
+			put32(s, p->gaps[j]);
+	}
+}
+
 static void (*const sections[])(struct sink *, const struct bprof_recording *) = {
 	[BPROF_SECT_META] = sect_meta,         [BPROF_SECT_LOSSES] = sect_losses,
 	[BPROF_SECT_STACKS] = sect_stacks,     [BPROF_SECT_COUNTS] = sect_counts,
 	[BPROF_SECT_OBJECTS] = sect_objects,   [BPROF_SECT_PROCESSES] = sect_processes,
 	[BPROF_SECT_KERNEL] = sect_kernel,     [BPROF_SECT_KSYMS] = sect_ksyms,
 	[BPROF_SECT_UNWIND] = sect_unwind,     [BPROF_SECT_IMAGES] = sect_images,
-	[BPROF_SECT_ACCESS] = sect_access,
+	[BPROF_SECT_ACCESS] = sect_access,     [BPROF_SECT_GENERATIONS] = sect_generations,
 };
 
 static bool section_written(const struct bprof_recording *rec, int t)
@@ -423,6 +462,12 @@ static bool section_written(const struct bprof_recording *rec, int t)
 		return rec->nr_images != 0;
 	if (t == BPROF_SECT_ACCESS)
 		return rec->access.present != 0;
+	if (t == BPROF_SECT_GENERATIONS) {
+		for (uint64_t i = 0; i < rec->nr_processes; i++)
+			if (rec->processes[i].has_gens)
+				return true;
+		return false;
+	}
 	return true;
 }
 

@@ -69,9 +69,9 @@ static struct bprof_recording *build(uint64_t *total)
 	memcpy(proc.comm, "c\"<\xff;\x01", 7);
 	proc.mappings = calloc(2, sizeof(*proc.mappings));
 	cr_assert(proc.mappings);
-	proc.mappings[0] = (struct bprof_mapping){ OBJ0, OBJ0 + 0x100000, 0, 0, BPROF_MAP_READ };
+	proc.mappings[0] = (struct bprof_mapping){ OBJ0, OBJ0 + 0x100000, 0, 0, BPROF_MAP_READ, 0 };
 	proc.mappings[1] = (struct bprof_mapping){ JIT, JIT + 0x100000, 0, BPROF_NO_OBJECT,
-						   BPROF_MAP_ANON | BPROF_MAP_READ };
+						   BPROF_MAP_ANON | BPROF_MAP_READ, 0 };
 	char *pm = malloc(4096);
 	size_t plen = 0;
 	cr_assert(pm);

@@ -297,7 +297,10 @@ Test(api, version_message_names_both_versions)
 	buf[10] = 7; /* minor 7 */
 	cr_assert_eq(bprof_read_buffer(&back, buf, len, NULL, &err), BPROF_E_VERSION);
 	cr_assert_neq(strstr(err.message, "3.7"), NULL, "%s", err.message);
-	cr_assert_neq(strstr(err.message, "1.2"), NULL, "%s", err.message);
+	char ours[16];
+
+	snprintf(ours, sizeof(ours), "%d.%d", BPROF_FORMAT_MAJOR, BPROF_FORMAT_MINOR);
+	cr_assert_neq(strstr(err.message, ours), NULL, "%s", err.message);
 	free(buf);
 	bprof_recording_free(r);
 }
@@ -389,4 +392,55 @@ Test(api, fallback_hash_refuses_non_regular)
 	close(fds[1]);
 	cr_assert_eq(bprof_fallback_hash(-1, &h), BPROF_E_IO);
 	cr_assert_eq(errno, EBADF);
+}
+
+/* SPEC.md 6.12: a frame resolves against the mapping of the greatest birth
+ * <= its generation; a gap after that birth, an unknown generation or two
+ * disagreeing mappings of one birth make it unknowable. */
+Test(api, mapping_at_generation)
+{
+	struct bprof_recording *r = fx_typical();
+	const struct bprof_process *p;
+	const struct bprof_mapping *m;
+	const uint64_t lib = 0x7f0000000100ull;
+
+	cr_assert_eq(bprof_recording_validate(r, NULL), 0);
+	p = bprof_recording_process(r, 100, 1);
+	cr_assert_not_null(p);
+	cr_assert(p->has_gens);
+	/* generation 0: the object that was there first (history, birth 0) */
+	cr_assert_eq(bprof_process_mapping_at(p, lib, 0, &m), 1);
+	cr_assert_eq(m->object_index, 0);
+	/* 1: the one mapped over its first half in generation 1 */
+	cr_assert_eq(bprof_process_mapping_at(p, lib, 1, &m), 1);
+	cr_assert_eq(m->object_index, 1);
+	cr_assert_eq(m->file_offset, 0x2000);
+	/* ... whose second half was still the first object */
+	cr_assert_eq(bprof_process_mapping_at(p, 0x7f0000009000ull, 1, &m), 1);
+	cr_assert_eq(m->object_index, 0);
+	/* 2 and 3: the snapshot's */
+	cr_assert_eq(bprof_process_mapping_at(p, lib, 3, &m), 1);
+	cr_assert_eq(m->object_index, 1);
+	cr_assert_eq(m->file_offset, 0x1000);
+	/* the JIT region began in generation 3: nothing there before */
+	cr_assert_eq(bprof_process_mapping_at(p, 0x7f1000000010ull, 2, &m), 0);
+	cr_assert_null(m);
+	cr_assert_eq(bprof_process_mapping_at(p, 0x7f1000000010ull, 3, &m), 1);
+	/* generation 4 was never seen: whatever it mapped may be anywhere */
+	cr_assert_eq(bprof_process_mapping_at(p, lib, 4, &m), -1);
+	cr_assert_eq(bprof_process_mapping_at(p, lib, 9, &m), -1);
+	cr_assert_eq(bprof_process_mapping_at(p, lib, BPROF_GEN_UNKNOWN, &m), -1);
+	/* unmapped stays unmapped */
+	cr_assert_eq(bprof_process_mapping_at(p, 0x10, 3, &m), 0);
+	/* two mappings of one birth that disagree: unknowable */
+	((struct bprof_process *)p)->history[0].birth = 2;
+	cr_assert_eq(bprof_process_mapping_at(p, lib, 2, &m), -1);
+	/* ... and that agree (same object, same offset at the address): fine */
+	((struct bprof_process *)p)->history[0].file_offset = 0x1000;
+	cr_assert_eq(bprof_process_mapping_at(p, lib, 2, &m), 1);
+	/* a process without generations: its mappings, whatever the number */
+	p = bprof_recording_process(r, 101, 3);
+	cr_assert_not_null(p);
+	cr_assert_eq(bprof_process_mapping_at(p, lib, 7, &m), 0);
+	bprof_recording_free(r);
 }

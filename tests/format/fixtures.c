@@ -125,11 +125,11 @@ struct bprof_recording *fx_typical_v10(void)
 	snprintf(p.comm, sizeof(p.comm), "worker");
 	p.nr_mappings = 3;
 	p.mappings = xcalloc(3, sizeof(*p.mappings));
-	p.mappings[0] = (struct bprof_mapping){ 0x400000, 0x420000, 0, 0, BPROF_MAP_READ };
+	p.mappings[0] = (struct bprof_mapping){ 0x400000, 0x420000, 0, 0, BPROF_MAP_READ, 0 };
 	p.mappings[1] = (struct bprof_mapping){ 0x7f0000000000ull, 0x7f0000010000ull, 0x1000, 1,
-						BPROF_MAP_READ };
+						BPROF_MAP_READ, 0 };
 	p.mappings[2] = (struct bprof_mapping){ 0x7f1000000000ull, 0x7f1000100000ull, 0,
-						BPROF_NO_OBJECT, BPROF_MAP_ANON | BPROF_MAP_WRITE };
+						BPROF_NO_OBJECT, BPROF_MAP_ANON | BPROF_MAP_WRITE, 0 };
 	p.perf_map = fx_strdup("7f1000000000 100 jitted_fn\n7f1000000100 80 other fn\n");
 	p.perf_map_len = strlen(p.perf_map);
 	if (bprof_recording_add_process(r, &p))
@@ -194,7 +194,7 @@ struct bprof_recording *fx_typical_v11(void)
 	return r;
 }
 
-struct bprof_recording *fx_typical(void)
+struct bprof_recording *fx_typical_v12(void)
 {
 	struct bprof_recording *r = fx_typical_v11();
 
@@ -210,6 +210,39 @@ struct bprof_recording *fx_typical(void)
 	r->access.counters[BPROF_ACC_OBJECTS_UNVERIFIED] = 2;
 	r->access.counters[BPROF_ACC_OBJECTS_DENIED] = 3;
 	r->access.counters[BPROF_ACC_PROCESSES_DENIED] = 12;
+	return r;
+}
+
+struct bprof_recording *fx_typical(void)
+{
+	struct bprof_recording *r = fx_typical_v12();
+	struct bprof_process *p = NULL;
+
+	if (!r)
+		return NULL;
+	/* format 1.3: worker (pid 100) unloaded the object at 0x7f0000000000
+	 * and mapped object 0 there in generation 2; generation 4 was never
+	 * seen; samples in generations 1 and 3 */
+	for (uint64_t i = 0; i < r->nr_processes; i++)
+		if (r->processes[i].pid == 100)
+			p = &r->processes[i];
+	if (!p)
+		abort();
+	p->has_gens = 1;
+	p->mappings[0].birth = 0;
+	p->mappings[1].birth = 2;
+	p->mappings[2].birth = 3;
+	p->nr_history = 2;
+	p->history = xcalloc(2, sizeof(*p->history));
+	p->history[0] = (struct bprof_mapping){ 0x7f0000000000ull, 0x7f0000008000ull, 0x2000, 1,
+						BPROF_MAP_READ, 1 };
+	p->history[1] = (struct bprof_mapping){ 0x7f0000000000ull, 0x7f0000010000ull, 0x1000, 0,
+						BPROF_MAP_READ, 0 };
+	p->nr_gaps = 1;
+	p->gaps = xcalloc(1, sizeof(*p->gaps));
+	p->gaps[0] = 4;
+	r->counts[0].map_gen = 1;
+	r->counts[1].map_gen = 3;
 	return r;
 }
 
@@ -344,7 +377,7 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		if (x->pid != y->pid || x->tid != y->tid || x->exec_id != y->exec_id ||
 		    x->user_stack_id != y->user_stack_id || x->kernel_stack_id != y->kernel_stack_id ||
 		    x->kernel_ip != y->kernel_ip || x->count != y->count ||
-		    strncmp(x->comm, y->comm, BPROF_COMM_LEN))
+		    x->map_gen != y->map_gen || strncmp(x->comm, y->comm, BPROF_COMM_LEN))
 			DIFF("count %llu differs", (unsigned long long)i);
 	}
 	for (uint64_t i = 0; i < a->nr_stacks; i++) {
@@ -374,6 +407,13 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		for (uint32_t j = 0; j < x->nr_mappings; j++)
 			if (memcmp(&x->mappings[j], &y->mappings[j], sizeof(x->mappings[j])))
 				DIFF("process %llu mapping %u differs", (unsigned long long)i, j);
+		if (x->has_gens != y->has_gens || x->nr_history != y->nr_history ||
+		    x->nr_gaps != y->nr_gaps ||
+		    (x->nr_gaps && memcmp(x->gaps, y->gaps, x->nr_gaps * sizeof(*x->gaps))))
+			DIFF("process %llu generations differ", (unsigned long long)i);
+		for (uint32_t j = 0; j < x->nr_history; j++)
+			if (memcmp(&x->history[j], &y->history[j], sizeof(x->history[j])))
+				DIFF("process %llu history mapping %u differs", (unsigned long long)i, j);
 	}
 	{
 		const struct bprof_kernel *x = &a->kernel, *y = &b->kernel;

@@ -19,6 +19,8 @@ struct bprof_recording *fx_typical_v10(void);
 /* The typical recording as format 1.1 could hold it (no ACCESS section):
  * what valid/v1.1-typical.bprof, written by the 1.1 writer, reads as. */
 struct bprof_recording *fx_typical_v11(void);
+/* format 1.2's typical: fx_typical without mapping generations */
+struct bprof_recording *fx_typical_v12(void);
 /* Strings with odd bytes: UTF-8, control characters, high bytes, spaces. */
 struct bprof_recording *fx_odd_strings(void);
 /* nr_counts counts over nr_stacks stacks and nr_ksyms ksyms; seeded. */

@@ -465,7 +465,7 @@ int main(int argc, char **argv)
 	{
 		static const char *const names[] = { "", "meta", "losses", "stacks", "counts",
 						     "objects", "processes", "kernel", "ksyms",
-						     "unwind", "images", "access" };
+						     "unwind", "images", "access", "generations" };
 
 		/* content cut at every section boundary, and inside each header */
 		for (uint32_t t = BPROF_SECT_META; t <= BPROF_SECT_LAST_KNOWN; t++) {
@@ -481,6 +481,8 @@ int main(int argc, char **argv)
 				valid(g, "no-images-section", frame(&d, NULL));
 			else if (t == BPROF_SECT_ACCESS)
 				valid(g, "no-access-section", frame(&d, NULL));
+			else if (t == BPROF_SECT_GENERATIONS)
+				valid(g, "no-generations-section", frame(&d, NULL));
 			else
 				invalid(g, name, BPROF_E_TRUNCATED, frame(&d, NULL));
 			d.len += 7;
@@ -509,7 +511,7 @@ int main(int argc, char **argv)
 	DAMAGED(d, &c)
 	{
 		/* length one past the end of the content */
-		set_sect_len(&d, BPROF_SECT_ACCESS, sect_len(&c, BPROF_SECT_ACCESS) + 1);
+		set_sect_len(&d, BPROF_SECT_GENERATIONS, sect_len(&c, BPROF_SECT_GENERATIONS) + 1);
 		invalid(g, "section-length-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
 		free(d.p);
 	}
@@ -674,8 +676,11 @@ int main(int argc, char **argv)
 	}
 	DAMAGED(d, &c)
 	{
+		/* offset 20 is map_gen from 1.3: reserved in a 1.2 file */
+		struct frame_opts o = { .minor = 2 };
+
 		set32(&d, payload(&d, BPROF_SECT_COUNTS) + 8 + 20, 1);
-		invalid(g, "count-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, NULL));
+		invalid(g, "count-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &o));
 		free(d.p);
 	}
 	DAMAGED(d, &c)
@@ -1247,6 +1252,78 @@ int main(int argc, char **argv)
 			at = sect_at(&d, BPROF_SECT_IMAGES);
 			bb_delete(&d, at, 16 + sect_len(&d, BPROF_SECT_IMAGES));
 			valid(g, "access-after-ksyms", frame(&d, NULL));
+			free(d.p);
+		}
+	}
+	/* ---- GENERATIONS (1.3) ----
+	 * typical's payload: nr_entries = 1 (0); the entry of process 0
+	 * (worker): process_index 0 (8), nr_births 3 (12), nr_history 2 (16),
+	 * nr_gaps 1 (20), reserved (24), births 0 2 3 (32..44), two history
+	 * entries of 40 bytes (44, 84), gap 4 (124). */
+	{
+		size_t ge = payload(&c, BPROF_SECT_GENERATIONS);
+
+		DAMAGED(d, &c)
+		{
+			set32(&d, ge + 8, 2); /* two processes */
+			invalid(g, "generations-process-out-of-range", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, ge + 12, 2);
+			invalid(g, "generations-births-not-mappings", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, ge + 24, 1);
+			invalid(g, "generations-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, ge + 44 + 8, 0x7f0000000000ull); /* end = start */
+			invalid(g, "generations-history-empty", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, ge + 44 + 24, 9);
+			invalid(g, "generations-history-object-out-of-range", BPROF_E_CORRUPT,
+				frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, ge + 44 + 28, BPROF_MAP_READ | 0x10);
+			invalid(g, "generations-history-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, ge + 124, 0);
+			invalid(g, "generations-gap-zero", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, ge + 16, 3);
+			invalid(g, "generations-history-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, ge, UINT64_C(1) << 40);
+			invalid(g, "generations-claim-2e40-entries", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			size_t at = sect_at(&d, BPROF_SECT_GENERATIONS);
+
+			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_GENERATIONS));
+			invalid(g, "generations-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
 			free(d.p);
 		}
 	}

@@ -126,6 +126,21 @@ Test(golden, valid_v1_1_file_still_reads)
 	expect_fixture("v1.1-typical", fx_typical_v11());
 }
 
+/* A file of format 1.2 (minor 2, no GENERATIONS), written by the 1.2
+ * writer and kept as it was: still reads, every process without
+ * generations and every count of generation 0. */
+Test(golden, valid_v1_2_file_still_reads)
+{
+	struct bprof_recording *r = read_golden("v1.2-typical");
+
+	for (uint64_t i = 0; i < r->nr_processes; i++)
+		cr_assert_eq(r->processes[i].has_gens, 0);
+	for (uint64_t i = 0; i < r->nr_counts; i++)
+		cr_assert_eq(r->counts[i].map_gen, 0);
+	bprof_recording_free(r);
+	expect_fixture("v1.2-typical", fx_typical_v12());
+}
+
 Test(golden, valid_access_counter_count_may_differ)
 {
 	struct bprof_recording *want = fx_typical(), *got = read_golden("access-more-counters");

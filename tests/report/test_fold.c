@@ -157,8 +157,8 @@ static struct bprof_recording *build(const struct self *self, const struct spec 
 	memcpy(proc.comm, sp->comm, strlen(sp->comm));
 	proc.mappings = calloc(2, sizeof(*proc.mappings));
 	cr_assert(proc.mappings);
-	proc.mappings[0] = (struct bprof_mapping){ sp->base, sp->base + 0x10000000, 0, idx, 0 };
-	proc.mappings[1] = (struct bprof_mapping){ JIT, JIT + 0x100000, 0, BPROF_NO_OBJECT, BPROF_MAP_ANON };
+	proc.mappings[0] = (struct bprof_mapping){ sp->base, sp->base + 0x10000000, 0, idx, 0, 0 };
+	proc.mappings[1] = (struct bprof_mapping){ JIT, JIT + 0x100000, 0, BPROF_NO_OBJECT, BPROF_MAP_ANON, 0 };
 	cr_assert_eq(bprof_recording_add_process(rec, &proc), 0);
 
 	/* return addresses point after a call: +5 is inside each caller */

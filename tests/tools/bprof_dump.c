@@ -17,6 +17,10 @@
  *   object <index> <build_id_hex|-> 0x<flags> <size> <mtime_ns> <dev> <inode> 0x<fallback_hash> <path>
  *   process <pid> <ns_pid> <exec_id> <nr_mappings> <snapshot_ns> <perf_map_len> <comm>
  *   mapping <pid> <exec_id> 0x<start> 0x<end> 0x<file_offset> <object_index|-1> 0x<flags>
+ *   births <pid> <exec_id> <birth of mapping 0> ...      (processes with generations)
+ *   history <pid> <exec_id> 0x<start> 0x<end> 0x<file_offset> <object_index|-1> 0x<flags> <birth>
+ *   gaps <pid> <exec_id> <generation> ...        (processes with generations)
+ *   countgen <row> <map_gen>                     (rows whose map_gen is not 0)
  *   kernel <build_id_hex|-> 0x<stext> <nr_modules> <nr_ksyms> 0x<flags> <release>
  *   module 0x<base> <size> <build_id_hex|-> <name>
  *   ksym 0x<addr> <module_index|-1> <name>                   (only with --ksyms)
@@ -131,6 +135,9 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 		fputc('\n', f);
 		samples += c->count;
 	}
+	for (uint64_t i = 0; i < r->nr_counts; i++)
+		if (r->counts[i].map_gen)
+			fprintf(f, "countgen %llu %u\n", (unsigned long long)i, r->counts[i].map_gen);
 	for (uint64_t i = 0; i < r->nr_stacks; i++) {
 		const struct bprof_stack *s = &r->stacks[i];
 
@@ -172,6 +179,25 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 			index_or_none(f, mp->object_index);
 			fprintf(f, " 0x%x\n", mp->flags);
 		}
+		if (!p->has_gens)
+			continue;
+		fprintf(f, "births %u %u", p->pid, p->exec_id);
+		for (uint32_t j = 0; j < p->nr_mappings; j++)
+			fprintf(f, " %u", p->mappings[j].birth);
+		fputc('\n', f);
+		for (uint32_t j = 0; j < p->nr_history; j++) {
+			const struct bprof_mapping *mp = &p->history[j];
+
+			fprintf(f, "history %u %u 0x%llx 0x%llx 0x%llx ", p->pid, p->exec_id,
+				(unsigned long long)mp->start, (unsigned long long)mp->end,
+				(unsigned long long)mp->file_offset);
+			index_or_none(f, mp->object_index);
+			fprintf(f, " 0x%x %u\n", mp->flags, mp->birth);
+		}
+		fprintf(f, "gaps %u %u", p->pid, p->exec_id);
+		for (uint32_t j = 0; j < p->nr_gaps; j++)
+			fprintf(f, " %u", p->gaps[j]);
+		fputc('\n', f);
 	}
 	fputs("kernel ", f);
 	build_id(f, k->build_id, k->build_id_len);
