@@ -179,6 +179,24 @@ struct {
 	__uint(max_entries, 40960);
 } exec_gen SEC(".maps");
 
+/* tgid -> its image's mapping generation (profile.h): bumped by
+ * handle_map_exec, read by every sample, deleted at exit.  Sized by
+ * prof-record (as exec_gen). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct profile_map_gen);
+	__uint(max_entries, 40960);
+} map_gens SEC(".maps");
+
+/* Set by prof-record when handle_map_exec is attached: without it every
+ * sample is of generation 0, as before. */
+const volatile bool track_gens = false;
+/* Set once a generation could not be kept (map_gens full): from then on an
+ * image without an entry may have changed unseen, and its samples say
+ * PROFILE_GEN_UNKNOWN rather than 0. */
+volatile __u32 map_gens_lost = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1024 * 1024); /* bursts of exits: ~100 B per mapping */
@@ -734,6 +752,19 @@ static __always_inline void add_count(void *counts_map, struct profile_key *key)
 	count_loss(err ? PROFILE_LOSS_COUNTS_FULL : PROFILE_STAT_COUNTED);
 }
 
+/* The mapping generation of image (tgid, exec_id) now. */
+static __always_inline __u32 sample_gen(__u32 tgid, __u32 exec_id)
+{
+	struct profile_map_gen *g;
+
+	if (!track_gens)
+		return 0;
+	g = bpf_map_lookup_elem(&map_gens, &tgid);
+	if (g && g->exec_id == exec_id)
+		return *(volatile __u32 *)&g->gen;
+	return map_gens_lost ? PROFILE_GEN_UNKNOWN : 0;
+}
+
 /* One sample.  cfi: walk the user stack with the unwind tables instead of
  * asking the kernel to follow frame pointers. */
 static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
@@ -760,6 +791,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	key.pid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.exec_id = BPF_CORE_READ(task, self_exec_id);
+	key.map_gen = sample_gen(tgid, key.exec_id);
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 
 	if (user_stacks && in_execve(task)) {
@@ -772,6 +804,11 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 		/* one lookup for the test below and the walk */
 		const struct unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &wk);
 
+		/* A table read in another generation may put an object where
+		 * another one is now: not used until user space rewrites it
+		 * (the event that began this generation asked it to). */
+		if (proc && proc->gen != key.map_gen)
+			proc = NULL;
 		if (fp_fallback && !proc) {
 			/* No mapping table for this image yet (its first
 			 * milliseconds): without it every step would follow
@@ -1047,6 +1084,8 @@ int handle_vmas(void *ctx)
  * "tracked" and "exec_gen" where they are not LRU maps (forget_exited). */
 static __always_inline void exit_sets(__u32 tgid)
 {
+	if (track_gens)
+		bpf_map_delete_elem(&map_gens, &tgid);
 	if (follow_children)
 		bpf_map_delete_elem(&pids, &tgid);
 	if (forget_exited) {
@@ -1061,6 +1100,154 @@ int BPF_PROG(handle_exit_sets, struct task_struct *p)
 {
 	if (group_dead(p))
 		exit_sets(BPF_CORE_READ(p, tgid));
+	return 0;
+}
+
+/* ---- mapping generations (profile.h) ---- */
+
+#define PROT_EXEC 0x4
+#define NR_MMAP 9
+#define NR_MPROTECT 10
+#define NR_MREMAP 25
+#define NR_PKEY_MPROTECT 329
+
+/* The context of the syscalls:sys_exit_* tracepoints (their format file). */
+struct sys_exit_ctx {
+	__u64 common;
+	int nr;
+	int pad;
+	long ret;
+};
+
+/* The event being built: on the stack, as bpf_find_vma's callback wants. */
+struct vma_probe {
+	struct profile_map_event e;
+	__u64 want_end; /* the change ends here (mprotect's range) */
+	bool exec;      /* the mapping is executable */
+};
+
+static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_probe *v = data;
+	struct profile_map_event *e = &v->e;
+	unsigned long vmf = BPF_CORE_READ(vma, vm_flags);
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	struct inode *inode;
+
+	v->exec = vmf & VM_EXEC;
+	e->flags = vmf & (VM_READ | VM_WRITE);
+	e->start = BPF_CORE_READ(vma, vm_start);
+	e->end = BPF_CORE_READ(vma, vm_end);
+	e->offset = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	if (!file) {
+		e->flags |= PROFILE_MAP_EV_ANON;
+		return 0;
+	}
+	inode = BPF_CORE_READ(file, f_inode);
+	e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	e->ino = BPF_CORE_READ(inode, i_ino);
+	if (bpf_core_field_exists(inode->i_mtime_sec))
+		e->mtime_ns = BPF_CORE_READ(inode, i_mtime_sec) * 1000000000ULL +
+			      BPF_CORE_READ(inode, i_mtime_nsec);
+	bpf_probe_read_kernel_str(e->name, sizeof(e->name),
+				  BPF_CORE_READ(file, f_path.dentry, d_name.name));
+	return 0;
+}
+
+/* Add one to g's generation and read it back.  Not the value of the add
+ * itself (that needs BPF atomics with fetch, -mcpu=v3 and Linux 5.12): two
+ * threads mapping at once may both read the later number, and the earlier
+ * one is then never sent, a gap, which makes the frames it may concern
+ * unknown rather than wrong (SPEC.md 6.12). */
+static __always_inline __u32 next_gen(struct profile_map_gen *g)
+{
+	__sync_fetch_and_add(&g->gen, 1);
+	return *(volatile __u32 *)&g->gen;
+}
+
+/* Begin a new generation of image (tgid, exec_id): its number, or 0 when
+ * it could not be kept (map_gens full: map_gens_lost is set instead). */
+static __always_inline __u32 bump_gen(__u32 tgid, __u32 exec_id)
+{
+	struct profile_map_gen *g = bpf_map_lookup_elem(&map_gens, &tgid), nv = { exec_id, 1 };
+	long err;
+
+	if (g && g->exec_id == exec_id)
+		return next_gen(g);
+	/* first change of this image (an old image's entry is replaced) */
+	err = bpf_map_update_elem(&map_gens, &tgid, &nv, g ? BPF_EXIST : BPF_NOEXIST);
+	if (!err)
+		return 1;
+	g = bpf_map_lookup_elem(&map_gens, &tgid); /* another thread won */
+	if (g && g->exec_id == exec_id)
+		return next_gen(g);
+	map_gens_lost = 1;
+	return 0;
+}
+
+/*
+ * An executable mapping was made: mmap with PROT_EXEC, mprotect or
+ * pkey_mprotect adding it, mremap of executable memory.  One tracepoint
+ * program attached to the exit of those four system calls (their contexts
+ * are the same), run after the mapping exists: a new generation begins,
+ * and user space hears of the mapping with its generation, in order.  A
+ * mapping that cannot be sent (ring buffer full, the mm busy) still begins
+ * a generation: user space sees the number missing, a gap, and names no
+ * frame the gap may have changed.  Why syscall tracepoints: this kernel
+ * has no kprobes and refuses fentry; see DESIGN.md for their cost.
+ */
+SEC("tracepoint")
+int handle_map_exec(struct sys_exit_ctx *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct profile_map_event *out;
+	struct vma_probe v = {};
+	struct pt_regs *regs;
+	__u64 addr = ctx->ret, prot = PROT_EXEC;
+	long found;
+	__u32 exec_id;
+
+	if (ctx->ret < 0)
+		return 0; /* failed: nothing changed (user addresses are positive) */
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return 0;
+	if (ctx->nr == NR_MMAP) {
+		prot = BPF_CORE_READ(regs, dx);
+	} else if (ctx->nr == NR_MPROTECT || ctx->nr == NR_PKEY_MPROTECT) {
+		addr = BPF_CORE_READ(regs, di);
+		prot = BPF_CORE_READ(regs, dx);
+		v.want_end = addr + BPF_CORE_READ(regs, si);
+	}
+	if (!(prot & PROT_EXEC))
+		return 0;
+	found = bpf_find_vma(task, addr, read_vma, &v, 0);
+	if (!found && !v.exec)
+		return 0; /* mremap of memory that does not execute */
+	exec_id = BPF_CORE_READ(task, self_exec_id);
+	v.e.gen = bump_gen(tgid, exec_id);
+	if (!v.e.gen)
+		return 0; /* its samples say PROFILE_GEN_UNKNOWN */
+	if (found) {
+		/* the mm was busy (trylock): the gap says what is unknown */
+		count_loss(PROFILE_LOSS_EVENTS);
+		return 0;
+	}
+	if (v.want_end > v.e.end)
+		v.e.flags |= PROFILE_MAP_EV_PARTIAL;
+	v.e.type = PROFILE_EV_MAP_EXEC;
+	v.e.pid = tgid;
+	v.e.exec_id = exec_id;
+	out = bpf_ringbuf_reserve(&events, sizeof(*out), 0);
+	if (!out) {
+		count_loss(PROFILE_LOSS_EVENTS);
+		return 0;
+	}
+	__builtin_memcpy(out, &v.e, sizeof(*out));
+	bpf_ringbuf_submit(out, 0);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #define BPROF_PROFILE_H
 
 #define PROFILE_COMM_LEN 16
+#define PROFILE_VMA_NAME_LEN 48 /* basenames in mapping events */
 #define PROFILE_MAX_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
 /* user_stack_id / kernel_stack_id when the stack was not asked for (-U/-K);
  * same value as BPROF_STACK_NONE in format/bprof.h. */
@@ -21,7 +22,9 @@ struct profile_key {
 	__u32 exec_id;         /* task->self_exec_id */
 	__s32 user_stack_id;   /* bpf_get_stackid() result or PROFILE_STACK_NONE */
 	__s32 kernel_stack_id;
-	__u32 pad;             /* keep explicit: the key is hashed bytewise */
+	__u32 map_gen;         /* the image's mapping generation (struct
+				* profile_map_gen) at the sample, or
+				* PROFILE_GEN_UNKNOWN; 0 without the hook */
 	__u64 kernel_ip;       /* interrupted kernel ip, 0 in user mode */
 	char comm[PROFILE_COMM_LEN];
 };
@@ -83,6 +86,46 @@ enum profile_event_type {
 	PROFILE_EV_MMAP = 3,   /* a sampled process mapped a file executable */
 	PROFILE_EV_VMA = 4,    /* struct profile_vma_event: an executable file
 				* mapping of a sampled image, sent as it exits */
+	PROFILE_EV_MAP_EXEC = 5, /* struct profile_map_event: an executable
+				  * mapping was made, a new generation began */
+};
+
+/*
+ * Mapping generations.  A process image's generation counts the executable
+ * mappings made in it since it began (mmap with PROT_EXEC, mprotect adding
+ * it, mremap of executable memory): the same address can only change
+ * meaning across a generation, so the generation goes in the counted key
+ * and samples from before and after a replacement are never counted
+ * together.  The "map_gens" hash, by tgid; exec_id says which image the
+ * count is of (an exec starts again from 0, without a hook of its own).
+ */
+struct profile_map_gen {
+	__u32 exec_id;
+	__u32 gen;
+};
+/* map_gen of samples whose generation could not be kept (the map full) */
+#define PROFILE_GEN_UNKNOWN 0xffffffffu
+
+/* profile_map_event.flags, beside VM_READ 0x1 and VM_WRITE 0x2 */
+#define PROFILE_MAP_EV_ANON 0x100   /* no file behind it (JIT, memfd is a file) */
+#define PROFILE_MAP_EV_PARTIAL 0x200 /* the change went past this mapping:
+				      * what lies beyond is not described */
+
+/* One executable mapping as it was made, with the generation it began. */
+struct profile_map_event {
+	__u32 type;            /* PROFILE_EV_MAP_EXEC */
+	__u32 pid;
+	__u32 exec_id;
+	__u32 gen;             /* the generation this mapping began */
+	__u32 flags;           /* VM_READ, VM_WRITE, PROFILE_MAP_EV_* */
+	__u32 pad;
+	__u64 start;
+	__u64 end;
+	__u64 offset;          /* vm_pgoff << PAGE_SHIFT */
+	__u64 dev;             /* kernel dev_t */
+	__u64 ino;
+	__u64 mtime_ns;
+	char name[PROFILE_VMA_NAME_LEN]; /* file's basename, maybe truncated */
 };
 
 struct profile_event {
@@ -100,7 +143,6 @@ struct profile_event {
 /* One executable file-backed mapping of an exiting process image: a
  * snapshot that cannot come too late, for processes that die before user
  * space reads /proc/PID/maps. */
-#define PROFILE_VMA_NAME_LEN 48
 struct profile_vma_event {
 	__u32 type;            /* PROFILE_EV_VMA */
 	__u32 pid;

@@ -158,7 +158,10 @@ struct unwind_mapping {
 
 struct unwind_proc {
 	__u32 nr;        /* mappings used, <= UNWIND_MAX_MAPPINGS */
-	__u32 pad;
+	__u32 gen;       /* the image's mapping generation (profile.h) these
+			  * mappings were read in: once the image is in
+			  * another, an address may mean something else, and
+			  * the table is not used until it is rewritten */
 	struct unwind_mapping m[UNWIND_MAX_MAPPINGS];
 };
 

@@ -168,6 +168,7 @@ static int take_count(const void *k, const void *v, void *arg)
 	c.user_stack_id = key->user_stack_id;
 	c.kernel_stack_id = key->kernel_stack_id;
 	c.kernel_ip = key->kernel_ip;
+	c.map_gen = key->map_gen;
 	c.count = val;
 	memcpy(c.comm, key->comm, BPROF_COMM_LEN);
 	c.comm[BPROF_COMM_LEN - 1] = 0;
@@ -184,7 +185,8 @@ static int take_count(const void *k, const void *v, void *arg)
 	w->pids[w->nr_pids++] = key->pid;
 	/* -K: no user stack, no mappings to keep */
 	if (key->pid && key->user_stack_id != PROFILE_STACK_NONE &&
-	    manifest_want(w->man, key->pid, key->exec_id, key->comm, key->user_stack_id >= 0))
+	    manifest_want(w->man, key->pid, key->exec_id, key->comm, key->user_stack_id >= 0,
+			  key->map_gen))
 		return -ENOMEM;
 	return 0;
 }

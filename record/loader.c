@@ -11,10 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 #include <linux/types.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -27,7 +30,7 @@
 #include "unwind.h"
 
 /* The tracing programs loader_attach() may attach. */
-#define LOADER_MAX_LINKS 8
+#define LOADER_MAX_LINKS 16
 
 struct loader {
 	struct profile_bpf *skel;
@@ -35,6 +38,7 @@ struct loader {
 	int nr_progs;
 	int links[LOADER_MAX_LINKS];
 	int nr_links;
+	bool gens; /* handle_map_exec is attached: samples carry generations */
 };
 
 static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -186,6 +190,9 @@ enum {
 	OPT_PROG_VMAS = 1 << 1,  /* handle_vmas: bpf_iter_task_vma, at exit
 				  * (then in place of handle_exit_sets) and,
 				  * where the tracepoint exists, before exec */
+	OPT_PROG_GENS = 1 << 2,  /* handle_map_exec: syscall tracepoints
+				  * (CONFIG_FTRACE_SYSCALLS), bpf_find_vma
+				  * (5.17): mapping generations */
 };
 
 /* The kernel's name of a map or program: name cut to what it keeps. */
@@ -377,6 +384,10 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_map__set_max_entries(obj->maps.seen, procs);
 	bpf_map__set_max_entries(obj->maps.tracked, procs);
 	bpf_map__set_max_entries(obj->maps.exec_gen, procs);
+	/* mapping generations: only where their hook loads */
+	obj->rodata->track_gens = optional & OPT_PROG_GENS;
+	bpf_map__set_max_entries(obj->maps.map_gens, optional & OPT_PROG_GENS ? procs : 1);
+	bpf_program__set_autoload(obj->progs.handle_map_exec, optional & OPT_PROG_GENS);
 	/* the command's live descendants: a process set like the others */
 	bpf_map__set_max_entries(obj->maps.pids, env->command ? (noprealloc ? procs : 65536) :
 						 env->nr_pids ? env->nr_pids : 1);
@@ -422,6 +433,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_type(obj->maps.exec_gen, BPF_MAP_TYPE_HASH);
 		bpf_map__set_map_flags(obj->maps.tracked, BPF_F_NO_PREALLOC);
 		bpf_map__set_map_flags(obj->maps.exec_gen, BPF_F_NO_PREALLOC);
+		bpf_map__set_map_flags(obj->maps.map_gens, BPF_F_NO_PREALLOC);
 		obj->rodata->forget_exited = true;
 		bpf_map__set_max_entries(obj->maps.stacks, 1);
 		bpf_map__set_max_entries(obj->maps.stacks2, 1);
@@ -522,7 +534,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 {
 	struct profile_bpf *obj = NULL;
 	struct loader *ld = calloc(1, sizeof(*ld));
-	unsigned avail = 0, tries[3];
+	unsigned avail = OPT_PROG_GENS, tries[4];
 	size_t nr_tries = 0;
 	bool noprealloc = noprealloc_allowed();
 	int ids[FEAT_NR], *prog_fds = NULL;
@@ -547,6 +559,8 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	tries[nr_tries++] = avail;
 	if (avail & OPT_PROG_MMAP && avail != OPT_PROG_MMAP)
 		tries[nr_tries++] = avail & ~OPT_PROG_MMAP;
+	if (avail & OPT_PROG_VMAS && avail & OPT_PROG_GENS)
+		tries[nr_tries++] = OPT_PROG_VMAS;
 	if (avail)
 		tries[nr_tries++] = 0;
 	*cfi = env->unwind != OPTS_UNWIND_FP;
@@ -636,6 +650,73 @@ static int attach_tracing(struct loader *ld, struct bpf_program *p, const char *
 	return 0;
 }
 
+/* Attach a loaded tracepoint program to tracefs event group:name through a
+ * perf event; 0, or -1 with errno set. */
+static int attach_tracepoint(struct loader *ld, struct bpf_program *p, const char *group,
+			     const char *name)
+{
+	struct perf_event_attr attr = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(attr),
+					.sample_period = 1, .wakeup_events = 1 };
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	int fd = prog_fd(ld, p), pfd, e;
+	char path[256];
+	FILE *f = NULL;
+
+	if (fd < 0 || ld->nr_links >= LOADER_MAX_LINKS) {
+		errno = fd < 0 ? ENOENT : E2BIG;
+		return -1;
+	}
+	for (size_t i = 0; i < 2 && !f; i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/%s/id", roots[i], group, name);
+		f = fopen(path, "re");
+	}
+	if (!f)
+		return -1;
+	e = fscanf(f, "%llu", (unsigned long long *)&attr.config);
+	fclose(f);
+	if (e != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	pfd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0)
+		return -1;
+	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, fd) || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
+		e = errno;
+		close(pfd);
+		errno = e;
+		return -1;
+	}
+	ld->links[ld->nr_links++] = pfd;
+	return 0;
+}
+
+/* Mapping generations: the exits of the system calls that make executable
+ * mappings (profile.bpf.c, handle_map_exec).  All or none: a generation
+ * that one of them would miss could let an address change meaning unseen. */
+static bool attach_gens(struct loader *ld)
+{
+	static const char *const calls[] = { "sys_exit_mmap", "sys_exit_mprotect",
+					     "sys_exit_pkey_mprotect", "sys_exit_mremap" };
+	int first = ld->nr_links;
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (attach_tracepoint(ld, ld->skel->progs.handle_map_exec, "syscalls", calls[i])) {
+			int e = errno;
+
+			while (ld->nr_links > first)
+				close(ld->links[--ld->nr_links]);
+			errno = e;
+			return false;
+		}
+	return true;
+}
+
+bool loader_tracks_gens(const struct loader *ld)
+{
+	return ld->gens;
+}
+
 /* The scheduler tracepoints (and optional hooks) that keep the manifest
  * complete.  The perf_event program is attached per CPU by
  * sampler_start(); loader_destroy() closes these links. */
@@ -671,6 +752,14 @@ int loader_attach(struct loader *ld, const struct env *env)
 	if (bpf_program__autoload(obj->progs.handle_vmas) &&
 	    attach_tracing(ld, obj->progs.handle_vmas, "sched_prepare_exec") && env->verbose)
 		fprintf(stderr, "prof-record: cannot trace sched_prepare_exec (%s)\n", strerror(errno));
+	if (bpf_program__autoload(obj->progs.handle_map_exec)) {
+		ld->gens = attach_gens(ld);
+		if (!ld->gens)
+			fprintf(stderr, "prof-record: warning: cannot trace the mmap/mprotect/mremap system calls (%s): a library unloaded and another loaded at its address may be named as the first\n",
+				strerror(errno));
+	} else {
+		fprintf(stderr, "prof-record: warning: this kernel cannot load the mapping generation hook (needs syscall tracepoints and Linux 5.17+; -v says why): a library unloaded and another loaded at its address may be named as the first\n");
+	}
 	if (bpf_program__autoload(obj->progs.handle_mmap) && attach_tracing(ld, obj->progs.handle_mmap, NULL) &&
 	    env->verbose)
 		fprintf(stderr, "prof-record: cannot trace vm_mmap_pgoff (%s): libraries mapped by short-lived processes may be missed\n",
@@ -735,6 +824,11 @@ void loader_follow(struct profile_bpf *obj, pid_t pid)
 int loader_exec_gen_fd(const struct profile_bpf *obj)
 {
 	return bpf_map__fd(obj->maps.exec_gen);
+}
+
+int loader_map_gens_fd(const struct loader *ld)
+{
+	return ld->skel->rodata->track_gens ? bpf_map__fd(ld->skel->maps.map_gens) : -1;
 }
 
 void loader_unwinder_maps(const struct profile_bpf *obj, struct unwinder_maps *um)

@@ -52,6 +52,11 @@ int loader_attach(struct loader *ld, const struct env *env);
 
 /* The exec_gen map, for the manifest. */
 int loader_exec_gen_fd(const struct profile_bpf *obj);
+/* The BPF map tgid -> struct profile_map_gen (mapping generations); -1
+ * where the hook did not load. */
+int loader_map_gens_fd(const struct loader *ld);
+/* Whether samples carry mapping generations (the hook is attached). */
+bool loader_tracks_gens(const struct loader *ld);
 
 /* The unwinder's maps, by fd, with their capacities as loaded. */
 void loader_unwinder_maps(const struct profile_bpf *obj, struct unwinder_maps *um);

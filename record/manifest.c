@@ -26,7 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <linux/types.h>
 #include "manifest.h"
+#include "profile.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -38,6 +40,18 @@ struct mmap_ent {
 	uint64_t start, end, off, dev, ino;
 	uint32_t obj;   /* index into manifest.objs or BPROF_NO_OBJECT */
 	uint32_t flags; /* BPROF_MAP_* */
+	/* mapping generation of the latest read that saw it, MANIFEST_GEN_NONE
+	 * when that read raced with a change (DESIGN.md) */
+	uint32_t read_gen;
+	uint32_t pad;
+};
+
+/* An executable mapping as it was made (PROFILE_EV_MAP_EXEC). */
+struct hist_ent {
+	uint64_t start, end, off, dev, ino, mtime;
+	uint32_t gen, flags, obj; /* obj: BPROF_NO_OBJECT until resolved */
+	bool need_obj;            /* a file whose object is not known yet */
+	char name[PROFILE_VMA_NAME_LEN];
 };
 
 struct proc_ent {
@@ -46,11 +60,21 @@ struct proc_ent {
 	bool has_parent, snapped, dead, want, need, dirty;
 	bool dead_at_boundary; /* dead before the last manifest_boundary() */
 	bool denied; /* reading its maps was not permitted */
+	uint32_t table_gen; /* generation of the mapping table last observed */
 	uint64_t snapshot_ns;
 	struct mmap_ent *maps;
 	uint32_t nr_maps;
 	char *perf_map;
 	size_t perf_map_len;
+	/* mapping generations */
+	struct hist_ent *hist;
+	uint32_t nr_hist, cap_hist;
+	uint64_t *gen_seen;   /* bitmap: generations whose mapping was sent */
+	uint32_t gen_words;   /* of gen_seen */
+	uint32_t max_gen;     /* greatest generation seen or counted */
+	uint32_t *partial;    /* generations whose change was only partly sent */
+	uint32_t nr_partial, cap_partial;
+	bool gen_unknown;     /* a count of PROFILE_GEN_UNKNOWN */
 };
 
 struct obj_ent {
@@ -71,6 +95,7 @@ struct idx_table {
 
 struct manifest {
 	int exec_gen_fd;
+	int map_gens_fd;
 	uint64_t start_ns;
 	struct proc_ent *procs;
 	size_t nr_procs, cap_procs;
@@ -150,7 +175,16 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-int manifest_new(struct manifest **out, int exec_gen_fd, uint64_t start_ns)
+static void proc_free(struct proc_ent *p)
+{
+	free(p->maps);
+	free(p->perf_map);
+	free(p->hist);
+	free(p->gen_seen);
+	free(p->partial);
+}
+
+int manifest_new(struct manifest **out, int exec_gen_fd, int map_gens_fd, uint64_t start_ns)
 {
 	struct manifest *m = calloc(1, sizeof(*m));
 
@@ -159,6 +193,7 @@ int manifest_new(struct manifest **out, int exec_gen_fd, uint64_t start_ns)
 		return -ENOMEM;
 	elf_version(EV_CURRENT);
 	m->exec_gen_fd = exec_gen_fd;
+	m->map_gens_fd = map_gens_fd;
 	m->start_ns = start_ns;
 	*out = m;
 	return 0;
@@ -168,10 +203,8 @@ void manifest_free(struct manifest *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->nr_procs; i++) {
-		free(m->procs[i].maps);
-		free(m->procs[i].perf_map);
-	}
+	for (size_t i = 0; i < m->nr_procs; i++)
+		proc_free(&m->procs[i]);
 	for (size_t i = 0; i < m->nr_objs; i++) {
 		free(m->objs[i].o.path);
 		free(m->objs[i].image);
@@ -192,8 +225,9 @@ void manifest_set_observer(struct manifest *m, const struct manifest_observer *o
 	m->obs = *obs;
 }
 
-/* Tell the observer an image's mappings (after a change). */
-static void observe_image(struct manifest *m, const struct proc_ent *p)
+/* Tell the observer an image's mappings (after a change), read in
+ * generation gen. */
+static void observe_image(struct manifest *m, const struct proc_ent *p, uint32_t gen)
 {
 	if (!m->obs.image)
 		return;
@@ -211,7 +245,7 @@ static void observe_image(struct manifest *m, const struct proc_ent *p)
 		m->obs_buf[i].offset = p->maps[i].off;
 		m->obs_buf[i].obj = p->maps[i].obj;
 	}
-	m->obs.image(m->obs.ctx, p->pid, p->exec_id, m->obs_buf, p->nr_maps);
+	m->obs.image(m->obs.ctx, p->pid, p->exec_id, gen, m->obs_buf, p->nr_maps);
 }
 
 static void observe_gone(struct manifest *m, const struct proc_ent *p)
@@ -264,6 +298,19 @@ static struct proc_ent *proc_get(struct manifest *m, uint32_t pid, uint32_t exec
 	p->pid = pid;
 	p->exec_id = exec_id;
 	return p;
+}
+
+/* The current mapping generation of image (pid, exec_id): 0 before its
+ * first change; MANIFEST_GEN_NONE without generations. */
+static uint32_t map_gen(struct manifest *m, uint32_t pid, uint32_t exec_id)
+{
+	struct profile_map_gen g;
+
+	if (m->map_gens_fd < 0)
+		return 0;
+	if (bpf_map_lookup_elem(m->map_gens_fd, &pid, &g))
+		return 0;
+	return g.exec_id == exec_id ? g.gen : 0;
 }
 
 /* The current exec generation of pid as the BPF side saw it. */
@@ -865,7 +912,7 @@ static void read_perf_map(struct proc_ent *p)
 static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 {
 	struct mmap_ent *nw = NULL;
-	uint32_t gen0 = 0, gen1 = 0, nr = 0, exec_id;
+	uint32_t gen0 = 0, gen1 = 0, nr = 0, exec_id, mg0, mg1, read_gen;
 	bool have0, have1;
 	struct proc_ent *p;
 	char path[64], *buf = NULL, *line, *save = NULL;
@@ -876,9 +923,14 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 	do {
 		free(buf);
 		have0 = exec_gen(m, pid, &gen0);
+		mg0 = map_gen(m, pid, have0 ? gen0 : hint_exec);
 		buf = read_file(path, 64u << 20, &len, &err);
 		have1 = exec_gen(m, pid, &gen1);
-	} while (buf && (have0 != have1 || gen0 != gen1) && ++tries < 3);
+		mg1 = map_gen(m, pid, have1 ? gen1 : hint_exec);
+	} while (buf && (have0 != have1 || gen0 != gen1 || mg0 != mg1) && ++tries < 3);
+	/* a read that raced with a new mapping cannot say which generation
+	 * it saw: its mappings confirm nothing and its table is not used */
+	read_gen = mg0 == mg1 ? mg1 : MANIFEST_GEN_NONE;
 	if (!buf) {
 		m->st.failed++;
 		/* another user's process, and no CAP_SYS_PTRACE */
@@ -934,6 +986,7 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 		me.dev = makedev(maj, min);
 		me.ino = ino;
 		me.obj = BPROF_NO_OBJECT;
+		me.read_gen = read_gen;
 		if (perms[0] == 'r')
 			me.flags |= BPROF_MAP_READ;
 		if (perms[1] == 'w')
@@ -979,9 +1032,12 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 	const void *before_maps = p->maps;
 	if (merge_maps(p, nw, nr))
 		return -ENOMEM;
-	/* merge_maps keeps the old array when nothing changed */
-	if (p->maps != before_maps || p->nr_maps != before)
-		observe_image(m, p);
+	/* merge_maps keeps the old array when nothing changed (the table
+	 * then needs only its generation: the unwinder rewrites it) */
+	if (p->maps != before_maps || p->nr_maps != before || read_gen != p->table_gen) {
+		observe_image(m, p, read_gen);
+		p->table_gen = read_gen;
+	}
 	if (!p->snapped)
 		p->snapshot_ns = now_ns() - m->start_ns;
 	p->snapped = true;
@@ -1032,6 +1088,40 @@ int manifest_event(struct manifest *m, uint32_t pid, uint32_t exec_id, uint32_t 
 	return err == -ENOMEM ? err : 0;
 }
 
+/*
+ * The object of a mapping the kernel described (dev, inode, mtime, basename):
+ * normally known already (the process was read once, or another one maps the
+ * same file).  Else, with make, one named by its basename but unreadable
+ * (resolve_unreadable() may still find its file at the end); without,
+ * BPROF_NO_OBJECT.  BPROF_NO_OBJECT with make only when out of memory.
+ */
+static uint32_t event_object(struct manifest *m, uint64_t dev, uint64_t ino, uint64_t mtime_ns,
+			     const char *name, bool make)
+{
+	uint32_t idx = BPROF_NO_OBJECT;
+	struct bprof_object o = {0};
+
+	if (!obj_find(m, obj_hash(dev, ino, mtime_ns, 0), dev, ino, mtime_ns, 0, &idx)) {
+		for (size_t i = 0; i < m->nr_objs && idx == BPROF_NO_OBJECT; i++)
+			if (m->objs[i].o.dev == dev && m->objs[i].o.inode == ino &&
+			    (!mtime_ns || !m->objs[i].o.mtime_ns || m->objs[i].o.mtime_ns == mtime_ns) &&
+			    !(m->objs[i].o.flags & BPROF_OBJ_VDSO))
+				idx = i;
+	}
+	if (idx != BPROF_NO_OBJECT || !make)
+		return idx;
+	o.dev = dev;
+	o.inode = ino;
+	o.mtime_ns = mtime_ns;
+	o.flags = BPROF_OBJ_UNREADABLE;
+	o.path = strdup(name);
+	if (!o.path || obj_add(m, &o, obj_hash(dev, ino, mtime_ns, 0), &idx)) {
+		free(o.path);
+		return BPROF_NO_OBJECT;
+	}
+	return idx;
+}
+
 int manifest_vma(struct manifest *m, uint32_t pid, uint32_t exec_id, uint64_t start, uint64_t end,
 		 uint64_t offset, uint64_t dev, uint64_t ino, uint64_t mtime_ns, uint32_t vm_flags,
 		 const char *name)
@@ -1053,32 +1143,19 @@ int manifest_vma(struct manifest *m, uint32_t pid, uint32_t exec_id, uint64_t st
 	me->ino = ino;
 	me->flags = (vm_flags & 1 ? BPROF_MAP_READ : 0) | (vm_flags & 2 ? BPROF_MAP_WRITE : 0);
 	me->obj = BPROF_NO_OBJECT;
+	/* the image's last generation: the exit walk comes after every
+	 * mapping event of the image in the ring buffer */
+	me->read_gen = p->max_gen;
+	me->pad = 0;
 	k = known_mapping(p, me);
 	if (k) {
 		free(me);
 		return 0;
 	}
-	/* The object is normally known already (the process was read once, or
-	 * another one maps the same file); else it is named but unreadable. */
-	if (!obj_find(m, obj_hash(dev, ino, mtime_ns, 0), dev, ino, mtime_ns, 0, &idx)) {
-		for (size_t i = 0; i < m->nr_objs && idx == BPROF_NO_OBJECT; i++)
-			if (m->objs[i].o.dev == dev && m->objs[i].o.inode == ino &&
-			    !(m->objs[i].o.flags & BPROF_OBJ_VDSO))
-				idx = i;
-	}
+	idx = event_object(m, dev, ino, mtime_ns, name, true);
 	if (idx == BPROF_NO_OBJECT) {
-		struct bprof_object o = {0};
-
-		o.dev = dev;
-		o.inode = ino;
-		o.mtime_ns = mtime_ns;
-		o.flags = BPROF_OBJ_UNREADABLE;
-		o.path = strdup(name);
-		if (!o.path || obj_add(m, &o, obj_hash(dev, ino, mtime_ns, 0), &idx)) {
-			free(o.path);
-			free(me);
-			return -ENOMEM;
-		}
+		free(me);
+		return -ENOMEM;
 	}
 	me->obj = idx;
 	if (merge_maps(p, me, 1))
@@ -1088,6 +1165,106 @@ int manifest_vma(struct manifest *m, uint32_t pid, uint32_t exec_id, uint64_t st
 	p->snapped = true;
 	m->st.from_exit++;
 	return 0;
+}
+
+static int gen_note(struct proc_ent *p, uint32_t gen)
+{
+	uint32_t w = gen / 64;
+
+	if (w >= p->gen_words) {
+		uint32_t nw = p->gen_words ? p->gen_words : 4;
+		uint64_t *n;
+
+		while (nw <= w)
+			nw *= 2;
+		n = realloc(p->gen_seen, nw * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + p->gen_words, 0, (nw - p->gen_words) * sizeof(*n));
+		p->gen_seen = n;
+		p->gen_words = nw;
+	}
+	p->gen_seen[w] |= UINT64_C(1) << (gen % 64);
+	return 0;
+}
+
+static bool gen_was_seen(const struct proc_ent *p, uint32_t gen)
+{
+	return gen / 64 < p->gen_words && (p->gen_seen[gen / 64] >> (gen % 64) & 1);
+}
+
+/* Resolve the objects of the image's mappings learnt from events, once its
+ * maps were read (the files are then known, if they were still mapped). */
+static int resolve_hist(struct manifest *m, struct proc_ent *p)
+{
+	for (uint32_t i = 0; i < p->nr_hist; i++) {
+		struct hist_ent *h = &p->hist[i];
+
+		if (!h->need_obj)
+			continue;
+		h->obj = event_object(m, h->dev, h->ino, h->mtime, h->name, true);
+		if (h->obj == BPROF_NO_OBJECT)
+			return -ENOMEM;
+		h->need_obj = false;
+	}
+	return 0;
+}
+
+int manifest_map_event(struct manifest *m, const struct manifest_map_ev *ev)
+{
+	struct proc_ent *p = proc_get(m, ev->pid, ev->exec_id);
+	struct hist_ent *h;
+
+	if (!p)
+		return -ENOMEM;
+	if (ev->gen == 0 || ev->gen >= MANIFEST_GEN_NONE || ev->start >= ev->end)
+		return 0; /* not a generation (a hostile or broken event) */
+	if (p->nr_hist == p->cap_hist) {
+		uint32_t nc = p->cap_hist ? p->cap_hist * 2 : 16;
+		void *n = realloc(p->hist, nc * sizeof(*p->hist));
+
+		if (!n)
+			return -ENOMEM;
+		p->hist = n;
+		p->cap_hist = nc;
+	}
+	if (gen_note(p, ev->gen))
+		return -ENOMEM;
+	if (ev->partial) {
+		/* what the change did past this mapping is unknown: a gap */
+		if (p->nr_partial == p->cap_partial) {
+			uint32_t nc = p->cap_partial ? p->cap_partial * 2 : 4;
+			void *n = realloc(p->partial, nc * sizeof(*p->partial));
+
+			if (!n)
+				return -ENOMEM;
+			p->partial = n;
+			p->cap_partial = nc;
+		}
+		p->partial[p->nr_partial++] = ev->gen;
+	}
+	h = &p->hist[p->nr_hist++];
+	memset(h, 0, sizeof(*h));
+	h->start = ev->start;
+	h->end = ev->end;
+	h->off = ev->offset;
+	h->dev = ev->dev;
+	h->ino = ev->ino;
+	h->mtime = ev->mtime_ns;
+	h->gen = ev->gen;
+	h->flags = ev->flags & (BPROF_MAP_READ | BPROF_MAP_WRITE | BPROF_MAP_ANON);
+	h->obj = BPROF_NO_OBJECT;
+	if (!(h->flags & BPROF_MAP_ANON)) {
+		snprintf(h->name, sizeof(h->name), "%s", ev->name ? ev->name : "");
+		h->obj = event_object(m, h->dev, h->ino, h->mtime, h->name, false);
+		h->need_obj = h->obj == BPROF_NO_OBJECT;
+	}
+	if (ev->gen > p->max_gen)
+		p->max_gen = ev->gen;
+	m->st.map_events++;
+	/* read the image at the next flush: the unwinder's table, the file
+	 * while it is still mapped */
+	return manifest_mark(m, ev->pid, ev->exec_id);
 }
 
 int manifest_mark(struct manifest *m, uint32_t pid, uint32_t exec_id)
@@ -1123,6 +1300,9 @@ int manifest_flush(struct manifest *m)
 		err = snapshot(m, pid, exec_id);
 		if (err == -ENOMEM)
 			return err;
+		p = &m->procs[m->dirty[i]]; /* snapshot() may grow m->procs */
+		if (p->nr_hist && resolve_hist(m, p))
+			return -ENOMEM;
 	}
 	m->nr_dirty = 0;
 	return 0;
@@ -1156,12 +1336,16 @@ int manifest_rescan(struct manifest *m)
 }
 
 int manifest_want(struct manifest *m, uint32_t pid, uint32_t exec_id, const char *comm,
-		  bool need)
+		  bool need, uint32_t map_gen)
 {
 	struct proc_ent *p = proc_get(m, pid, exec_id);
 
 	if (!p)
 		return -ENOMEM;
+	if (map_gen == PROFILE_GEN_UNKNOWN)
+		p->gen_unknown = true;
+	else if (map_gen > p->max_gen && map_gen < MANIFEST_GEN_NONE)
+		p->max_gen = map_gen;
 	p->want = true;
 	p->need |= need;
 	if (!p->comm[0])
@@ -1352,6 +1536,102 @@ static int resolve_unreadable(struct manifest *m)
 	return 0;
 }
 
+/* Whether mapping event h and mapping me show the same thing where they
+ * meet: both anonymous, or the same file at the same offsets. */
+static bool same_source(const struct hist_ent *h, const struct mmap_ent *me)
+{
+	if ((h->flags & BPROF_MAP_ANON) || (me->flags & BPROF_MAP_ANON))
+		return (h->flags & BPROF_MAP_ANON) && (me->flags & BPROF_MAP_ANON);
+	return h->dev == me->dev && h->ino == me->ino && h->off + me->start == me->off + h->start;
+}
+
+/*
+ * The GENERATIONS data of image p (SPEC.md 6.12) into bp, whose mappings
+ * are src's (p's own, or a parent's it borrows).  An image that never
+ * changed has none: its mappings are the only ones it had.
+ *   gaps:    generations whose event never came, or came partial;
+ *   births:  a mapping made by an event is born at the latest event that
+ *            made it; one no event made existed when the image began
+ *            (birth 0: exec, or before the recording) unless a gap came
+ *            before the read that saw it, which then saw it live no
+ *            earlier than the latest such gap; a read confirms an event's
+ *            mapping the same way (the gap could not have replaced it);
+ *   history: every event's mapping with its generation.
+ */
+static int emit_gens(struct manifest *m, struct bprof_recording *rec, struct proc_ent *p,
+		     const struct proc_ent *src, struct bprof_process *bp)
+{
+	uint32_t ng = 0;
+
+	if (!p->nr_hist && !p->max_gen && !p->gen_unknown)
+		return 0;
+	if (resolve_hist(m, p))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nr_partial; i++)
+		if (p->partial[i] / 64 < p->gen_words)
+			p->gen_seen[p->partial[i] / 64] &= ~(UINT64_C(1) << (p->partial[i] % 64));
+	for (uint32_t g = 1; g <= p->max_gen; g++)
+		ng += !gen_was_seen(p, g);
+	bp->has_gens = 1;
+	if (ng) {
+		bp->gaps = malloc(ng * sizeof(*bp->gaps));
+		if (!bp->gaps)
+			return -ENOMEM;
+		for (uint32_t g = 1; g <= p->max_gen; g++)
+			if (!gen_was_seen(p, g))
+				bp->gaps[bp->nr_gaps++] = g;
+		m->st.gen_gaps += ng;
+	}
+	for (uint32_t j = 0; j < bp->nr_mappings; j++) {
+		const struct mmap_ent *me = &src->maps[j];
+		uint32_t b = 0, last_gap = 0;
+		bool made = false;
+
+		if (src != p)
+			continue; /* a parent's, as the child began with them: 0 */
+		for (uint32_t i = 0; i < p->nr_hist; i++) {
+			const struct hist_ent *h = &p->hist[i];
+
+			if (h->start < me->end && me->start < h->end && same_source(h, me)) {
+				made = true;
+				if (h->gen > b)
+					b = h->gen;
+			}
+		}
+		if (me->read_gen == MANIFEST_GEN_NONE) {
+			/* the read raced with a change: it confirms nothing */
+			if (!made && ng)
+				b = MANIFEST_GEN_NONE;
+		} else {
+			for (uint32_t k = 0; k < bp->nr_gaps && bp->gaps[k] <= me->read_gen; k++)
+				last_gap = bp->gaps[k];
+			if (last_gap > b)
+				b = last_gap;
+		}
+		bp->mappings[j].birth = b;
+	}
+	if (p->nr_hist) {
+		bp->history = calloc(p->nr_hist, sizeof(*bp->history));
+		if (!bp->history)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < p->nr_hist; i++) {
+			const struct hist_ent *h = &p->hist[i];
+			struct bprof_mapping *bm = &bp->history[i];
+
+			bm->start = h->start;
+			bm->end = h->end;
+			bm->file_offset = h->off;
+			bm->flags = h->flags;
+			bm->birth = h->gen;
+			bm->object_index = BPROF_NO_OBJECT;
+			if (h->obj != BPROF_NO_OBJECT && emit_object(m, rec, h->obj, &bm->object_index))
+				return -ENOMEM;
+		}
+		bp->nr_history = p->nr_hist;
+	}
+	return 0;
+}
+
 int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *lost)
 {
 	size_t n = m->nr_procs;
@@ -1412,10 +1692,18 @@ int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *los
 				return -ENOMEM;
 			}
 		}
+		if (emit_gens(m, rec, p, src, &bp)) {
+			free(bp.mappings);
+			free(bp.history);
+			free(bp.gaps);
+			return -ENOMEM;
+		}
 		if (src->perf_map) {
 			bp.perf_map = malloc(src->perf_map_len + 1);
 			if (!bp.perf_map) {
 				free(bp.mappings);
+				free(bp.history);
+				free(bp.gaps);
 				return -ENOMEM;
 			}
 			memcpy(bp.perf_map, src->perf_map, src->perf_map_len);
@@ -1424,6 +1712,8 @@ int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *los
 		if (bprof_recording_add_process(rec, &bp)) {
 			free(bp.mappings);
 			free(bp.perf_map);
+			free(bp.history);
+			free(bp.gaps);
 			return -ENOMEM;
 		}
 	}
@@ -1490,8 +1780,7 @@ int manifest_next_file(struct manifest *m)
 		struct proc_ent *p = &m->procs[i];
 
 		if (!keep[i]) {
-			free(p->maps);
-			free(p->perf_map);
+			proc_free(p);
 			continue;
 		}
 		p->want = p->need = false;

@@ -27,20 +27,26 @@ struct manifest_mapping {
  *   object:     object idx was opened (elf valid during the call only;
  *               NULL when the file could not be read).  May come again for
  *               the same idx when a later mapping shows the file readable.
- *   image:      the executable mappings of (pid, exec_id) changed; sorted.
+ *   image:      the executable mappings of (pid, exec_id) changed; sorted;
+ *               gen: the mapping generation they were read in
+ *               (MANIFEST_GEN_NONE: not known, the table must not be used).
  *   image_gone: that image no longer runs (exit, exec).
  */
 struct manifest_observer {
 	void *ctx;
 	void (*object)(void *ctx, uint32_t idx, Elf *elf, const struct bprof_object *o);
-	void (*image)(void *ctx, uint32_t pid, uint32_t exec_id,
+	void (*image)(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
 		      const struct manifest_mapping *maps, uint32_t nr);
 	void (*image_gone)(void *ctx, uint32_t pid, uint32_t exec_id);
 };
 
+#define MANIFEST_GEN_NONE 0xfffffffeu
+
 /* exec_gen_fd: the BPF map tgid -> self_exec_id after its latest exec
- * (-1: none); start_ns: CLOCK_MONOTONIC at the start of the recording. */
-int manifest_new(struct manifest **out, int exec_gen_fd, uint64_t start_ns);
+ * (-1: none); map_gens_fd: the map tgid -> struct profile_map_gen (-1: the
+ * recording has no mapping generations); start_ns: CLOCK_MONOTONIC at the
+ * start of the recording. */
+int manifest_new(struct manifest **out, int exec_gen_fd, int map_gens_fd, uint64_t start_ns);
 void manifest_free(struct manifest *m);
 /* Set before the first event; obs is copied. */
 void manifest_set_observer(struct manifest *m, const struct manifest_observer *obs);
@@ -64,6 +70,20 @@ int manifest_vma(struct manifest *m, uint32_t pid, uint32_t exec_id, uint64_t st
 		 uint64_t offset, uint64_t dev, uint64_t ino, uint64_t mtime_ns, uint32_t vm_flags,
 		 const char *name);
 
+/* An executable mapping was made in image (pid, exec_id) and began its
+ * generation gen (PROFILE_EV_MAP_EXEC; dev a user-space dev_t; flags
+ * BPROF_MAP_READ/WRITE/ANON; partial: the change went past it, what lies
+ * beyond is unknown).  Kept with its generation for the GENERATIONS
+ * section; the image is re-read at the next manifest_flush().  0 or
+ * -ENOMEM. */
+struct manifest_map_ev {
+	uint32_t pid, exec_id, gen, flags;
+	bool partial;
+	uint64_t start, end, offset, dev, ino, mtime_ns;
+	const char *name;
+};
+int manifest_map_event(struct manifest *m, const struct manifest_map_ev *ev);
+
 /* Open the file at path (in our own mount namespace) as an object now, as
  * if a process had mapped it: the observer learns of it (the unwinder
  * builds its table) before any process runs it.  A later mapping of the
@@ -78,7 +98,7 @@ int manifest_rescan(struct manifest *m);
 /* A process image that appears in the counts.  need: it has user stacks to
  * symbolize (a missing snapshot is then a loss). */
 int manifest_want(struct manifest *m, uint32_t pid, uint32_t exec_id, const char *comm,
-		  bool need);
+		  bool need, uint32_t map_gen);
 
 /* Move the wanted snapshots and the objects they use into rec.  Wanted
  * images without a snapshot are read now if still alive, else taken from
@@ -107,6 +127,8 @@ struct manifest_stats {
 	uint64_t objects_opened; /* ELF files opened for a build-id */
 	uint64_t from_parent;    /* images taken from their parent's snapshot */
 	uint64_t from_exit;      /* mappings learnt from exit events */
+	uint64_t map_events;     /* executable mappings learnt as they were made */
+	uint64_t gen_gaps;       /* generations never seen (events lost) */
 	/* Without CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE (map_files closed): */
 	uint64_t objects_by_path;    /* opened as /proc/PID/root/PATH, dev+inode checked */
 	uint64_t objects_unverified; /* PATH holds another file, or none (deleted) */

@@ -105,10 +105,10 @@ static void obs_object(void *ctx, uint32_t idx, Elf *elf, const struct bprof_obj
 	unwinder_object(ctx, idx, elf, o);
 }
 
-static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id,
+static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
 		      const struct manifest_mapping *maps, uint32_t nr)
 {
-	unwinder_image(ctx, pid, exec_id, maps, nr);
+	unwinder_image(ctx, pid, exec_id, gen, maps, nr);
 }
 
 static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
@@ -445,7 +445,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 
 	start_mono = sampler_mono_ns();
-	err = manifest_new(&man, loader_exec_gen_fd(obj), start_mono);
+	err = manifest_new(&man, loader_exec_gen_fd(obj),
+			   loader_map_gens_fd(ld), start_mono);
 	if (err) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;

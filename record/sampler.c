@@ -231,6 +231,25 @@ static int handle_event(void *ctx, void *data, size_t size)
 		err = manifest_vma(pc->man, v->pid, v->exec_id, v->start, v->end, v->offset,
 				   makedev(v->dev >> 20, v->dev & 0xfffff), v->ino, v->mtime_ns,
 				   v->flags, v->name);
+	} else if (e->type == PROFILE_EV_MAP_EXEC) {
+		const struct profile_map_event *v = data;
+		char name[PROFILE_VMA_NAME_LEN + 1];
+		struct manifest_map_ev ev;
+
+		if (size < sizeof(*v))
+			return 0;
+		memcpy(name, v->name, PROFILE_VMA_NAME_LEN);
+		name[PROFILE_VMA_NAME_LEN] = 0;
+		ev = (struct manifest_map_ev){
+			.pid = v->pid, .exec_id = v->exec_id, .gen = v->gen,
+			.flags = (v->flags & 1 ? BPROF_MAP_READ : 0) | (v->flags & 2 ? BPROF_MAP_WRITE : 0) |
+				 (v->flags & PROFILE_MAP_EV_ANON ? BPROF_MAP_ANON : 0),
+			.partial = v->flags & PROFILE_MAP_EV_PARTIAL,
+			.start = v->start, .end = v->end, .offset = v->offset,
+			.dev = makedev(v->dev >> 20, v->dev & 0xfffff), .ino = v->ino,
+			.mtime_ns = v->mtime_ns, .name = name,
+		};
+		err = manifest_map_event(pc->man, &ev);
 	} else if (e->type == PROFILE_EV_MMAP)
 		err = manifest_mark(pc->man, e->pid, e->exec_id);
 	else

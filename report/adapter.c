@@ -170,6 +170,23 @@ int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_rec
 				.flags = (m->flags & BPROF_MAP_ANON) ? BSYM_MAP_ANON : 0,
 			};
 		}
+		if (p->has_gens && p->nr_history) {
+			pm->hmaps = calloc(p->nr_history, sizeof(*pm->hmaps));
+			if (!pm->hmaps)
+				goto nomem;
+			for (uint32_t j = 0; j < p->nr_history; j++) {
+				const struct bprof_mapping *m = &p->history[j];
+				pm->hmaps[j] = (struct bsym_mapping){
+					.start = m->start,
+					.end = m->end,
+					.file_offset = m->file_offset,
+					.object = m->object_index == BPROF_NO_OBJECT
+							  ? BSYM_NO_OBJECT
+							  : in->object_ids[m->object_index],
+					.flags = (m->flags & BPROF_MAP_ANON) ? BSYM_MAP_ANON : 0,
+				};
+			}
+		}
 		if (p->perf_map && p->perf_map_len) {
 			err = bsym_perfmap_register(sym, p->perf_map, p->perf_map_len, &pm->perfmap);
 			if (err) {
@@ -198,8 +215,10 @@ fail:
 void rep_input_close(struct rep_input *in)
 {
 	if (in->rec && in->procs) {
-		for (uint64_t i = 0; i < in->rec->nr_processes; i++)
+		for (uint64_t i = 0; i < in->rec->nr_processes; i++) {
 			free(in->procs[i].maps);
+			free(in->procs[i].hmaps);
+		}
 	}
 	free(in->procs);
 	free(in->object_ids);

@@ -231,7 +231,7 @@ static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_inp
 	for (size_t i = 0; i < n && !err; i++) {
 		struct rep_wframe w;
 		struct user_key k;
-		rep_wframe_user(&w, NULL, pm, st->ips[i], i, false);
+		rep_wframe_user(&w, NULL, pm, st->ips[i], i, c->map_gen, false);
 		err = user_frame_key(f, s, pm, &w, &k);
 		memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
 	}

@@ -256,6 +256,51 @@ static void line(FILE *f, const char *label, const char *s)
 	fputc('\n', f);
 }
 
+/* Mapping generations (SPEC.md 6.12): how many processes changed their
+ * executable mappings while recorded, and the user frames whose mapping at
+ * their sample's generation cannot be known (printed without a name). */
+static void print_generations(FILE *f, const struct bprof_recording *rec)
+{
+	uint64_t procs = 0, history = 0, gaps = 0, frames = 0, samples = 0;
+
+	for (uint64_t i = 0; i < rec->nr_processes; i++) {
+		const struct bprof_process *p = &rec->processes[i];
+
+		if (!p->has_gens)
+			continue;
+		procs++;
+		history += p->nr_history;
+		gaps += p->nr_gaps;
+	}
+	if (!procs)
+		return;
+	for (uint64_t i = 0; i < rec->nr_counts; i++) {
+		const struct bprof_count *c = &rec->counts[i];
+		const struct bprof_process *p = bprof_recording_process(rec, c->pid, c->exec_id);
+		const struct bprof_stack *st = c->user_stack_id >= 0
+						       ? bprof_recording_stack(rec, c->user_stack_id)
+						       : NULL;
+		bool any = false;
+
+		if (!p || !p->has_gens || !st)
+			continue;
+		for (uint32_t j = 0; j < st->nr_ips; j++) {
+			const struct bprof_mapping *m;
+
+			if (bprof_process_mapping_at(p, rep_lookup_addr(st->ips[j], j), c->map_gen, &m) < 0) {
+				frames++;
+				any = true;
+			}
+		}
+		if (any)
+			samples = samples + c->count < samples ? UINT64_MAX : samples + c->count;
+	}
+	fprintf(f, "mappings:       %llu processes changed their executable mappings while recorded (%llu earlier mappings kept, %llu generations never seen)\n",
+		(unsigned long long)procs, (unsigned long long)history, (unsigned long long)gaps);
+	fprintf(f, "  frames of unknowable mapping:    %llu in %llu samples (printed as " REP_UNKNOWN_FRAME ")\n",
+		(unsigned long long)frames, (unsigned long long)samples);
+}
+
 int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 {
 	const struct bprof_recording *rec = in->rec;
@@ -308,6 +353,7 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 		(unsigned long long)l->user_stack_before_table);
 	print_unwind(f, rec);
 	print_access(f, rec);
+	print_generations(f, rec);
 
 	rep_hex(hex, k->build_id, k->build_id_len);
 	fputs("kernel image:   ", f);

@@ -43,6 +43,7 @@ struct rep_config {
 struct rep_process_map {
 	const struct bprof_process *proc;
 	struct bsym_mapping *maps;  /* same order as proc->mappings */
+	struct bsym_mapping *hmaps; /* same order as proc->history (generations) */
 	uint32_t perfmap;           /* bsym perf map id or BSYM_NO_OBJECT */
 };
 
@@ -156,6 +157,8 @@ struct rep_wframe {
 	uint32_t object;                 /* bsym object id, or BSYM_NO_OBJECT */
 	uint32_t object_index;           /* into rec->objects, or BPROF_NO_OBJECT */
 	const struct bprof_mapping *map; /* user/JIT frames: the recorded mapping */
+	bool unknowable;                 /* its mapping at the row's generation
+					  * cannot be known (SPEC.md 6.12) */
 	uint64_t file_offset;            /* of addr in the object (with map) */
 };
 
@@ -184,9 +187,9 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 		 const struct rep_input *in, const struct bprof_count *c, bool symbolize,
 		 rep_walk_fn fn, void *arg, struct rep_stats *st);
 /* One user frame as rep_walk makes it (addr at depth in the stack, pm may
- * be NULL); fold.c keys rows by these. */
+ * be NULL, gen the row's mapping generation); fold.c keys rows by these. */
 void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct rep_process_map *pm,
-		     uint64_t addr, size_t depth, bool symbolize);
+		     uint64_t addr, size_t depth, uint32_t gen, bool symbolize);
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);
 

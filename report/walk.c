@@ -58,8 +58,9 @@ static int add_kernel(struct rep_wbuf *w, struct bsym_ctx *sym, const struct rep
 }
 
 void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct rep_process_map *pm,
-		     uint64_t addr, size_t depth, bool symbolize)
+		     uint64_t addr, size_t depth, uint32_t gen, bool symbolize)
 {
+	const struct bsym_mapping *bm;
 	uint32_t obj, mflags;
 	uint64_t off;
 
@@ -75,17 +76,38 @@ void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct re
 	/* the mapping holding the address (pm->maps and the recorded ones
 	 * are parallel, sorted and disjoint: SPEC.md); libsym normalizes in
 	 * it.  A fleet's merge does this for every frame of every stack. */
-	size_t lo = 0, hi = pm->proc->nr_mappings;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (pm->maps[mid].start <= f->lookup)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (pm->proc->has_gens) {
+		/* the mapping live at the row's generation (SPEC.md 6.12):
+		 * where that cannot be known, no name at all */
+		const struct bprof_mapping *m;
+		int r = bprof_process_mapping_at(pm->proc, f->lookup, gen, &m);
+
+		if (r < 0)
+			f->unknowable = true;
+		if (r <= 0)
+			return;
+		f->map = m;
+		bm = m >= pm->proc->mappings && m < pm->proc->mappings + pm->proc->nr_mappings
+			     ? &pm->maps[m - pm->proc->mappings]
+			     : &pm->hmaps[m - pm->proc->history];
+	} else {
+		size_t lo = 0, hi = pm->proc->nr_mappings;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (pm->maps[mid].start <= f->lookup)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			return;
+		f->map = &pm->proc->mappings[lo - 1];
+		bm = &pm->maps[lo - 1];
 	}
-	if (!lo || bsym_normalize(&pm->maps[lo - 1], 1, f->lookup, &obj, &off, &mflags))
+	if (bsym_normalize(bm, 1, f->lookup, &obj, &off, &mflags)) {
+		f->map = NULL;
 		return;
-	f->map = &pm->proc->mappings[lo - 1];
+	}
 	f->object_index = f->map->object_index;
 	f->file_offset = off + (addr - f->lookup);
 	if (obj == BSYM_NO_OBJECT) {
@@ -110,13 +132,13 @@ void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct re
 }
 
 static int add_user(struct rep_wbuf *w, struct bsym_ctx *sym, const struct rep_process_map *pm,
-		    uint64_t addr, size_t depth, bool symbolize)
+		    uint64_t addr, size_t depth, uint32_t gen, bool symbolize)
 {
 	struct rep_wframe *f = wpush(w);
 
 	if (!f)
 		return -ENOMEM;
-	rep_wframe_user(f, sym, pm, addr, depth, symbolize);
+	rep_wframe_user(f, sym, pm, addr, depth, gen, symbolize);
 	return 0;
 }
 
@@ -211,7 +233,7 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 			if (skipped)
 				err = add_missed(w, REP_W_MISSING_CALLER);
 			if (!err)
-				err = add_user(w, sym, pm, s->ips[i], i, symbolize);
+				err = add_user(w, sym, pm, s->ips[i], i, c->map_gen, symbolize);
 			if (err || !fp_walk || (!skipped && i + 1 == s->nr_ips))
 				continue; /* nothing left to check */
 			const struct rep_wframe *f = &w->v[w->nr - 1];

@@ -400,7 +400,7 @@ static bool mapping_bias(const struct unw_obj *s, uint64_t start, uint64_t off, 
 	return false;
 }
 
-void unwinder_image(struct unwinder *u, uint32_t pid, uint32_t exec_id,
+void unwinder_image(struct unwinder *u, uint32_t pid, uint32_t exec_id, uint32_t gen,
 		    const struct manifest_mapping *maps, uint32_t nr)
 {
 	struct profile_seen_key key = { .pid = pid, .exec_id = exec_id };
@@ -427,6 +427,8 @@ void unwinder_image(struct unwinder *u, uint32_t pid, uint32_t exec_id,
 	if (nr > n)
 		u->st.image_failures++; /* some mappings left out: they fall back */
 	p->nr = n;
+	/* the walker uses it only in this generation (profile.bpf.c) */
+	p->gen = gen;
 	if (!bpf_map_update_elem(u->maps.procs_fd, &key, p, BPF_NOEXIST)) {
 		u->images_live++;
 	} else if (errno != EEXIST || bpf_map_update_elem(u->maps.procs_fd, &key, p, BPF_EXIST)) {

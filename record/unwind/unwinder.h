@@ -51,7 +51,7 @@ void unwinder_set_cache(struct unwinder *u, struct tabcache *c);
 void unwinder_object(struct unwinder *u, uint32_t idx, Elf *elf, const struct bprof_object *o);
 
 /* The executable mappings of image (pid, exec_id), sorted by start. */
-void unwinder_image(struct unwinder *u, uint32_t pid, uint32_t exec_id,
+void unwinder_image(struct unwinder *u, uint32_t pid, uint32_t exec_id, uint32_t gen,
 		    const struct manifest_mapping *maps, uint32_t nr);
 /* The image is gone (exit, exec): free its mapping table. */
 void unwinder_image_gone(struct unwinder *u, uint32_t pid, uint32_t exec_id);

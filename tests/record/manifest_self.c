@@ -31,10 +31,10 @@ Test(manifest, snapshot_of_self)
 	uint64_t lost = 99, here = (uint64_t)(uintptr_t)&self_process;
 	bool found = false;
 
-	cr_assert_eq(manifest_new(&m, -1, 0), 0);
+	cr_assert_eq(manifest_new(&m, -1, -1, 0), 0);
 	cr_assert_eq(bprof_recording_create(&rec), 0);
 	cr_assert_eq(manifest_event(m, getpid(), 1, getpid(), getppid(), 0, "manifest_self", true), 0);
-	cr_assert_eq(manifest_want(m, getpid(), 1, "manifest_self", true), 0);
+	cr_assert_eq(manifest_want(m, getpid(), 1, "manifest_self", true, 0), 0);
 	cr_assert_eq(manifest_emit(m, rec, &lost), 0);
 	cr_expect_eq(lost, 0);
 	p = self_process(rec);
@@ -73,16 +73,16 @@ Test(manifest, gone_process_is_lost_unless_parent_known)
 	struct bprof_recording *rec;
 	uint64_t lost = 0;
 
-	cr_assert_eq(manifest_new(&m, -1, 0), 0);
+	cr_assert_eq(manifest_new(&m, -1, -1, 0), 0);
 	cr_assert_eq(bprof_recording_create(&rec), 0);
 	/* pid 999999999 does not exist: its snapshot must be borrowed from
 	 * its parent (this process, same exec_id: never exec'd) */
 	cr_assert_eq(manifest_event(m, getpid(), 7, getpid(), getppid(), 0, "parent", true), 0);
 	cr_assert_eq(manifest_event(m, 999999999, 7, 5, getpid(), 7, "child", true), 0);
-	cr_assert_eq(manifest_want(m, 999999999, 7, "child", true), 0);
+	cr_assert_eq(manifest_want(m, 999999999, 7, "child", true, 0), 0);
 	/* and this one exec'd (exec_id != parent_exec_id): lost */
 	cr_assert_eq(manifest_event(m, 999999998, 8, 6, getpid(), 7, "execd", true), 0);
-	cr_assert_eq(manifest_want(m, 999999998, 8, "execd", true), 0);
+	cr_assert_eq(manifest_want(m, 999999998, 8, "execd", true, 0), 0);
 	cr_assert_eq(manifest_emit(m, rec, &lost), 0);
 	cr_expect_eq(lost, 1);
 	cr_assert_eq(rec->nr_processes, 1);
