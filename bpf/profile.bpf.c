@@ -192,6 +192,9 @@ struct {
 /* Set by prof-record when handle_map_exec is attached: without it every
  * sample is of generation 0, as before. */
 const volatile bool track_gens = false;
+/* Tests only (BPROF_TEST_DROP_MAP_EVENTS=N): every Nth mapping event is
+ * dropped as if the ring buffer were full, so that gaps can be tested. */
+const volatile __u32 test_drop_map_events = 0;
 /* Set once a generation could not be kept (map_gens full): from then on an
  * image without an entry may have changed unseen, and its samples say
  * PROFILE_GEN_UNKNOWN rather than 0. */
@@ -1241,7 +1244,9 @@ int handle_map_exec(struct sys_exit_ctx *ctx)
 	v.e.type = PROFILE_EV_MAP_EXEC;
 	v.e.pid = tgid;
 	v.e.exec_id = exec_id;
-	out = bpf_ringbuf_reserve(&events, sizeof(*out), 0);
+	out = test_drop_map_events && v.e.gen % test_drop_map_events == 0
+		      ? NULL
+		      : bpf_ringbuf_reserve(&events, sizeof(*out), 0);
 	if (!out) {
 		count_loss(PROFILE_LOSS_EVENTS);
 		return 0;

@@ -386,6 +386,11 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_map__set_max_entries(obj->maps.exec_gen, procs);
 	/* mapping generations: only where their hook loads */
 	obj->rodata->track_gens = optional & OPT_PROG_GENS;
+	/* tests: drop every Nth mapping event as if the ring buffer were
+	 * full (tests/record/losses.sh's gaps) */
+	if (getenv("BPROF_TEST_DROP_MAP_EVENTS"))
+		obj->rodata->test_drop_map_events = (uint32_t)strtoul(getenv("BPROF_TEST_DROP_MAP_EVENTS"),
+								      NULL, 10);
 	bpf_map__set_max_entries(obj->maps.map_gens, optional & OPT_PROG_GENS ? procs : 1);
 	bpf_program__set_autoload(obj->progs.handle_map_exec, optional & OPT_PROG_GENS);
 	/* the command's live descendants: a process set like the others */

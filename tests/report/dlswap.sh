@@ -119,4 +119,18 @@ check "[thread] none of them swap_b_work" test "$tb" -eq 0
 check "[thread] the main thread's library named" test "$mb" -gt 20
 check "[thread] nothing misnamed" \
 	test "$(samples thread ';b_phase;swap_a_work|;a_phase;swap_b_work')" -eq 0
+
+# Mapping events lost (every third dropped as if the ring buffer were
+# full): the generations still change, user space sees the gaps, and the
+# frames a gap may concern are [unknown] and counted, never misnamed.
+BPROF_TEST_DROP_MAP_EVENTS=3 record lost auto swap 2
+"$BPROF_REPORT" --info "$T_DIR/lost.bprof" > "$T_DIR/lost.info" 2>&1
+check "[lost] the dropped events are counted" grep -qE '^  notifications dropped: +[1-9]' "$T_DIR/lost.info"
+check "[lost] --info counts the generations never seen" \
+	grep -qE 'changed their executable mappings while recorded \([0-9]+ earlier mappings kept, [1-9][0-9]* generations never seen\)' "$T_DIR/lost.info"
+check "[lost] --info counts unknowable frames" \
+	grep -qE '^  frames of unknowable mapping: +[1-9]' "$T_DIR/lost.info"
+check "[lost] some frames [unknown]" test "$(samples lost ';\\[unknown\\]')" -gt 0
+check "[lost] nothing misnamed" \
+	test "$(samples lost ';b_phase;swap_a_work|;a_phase;swap_b_work')" -eq 0
 finish
