@@ -128,6 +128,7 @@ struct manifest_stats {
 	uint64_t from_parent;    /* images taken from their parent's snapshot */
 	uint64_t from_exit;      /* mappings learnt from exit events */
 	uint64_t map_events;     /* executable mappings learnt as they were made */
+	uint64_t map_events_applied; /* ... applied without reading /proc */
 	uint64_t gen_gaps;       /* generations never seen (events lost) */
 	/* Without CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE (map_files closed): */
 	uint64_t objects_by_path;    /* opened as /proc/PID/root/PATH, dev+inode checked */

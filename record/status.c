@@ -89,6 +89,11 @@ void status_report(const struct env *env, const struct bprof_recording *rec,
 				(unsigned long long)events, (unsigned long long)mst->snapshots,
 				(unsigned long long)mst->failed, (unsigned long long)mst->objects_opened,
 				(unsigned long long)mst->from_parent, (unsigned long long)mst->from_exit);
+		if (env->verbose && mst->map_events)
+			fprintf(stderr, "prof-record: %llu executable mappings made while recording (%llu applied without a /proc read), %llu generations never seen\n",
+				(unsigned long long)mst->map_events,
+				(unsigned long long)mst->map_events_applied,
+				(unsigned long long)mst->gen_gaps);
 	}
 	if (stack_lost)
 		fprintf(stderr, "WARNING: %llu stack traces could not be recorded; consider --stack-storage-size %ld\n",
