@@ -78,6 +78,33 @@ Test(roundtrip, typical)
 	check_roundtrip(fx_typical());
 }
 
+/* Mapping generations at their limits: an unknown generation, the
+ * largest births and gaps, a process with generations but no mapping,
+ * history only; another without generations beside it. */
+Test(roundtrip, generations_extremes)
+{
+	struct bprof_recording *r = fx_typical();
+	struct bprof_process p = { 0 };
+
+	r->counts[2].map_gen = BPROF_GEN_UNKNOWN;
+	r->counts[3].map_gen = UINT32_MAX - 1;
+	p.pid = 7;
+	p.exec_id = 1;
+	p.has_gens = 1;
+	p.nr_history = 3;
+	p.history = calloc(3, sizeof(*p.history));
+	p.history[0] = (struct bprof_mapping){ 0, UINT64_MAX, UINT64_MAX, BPROF_NO_OBJECT,
+					       BPROF_MAP_ANON, UINT32_MAX };
+	p.history[1] = (struct bprof_mapping){ 0x1000, 0x2000, 0, 0, 0, 0 };
+	p.history[2] = p.history[1]; /* duplicates are allowed */
+	p.nr_gaps = 2;
+	p.gaps = calloc(2, sizeof(*p.gaps));
+	p.gaps[0] = 1;
+	p.gaps[1] = UINT32_MAX;
+	cr_assert_eq(bprof_recording_add_process(r, &p), 0);
+	check_roundtrip(r);
+}
+
 Test(roundtrip, typical_sorted_on_read)
 {
 	struct bprof_recording *r = fx_typical(), *back = through_buffer(r);
