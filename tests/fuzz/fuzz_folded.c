@@ -186,10 +186,10 @@ static struct bprof_recording *build(struct rd *r, struct expect *ex)
 		proc.mappings = calloc(3, sizeof(*proc.mappings));
 		if (!proc.mappings || !pm)
 			abort();
-		proc.mappings[0] = (struct bprof_mapping){ OBJ0, OBJ0 + 0x100000, 0, 0, BPROF_MAP_READ };
+		proc.mappings[0] = (struct bprof_mapping){ OBJ0, OBJ0 + 0x100000, 0, 0, BPROF_MAP_READ, 0 };
 		proc.mappings[1] = (struct bprof_mapping){ JIT, JIT + 0x100000, 0, BPROF_NO_OBJECT,
-							   BPROF_MAP_ANON | BPROF_MAP_READ };
-		proc.mappings[2] = (struct bprof_mapping){ OBJ1, OBJ1 + 0x100000, 0x1000, 1, BPROF_MAP_READ };
+							   BPROF_MAP_ANON | BPROF_MAP_READ, 0 };
+		proc.mappings[2] = (struct bprof_mapping){ OBJ1, OBJ1 + 0x100000, 0x1000, 1, BPROF_MAP_READ, 0 };
 		for (size_t e = 0; e <= nent; e++) {
 			/* entry e covers JIT + e*0x100; the last one is raw garbage */
 			char *name = hstr(r, 4096);

@@ -96,7 +96,7 @@ static void add_proc(struct bprof_recording *r, uint32_t pid, const char *comm, 
 	p.mappings = calloc(1, sizeof(*p.mappings));
 	if (!p.mappings)
 		exit(1);
-	p.mappings[0] = (struct bprof_mapping){ start, end, 0, obj, BPROF_MAP_READ };
+	p.mappings[0] = (struct bprof_mapping){ start, end, 0, obj, BPROF_MAP_READ, 0 };
 	int err = bprof_recording_add_process(r, &p);
 	if (err)
 		die("add_process", err, NULL);
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
 		if (!p.mappings || !st[0].ips || !st[1].ips)
 			exit(1);
 		p.mappings[0] = (struct bprof_mapping){ 0x7f1000000000ull, 0x7f1000010000ull, 0,
-							BPROF_NO_OBJECT, BPROF_MAP_ANON | BPROF_MAP_READ };
+							BPROF_NO_OBJECT, BPROF_MAP_ANON | BPROF_MAP_READ, 0 };
 		if ((err = bprof_recording_add_process(r, &p)))
 			die("add_process", err, NULL);
 		for (int i = 0; i < 2; i++) {
