@@ -1254,6 +1254,10 @@ int manifest_map_event(struct manifest *m, const struct manifest_map_ev *ev)
 	h->gen = ev->gen;
 	h->flags = ev->flags & (BPROF_MAP_READ | BPROF_MAP_WRITE | BPROF_MAP_ANON);
 	h->obj = BPROF_NO_OBJECT;
+	/* shared memory is anonymous to the report, as snapshot() has it */
+	if (ev->name && (!strncmp(ev->name, "memfd:", 6) || !strncmp(ev->name, "SYSV", 4) ||
+			 !strcmp(ev->name, "dev/zero") || !strcmp(ev->name, "[aio]")))
+		h->flags |= BPROF_MAP_ANON;
 	if (!(h->flags & BPROF_MAP_ANON)) {
 		snprintf(h->name, sizeof(h->name), "%s", ev->name ? ev->name : "");
 		h->obj = event_object(m, h->dev, h->ino, h->mtime, h->name, false);
@@ -1569,8 +1573,10 @@ static int resolve_unreadable(struct manifest *m)
  * meet: both anonymous, or the same file at the same offsets. */
 static bool same_source(const struct hist_ent *h, const struct mmap_ent *me)
 {
-	if ((h->flags & BPROF_MAP_ANON) || (me->flags & BPROF_MAP_ANON))
-		return (h->flags & BPROF_MAP_ANON) && (me->flags & BPROF_MAP_ANON);
+	/* private anonymous memory has no inode, in /proc as in the event;
+	 * shared memory (memfd) has one in both, though neither names it */
+	if (!h->ino || !me->ino)
+		return !h->ino && !me->ino;
 	return h->dev == me->dev && h->ino == me->ino && h->off + me->start == me->off + h->start;
 }
 
