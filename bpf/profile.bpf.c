@@ -1199,28 +1199,29 @@ static __always_inline __u32 bump_gen(__u32 tgid, __u32 exec_id)
  * frame the gap may have changed.  Why syscall tracepoints: this kernel
  * has no kprobes and refuses fentry; see DESIGN.md for their cost.
  */
-SEC("tracepoint")
-int handle_map_exec(struct sys_exit_ctx *ctx)
+static __always_inline int map_exec(long nr, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct profile_map_event *out;
 	struct vma_probe v = {};
 	struct pt_regs *regs;
-	__u64 addr = ctx->ret, prot = PROT_EXEC;
+	__u64 addr = ret, prot = PROT_EXEC;
 	long found;
 	__u32 exec_id;
 
-	if (ctx->ret < 0)
+	if (nr != NR_MMAP && nr != NR_MPROTECT && nr != NR_PKEY_MPROTECT && nr != NR_MREMAP)
+		return 0;
+	if (ret < 0)
 		return 0; /* failed: nothing changed (user addresses are positive) */
 	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return 0;
-	if (ctx->nr == NR_MMAP) {
+	if (nr == NR_MMAP) {
 		prot = BPF_CORE_READ(regs, dx);
-	} else if (ctx->nr == NR_MPROTECT || ctx->nr == NR_PKEY_MPROTECT) {
+	} else if (nr == NR_MPROTECT || nr == NR_PKEY_MPROTECT) {
 		addr = BPF_CORE_READ(regs, di);
 		prot = BPF_CORE_READ(regs, dx);
 		v.want_end = addr + BPF_CORE_READ(regs, si);
@@ -1254,6 +1255,24 @@ int handle_map_exec(struct sys_exit_ctx *ctx)
 	__builtin_memcpy(out, &v.e, sizeof(*out));
 	bpf_ringbuf_submit(out, 0);
 	return 0;
+}
+
+SEC("tracepoint")
+int handle_map_exec(struct sys_exit_ctx *ctx)
+{
+	return map_exec(ctx->nr, ctx->ret);
+}
+
+/* The same on raw_syscalls' sys_exit, for a recorder that may not read
+ * tracefs (the syscall events' ids are there; CAP_BPF and CAP_PERFMON do
+ * not open it): it runs at every system call's exit, not only these
+ * four's, and returns at once for the others (bench part 11b). */
+SEC("raw_tp/sys_exit")
+int handle_map_exec_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+
+	return map_exec(BPF_CORE_READ(regs, orig_ax), (long)ctx->args[1]);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

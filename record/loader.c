@@ -392,7 +392,14 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		obj->rodata->test_drop_map_events = (uint32_t)strtoul(getenv("BPROF_TEST_DROP_MAP_EVENTS"),
 								      NULL, 10);
 	bpf_map__set_max_entries(obj->maps.map_gens, optional & OPT_PROG_GENS ? procs : 1);
-	bpf_program__set_autoload(obj->progs.handle_map_exec, optional & OPT_PROG_GENS);
+	/* on the four system calls' own tracepoints where tracefs tells their
+	 * ids (root), else on every system call's exit (raw_syscalls) */
+	bool tracefs = !access("/sys/kernel/tracing/events/syscalls/sys_exit_mmap/id", R_OK) ||
+		       !access("/sys/kernel/debug/tracing/events/syscalls/sys_exit_mmap/id", R_OK);
+
+	bpf_program__set_autoload(obj->progs.handle_map_exec, (optional & OPT_PROG_GENS) && tracefs);
+	bpf_program__set_autoload(obj->progs.handle_map_exec_raw,
+				  (optional & OPT_PROG_GENS) && !tracefs);
 	/* the command's live descendants: a process set like the others */
 	bpf_map__set_max_entries(obj->maps.pids, env->command ? (noprealloc ? procs : 65536) :
 						 env->nr_pids ? env->nr_pids : 1);
@@ -757,7 +764,12 @@ int loader_attach(struct loader *ld, const struct env *env)
 	if (bpf_program__autoload(obj->progs.handle_vmas) &&
 	    attach_tracing(ld, obj->progs.handle_vmas, "sched_prepare_exec") && env->verbose)
 		fprintf(stderr, "prof-record: cannot trace sched_prepare_exec (%s)\n", strerror(errno));
-	if (bpf_program__autoload(obj->progs.handle_map_exec)) {
+	if (bpf_program__autoload(obj->progs.handle_map_exec_raw)) {
+		ld->gens = attach_tracing(ld, obj->progs.handle_map_exec_raw, "sys_exit") == 0;
+		if (!ld->gens)
+			fprintf(stderr, "prof-record: warning: cannot trace the system calls' exits (%s): a library unloaded and another loaded at its address may be named as the first\n",
+				strerror(errno));
+	} else if (bpf_program__autoload(obj->progs.handle_map_exec)) {
 		ld->gens = attach_gens(ld);
 		if (!ld->gens)
 			fprintf(stderr, "prof-record: warning: cannot trace the mmap/mprotect/mremap system calls (%s): a library unloaded and another loaded at its address may be named as the first\n",
