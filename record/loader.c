@@ -408,7 +408,8 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.handle_vmas, optional & OPT_PROG_VMAS);
 	/* handle_vmas does handle_exit_sets' work too, when it loads */
 	bpf_program__set_autoload(obj->progs.handle_exit_sets,
-				  !(optional & OPT_PROG_VMAS) && (env->command != NULL || noprealloc));
+				  !(optional & OPT_PROG_VMAS) &&
+					  (env->command != NULL || noprealloc || (optional & OPT_PROG_GENS)));
 	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi);
 	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
@@ -743,7 +744,8 @@ int loader_attach(struct loader *ld, const struct env *env)
 	}
 	/* one program on sched_process_exit: handle_vmas where it loaded,
 	 * which also empties the sets, else handle_exit_sets if needed */
-	bool sets = env->command != NULL || obj->rodata->forget_exited, exit_failed = false;
+	bool sets = env->command != NULL || obj->rodata->forget_exited || obj->rodata->track_gens,
+	     exit_failed = false;
 
 	if (bpf_program__autoload(obj->progs.handle_vmas)) {
 		exit_failed = attach_tracing(ld, obj->progs.handle_vmas, "sched_process_exit") != 0;
