@@ -95,6 +95,7 @@ check "[memfd] no sample of b_phase named swap_a_work" test "$(samples memfd ';b
 # Anonymous memory mapped where libswapa.so's code was, made executable
 # with mprotect: the JIT loop (named by the perf map) is never swap_a_work.
 record jit auto jit 3
+rm -f "$(awk '$1 == "perfmap" { print $2 }' "$T_DIR/jit.out")"
 jit=$(awk '$1 == "jit" { print $2 }' "$T_DIR/jit.out")
 base=$(awk '$1 == "base" { print $3 }' "$T_DIR/jit.out" | sort -u)
 check "[jit] the JIT code ran inside libswapa.so's old range" python3 -c "

@@ -20,8 +20,9 @@
  *
  * Each phase's code is called from a_phase or b_phase, so the tests can
  * tell which phase a sample was taken in whatever the leaf is named.
- * Prints "base NAME 0xADDR" for each library loaded (load address), and
- * "jit 0xADDR" where the JIT code ran.
+ * Prints "base NAME 0xADDR" for each library loaded (load address), and in
+ * jit mode "perfmap PATH" (the perf map it writes, for the test to remove)
+ * and "jit 0xADDR" where the JIT code ran.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -199,6 +200,7 @@ int main(int argc, char **argv)
 
 		snprintf(pm, sizeof(pm), "/tmp/perf-%d.map", getpid());
 		perf_map_fd = open(pm, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		printf("perfmap %s\n", pm); /* the test removes it */
 	}
 	while (now_s() - start < dur) {
 		if (!strcmp(mode, "replace")) {
