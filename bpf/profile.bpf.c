@@ -217,15 +217,19 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } unwind_procs SEC(".maps");
 
-/* obj_id -> enum unwind_obj_state */
+/* obj_id -> enum unwind_obj_state and its flags (unwind.h): a u64, for
+ * the 64-bit atomic or that any BPF target has (32-bit atomics need
+ * -mcpu=v3); an array spends 8 bytes an entry either way */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 	__uint(max_entries, 65536);
 	__uint(map_flags, BPF_F_MMAPABLE);
 } unwind_objs SEC(".maps");
 
+/* Grows as tables are loaded (no preallocation); max_entries sized from
+ * the budget by prof-record. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct unwind_page_key);
@@ -234,14 +238,23 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } unwind_pages SEC(".maps");
 
-/* The rows of every loaded object, appended by prof-record through mmap,
- * in chunks (see unwind.h). */
-struct {
+/* The rows of every loaded object, written by prof-record through mmap,
+ * in chunks, in inner maps that prof-record creates as rows are loaded
+ * (see unwind.h); max_entries of the outer array is the budget's count of
+ * inner maps, set by prof-record. */
+struct unwind_rows_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct unwind_row_chunk);
-	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct unwind_row_chunk));
+	__uint(max_entries, UNWIND_CHUNKS_PER_MAP);
 	__uint(map_flags, BPF_F_MMAPABLE);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
+	__uint(max_entries, 1);
+	__array(values, struct unwind_rows_inner);
 } unwind_rows SEC(".maps");
 
 struct {
@@ -278,11 +291,24 @@ __attribute__((noinline)) int unwind_count(__u32 idx)
 	return 0;
 }
 
+/* An object's state; marks it USED (a loaded table met by a walk: it is
+ * not evicted) or WANTED (a table that did not fit: loaded next, evicting
+ * unused ones), once each, so the common case stays a load. */
 static __always_inline __u32 unwind_obj_state(__u32 obj_id)
 {
-	__u32 *v = bpf_map_lookup_elem(&unwind_objs, &obj_id);
+	__u64 *v = bpf_map_lookup_elem(&unwind_objs, &obj_id);
+	__u64 s;
+	__u32 st;
 
-	return v ? *v : UNWIND_OBJ_NO_TABLE;
+	if (!v)
+		return UNWIND_OBJ_NO_TABLE;
+	s = *v;
+	st = s & UNWIND_OBJ_STATE_MASK;
+	if (st == UNWIND_OBJ_LOADED && !(s & UNWIND_OBJ_USED))
+		__sync_fetch_and_or(v, UNWIND_OBJ_USED);
+	else if (st == UNWIND_OBJ_NO_ROOM && !(s & UNWIND_OBJ_WANTED))
+		__sync_fetch_and_or(v, UNWIND_OBJ_WANTED);
+	return st;
 }
 
 static __always_inline int unwind_read(void *dst, __u32 size, __u64 addr)
@@ -306,9 +332,13 @@ static __always_inline __u32 unwind_opaque(__u32 *env, __u32 v)
 #define UNW_PAGE(env, key) ((const struct unwind_page *)bpf_map_lookup_elem(&unwind_pages, (key)))
 static __always_inline const __u32 *unwind_row(__u32 i)
 {
-	__u32 k = i / UNWIND_ROWS_PER_CHUNK;
-	struct unwind_row_chunk *c = bpf_map_lookup_elem(&unwind_rows, &k);
+	__u32 m = i / UNWIND_ROWS_PER_MAP, k = (i / UNWIND_ROWS_PER_CHUNK) % UNWIND_CHUNKS_PER_MAP;
+	void *inner = bpf_map_lookup_elem(&unwind_rows, &m);
+	struct unwind_row_chunk *c;
 
+	if (!inner)
+		return 0;
+	c = bpf_map_lookup_elem(inner, &k);
 	return c ? &c->r[i & (UNWIND_ROWS_PER_CHUNK - 1)] : 0;
 }
 
@@ -656,6 +686,8 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 	bpf_loop(PROFILE_MAX_STACK_DEPTH, walk_frame, &w, 0);
 	if (s->events & UNWIND_EV_PENDING)
 		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
+	if (s->events & UNWIND_EV_NO_ROOM)
+		unwind_count(UNWIND_STAT_SAMPLES_NO_ROOM);
 	if (s->events & UNWIND_EV_UNMAPPED)
 		ask_remap(task, sk);
 	if (s->result == UNWIND_COMPLETE) {

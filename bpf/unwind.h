@@ -45,10 +45,18 @@
 /*
  * The rows array is stored in chunks of 1024 rows (one 4 KiB map value
  * each): an array map rounds every value up to 8 bytes, so a map of single
- * u32 rows would spend 8 bytes per row.  Row i is rows[i / 1024].r[i % 1024];
- * user space sees the chunks as one flat u32 array through mmap.
+ * u32 rows would spend 8 bytes per row.  The chunks are in inner array maps
+ * of UNWIND_CHUNKS_PER_MAP chunks (1 MiB, 262,144 rows), created by user
+ * space only as rows are loaded and reached through an array of maps:
+ * row i is rows[i / UNWIND_ROWS_PER_MAP][(i / 1024) % 256].r[i % 1024].  So
+ * the kernel memory of the rows follows the tables loaded (rounded up to
+ * one inner map), not a ceiling fixed before the recording, and the outer
+ * array (one pointer per possible inner map) is what the budget sizes.
+ * User space sees each inner map as a flat u32 array through mmap.
  */
 #define UNWIND_ROWS_PER_CHUNK 1024
+#define UNWIND_CHUNKS_PER_MAP 256
+#define UNWIND_ROWS_PER_MAP (UNWIND_ROWS_PER_CHUNK * UNWIND_CHUNKS_PER_MAP)
 struct unwind_row_chunk {
 	__u32 r[UNWIND_ROWS_PER_CHUNK];
 };
@@ -133,12 +141,21 @@ struct unwind_page {
 	__u32 nr_rows;   /* 1 .. UNWIND_PAGE_MAX_ROWS */
 };
 
-/* State of an object's table (the "unwind_objs" array, by obj_id). */
+/*
+ * State of an object's table (the "unwind_objs" array of u64, by obj_id):
+ * the low byte is the state, the bits above are flags the BPF walker sets, each
+ * only when it is not set yet (one atomic or per object, not per sample).
+ */
 enum unwind_obj_state {
 	UNWIND_OBJ_PENDING = 0, /* mapped, table not loaded yet */
 	UNWIND_OBJ_LOADED,      /* its pages and rows are in the maps */
 	UNWIND_OBJ_NO_TABLE,    /* no usable .eh_frame, or it could not be read */
+	UNWIND_OBJ_NO_ROOM,     /* it has a table, but the memory budget was
+				 * spent: a walk that meets it sets WANTED */
 };
+#define UNWIND_OBJ_STATE_MASK 0xffu
+#define UNWIND_OBJ_USED   (1u << 8) /* LOADED: a walk used the table */
+#define UNWIND_OBJ_WANTED (1u << 9) /* NO_ROOM: a walk needed the table */
 
 /*
  * The executable mappings of one process image, sorted by start, not
@@ -196,6 +213,9 @@ enum unwind_stat {
 					* outermost frame */
 	UNWIND_STAT_STOP_NEEDS_REGS,   /* walk ended: a register rule beyond the
 					* interrupted frame */
+	UNWIND_STAT_SAMPLES_NO_ROOM,   /* samples that met an object whose table
+					* did not fit in the budget (yet) */
+	UNWIND_STAT_FP_NO_ROOM,        /* fallbacks: table did not fit (yet) */
 	UNWIND_STAT_MAX,
 };
 

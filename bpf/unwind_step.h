@@ -12,7 +12,8 @@
  *
  *   UNW_ENV                     type of the opaque environment pointer
  *   UNW_READ(env, dst, size, addr)  read user memory; 0 or < 0
- *   UNW_OBJ_STATE(env, obj_id)  enum unwind_obj_state of an object
+ *   UNW_OBJ_STATE(env, obj_id)  enum unwind_obj_state of an object (its
+ *                               flags masked off; the BPF side sets them)
  *   UNW_PAGE(env, key_ptr)      const struct unwind_page * or NULL
  *   UNW_ROW(env, index)         const __u32 * (a row) or NULL
  *   UNW_RULE(env, index)        const struct unwind_rule * or NULL
@@ -60,6 +61,7 @@ struct unwind_regs {
 #define UNWIND_EV_UNMAPPED (1u << 1) /* a trustworthy pc (the interrupted one, or
 				      * one a table produced) in no known
 				      * mapping: the mapping table is stale */
+#define UNWIND_EV_NO_ROOM  (1u << 2) /* an object's table did not fit (yet) */
 
 enum unwind_result {
 	UNWIND_NEXT = 0,   /* r holds the caller's frame */
@@ -281,6 +283,11 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 	if (state == UNWIND_OBJ_PENDING) {
 		UNW_STAT(env, UNWIND_STAT_FP_PENDING);
 		*events |= UNWIND_EV_PENDING;
+		return unwind_fp(env, r);
+	}
+	if (state == UNWIND_OBJ_NO_ROOM) {
+		UNW_STAT(env, UNWIND_STAT_FP_NO_ROOM);
+		*events |= UNWIND_EV_NO_ROOM;
 		return unwind_fp(env, r);
 	}
 	if (state != UNWIND_OBJ_LOADED) {

@@ -32,7 +32,7 @@ extern "C" {
  * file with the same major version (minor versions only add sections or
  * append fields, which older readers skip) and refuses other majors. */
 #define BPROF_FORMAT_MAJOR 1
-#define BPROF_FORMAT_MINOR 3
+#define BPROF_FORMAT_MINOR 4
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
 #define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
@@ -301,14 +301,34 @@ enum bprof_unwind_counter {
 	BPROF_UNW_TABLE_BYTES,
 	BPROF_UNW_BUILD_NS,
 	BPROF_UNW_LOAD_NS,
+	BPROF_UNW_SAMPLES_TABLE_NO_ROOM, /* 1.4 */
+	BPROF_UNW_FALLBACK_NO_ROOM,
+	BPROF_UNW_OBJECTS_EVICTED,
+	BPROF_UNW_OBJECTS_RELOADED,
+	BPROF_UNW_TABLE_BYTES_PEAK,
+	BPROF_UNW_MEMORY_BUDGET,
 	BPROF_UNW_NR_COUNTERS,
 };
 #define BPROF_UNWIND_MAX_COUNTERS 256 /* readers accept up to this many */
+
+/*
+ * An object whose unwind table was built but not loaded at the end of the
+ * recording, for lack of room in the recorder's memory budget (format
+ * 1.4): its user frames were walked by frame pointer.
+ */
+#define BPROF_UNWIND_MISS_SAMPLED (1u << 0) /* a walk met it (its stacks lost callers) */
+struct bprof_unwind_miss {
+	uint32_t object_index; /* into objects[] */
+	uint32_t flags;        /* BPROF_UNWIND_MISS_* */
+	uint64_t rows;         /* the rows its table needed */
+};
 
 struct bprof_unwind {
 	uint32_t mode;  /* enum bprof_unwind_mode; 0: no UNWIND section */
 	uint32_t flags; /* BPROF_UNWIND_WALKED */
 	uint64_t counters[BPROF_UNW_NR_COUNTERS];
+	uint32_t nr_misses; /* format 1.4; sorted by object_index */
+	struct bprof_unwind_miss *misses;
 };
 
 /* "samples_complete", ...: SPEC.md's name of counter i; NULL past the end. */

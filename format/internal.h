@@ -51,6 +51,7 @@ enum bprof_section_type {
 #define BPROF_LOSSES_V10_LEN 64
 #define BPROF_UNWIND_FIXED_LEN 16    /* mode, flags, nr_counters */
 #define BPROF_STACK_FLAGS_ENTRY_LEN 8
+#define BPROF_UNWIND_MISS_ENTRY_LEN 16 /* 1.3: object_index, flags, rows */
 #define BPROF_IMAGE_FIXED_LEN 16     /* object_index, reserved, len */
 #define BPROF_ACCESS_FIXED_LEN 24    /* euid, flags, capabilities, nr_counters */
 #define BPROF_GENS_FIXED_LEN 24      /* process_index, nr_births, nr_history, nr_gaps, reserved */

@@ -617,6 +617,35 @@ static int parse_unwind(struct cur *c, struct bprof_recording *r)
 				    (unsigned long long)i, id);
 		r->stacks[si++].flags = flags;
 	}
+	/* 1.4: the objects whose tables did not fit; earlier files end here */
+	if (c->minor < 4)
+		return 0;
+	if ((rc = get_count(c, &n, BPROF_UNWIND_MISS_ENTRY_LEN, "unwind misses")))
+		return rc;
+	if (n > r->nr_objects)
+		return cerr(c, BPROF_E_CORRUPT, "%llu unwind misses but %llu objects",
+			    (unsigned long long)n, (unsigned long long)r->nr_objects);
+	u->misses = calloc(n ? n : 1, sizeof(*u->misses));
+	if (!u->misses)
+		return cerr(c, BPROF_E_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_unwind_miss *m = &u->misses[i];
+
+		m->object_index = g32(c);
+		m->flags = g32(c);
+		m->rows = g64(c);
+		if (m->object_index >= r->nr_objects || (i && m->object_index <= m[-1].object_index))
+			return cerr(c, BPROF_E_CORRUPT,
+				    "unwind miss %llu: object %u missing, duplicated or out of order",
+				    (unsigned long long)i, m->object_index);
+		if (c->strict && (m->flags & ~BPROF_UNWIND_MISS_SAMPLED))
+			return cerr(c, BPROF_E_CORRUPT, "unwind miss %llu: reserved flags 0x%x",
+				    (unsigned long long)i, m->flags);
+		if (!m->rows)
+			return cerr(c, BPROF_E_CORRUPT, "unwind miss %llu: 0 rows",
+				    (unsigned long long)i);
+		u->nr_misses = (uint32_t)i + 1;
+	}
 	return 0;
 }
 

@@ -93,6 +93,7 @@ void bprof_recording_free(struct bprof_recording *rec)
 	for (uint64_t i = 0; rec->images && i < rec->nr_images; i++)
 		free(rec->images[i].data);
 	free(rec->images);
+	free(rec->unwind.misses);
 	free(rec->kernel.release);
 	if (rec->kernel.modules)
 		for (uint32_t i = 0; i < rec->kernel.nr_modules; i++)
@@ -318,6 +319,23 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 	if (rec->unwind.flags && rec->unwind.mode == BPROF_UNWIND_UNKNOWN)
 		return bprof_set_error(err, code, 0, "%s: unwind flags set but no unwind mode",
 				       what);
+	if (rec->unwind.nr_misses && (rec->unwind.mode == BPROF_UNWIND_UNKNOWN || !rec->unwind.misses))
+		return bprof_set_error(err, code, 0, "%s: unwind misses without an unwind section",
+				       what);
+	for (uint32_t i = 0; i < rec->unwind.nr_misses; i++) {
+		const struct bprof_unwind_miss *m = &rec->unwind.misses[i];
+
+		if (m->object_index >= rec->nr_objects ||
+		    (i && m->object_index <= rec->unwind.misses[i - 1].object_index))
+			return bprof_set_error(err, code, 0,
+					       "%s: unwind miss %u: object %u missing, duplicated or out of order",
+					       what, i, m->object_index);
+		if (!m->rows)
+			return bprof_set_error(err, code, 0, "%s: unwind miss %u: 0 rows", what, i);
+		if (strict_flags && (m->flags & ~BPROF_UNWIND_MISS_SAMPLED))
+			return bprof_set_error(err, code, 0, "%s: unwind miss %u: flags 0x%x has undefined bits",
+					       what, i, m->flags);
+	}
 	if ((err_access = access_invalid(&rec->access, strict_flags)))
 		return bprof_set_error(err, code, 0, "%s: %s", what, err_access);
 
@@ -510,6 +528,12 @@ static const char *const unwind_counter_names[BPROF_UNW_NR_COUNTERS] = {
 	[BPROF_UNW_TABLE_BYTES] = "table_bytes",
 	[BPROF_UNW_BUILD_NS] = "build_ns",
 	[BPROF_UNW_LOAD_NS] = "load_ns",
+	[BPROF_UNW_SAMPLES_TABLE_NO_ROOM] = "samples_table_no_room",
+	[BPROF_UNW_FALLBACK_NO_ROOM] = "fallback_no_room",
+	[BPROF_UNW_OBJECTS_EVICTED] = "objects_evicted",
+	[BPROF_UNW_OBJECTS_RELOADED] = "objects_reloaded",
+	[BPROF_UNW_TABLE_BYTES_PEAK] = "table_bytes_peak",
+	[BPROF_UNW_MEMORY_BUDGET] = "memory_budget",
 };
 
 const char *bprof_unwind_counter_name(unsigned i)

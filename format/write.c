@@ -380,6 +380,13 @@ static void sect_unwind(struct sink *s, const struct bprof_recording *r)
 		put32(s, r->stacks[i].id);
 		put32(s, r->stacks[i].flags);
 	}
+	/* 1.4 */
+	put64(s, u->nr_misses);
+	for (uint32_t i = 0; i < u->nr_misses; i++) {
+		put32(s, u->misses[i].object_index);
+		put32(s, u->misses[i].flags);
+		put64(s, u->misses[i].rows);
+	}
 }
 
 static void sect_images(struct sink *s, const struct bprof_recording *r)

@@ -454,6 +454,8 @@ void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
 		[UNWIND_STAT_STOP_READ] = BPROF_UNW_STOP_UNREADABLE,
 		[UNWIND_STAT_STOP_BAD_FRAME] = BPROF_UNW_STOP_BAD_FRAME,
 		[UNWIND_STAT_STOP_NEEDS_REGS] = BPROF_UNW_STOP_NEEDS_REGISTERS,
+		[UNWIND_STAT_SAMPLES_NO_ROOM] = BPROF_UNW_SAMPLES_TABLE_NO_ROOM,
+		[UNWIND_STAT_FP_NO_ROOM] = BPROF_UNW_FALLBACK_NO_ROOM,
 	};
 	struct bprof_unwind *u = &rec->unwind;
 	uint64_t sum[UNWIND_STAT_MAX];
@@ -492,6 +494,50 @@ void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
 	u->counters[BPROF_UNW_TABLE_BYTES] = us.bytes;
 	u->counters[BPROF_UNW_BUILD_NS] = us.build_ns;
 	u->counters[BPROF_UNW_LOAD_NS] = us.load_ns;
+	u->counters[BPROF_UNW_OBJECTS_EVICTED] = us.objects_evicted;
+	u->counters[BPROF_UNW_OBJECTS_RELOADED] = us.objects_reloaded;
+	u->counters[BPROF_UNW_TABLE_BYTES_PEAK] = us.peak_bytes;
+	u->counters[BPROF_UNW_MEMORY_BUDGET] = us.budget;
+}
+
+static int cmp_miss(const void *a, const void *b)
+{
+	const struct bprof_unwind_miss *x = a, *y = b;
+
+	return x->object_index < y->object_index ? -1 : x->object_index > y->object_index;
+}
+
+int dump_unwind_misses(struct bprof_recording *rec, const struct unwinder *unw,
+		       struct manifest *man)
+{
+	struct unwinder_miss *ms;
+	long n = unwinder_misses(unw, &ms);
+	int err = 0;
+
+	if (n <= 0 || rec->unwind.mode == BPROF_UNWIND_UNKNOWN)
+		return n < 0 ? (int)n : 0;
+	rec->unwind.misses = calloc(n, sizeof(*rec->unwind.misses));
+	if (!rec->unwind.misses) {
+		free(ms);
+		return -ENOMEM;
+	}
+	for (long i = 0; i < n; i++) {
+		struct bprof_unwind_miss *m = &rec->unwind.misses[rec->unwind.nr_misses];
+
+		err = manifest_emit_object(man, rec, ms[i].idx, &m->object_index);
+		if (err == -ENOMEM)
+			break;
+		if (err) {
+			err = 0; /* not an object the manifest has: cannot be named */
+			continue;
+		}
+		m->flags = ms[i].sampled ? BPROF_UNWIND_MISS_SAMPLED : 0;
+		m->rows = ms[i].rows;
+		rec->unwind.nr_misses++;
+	}
+	free(ms);
+	qsort(rec->unwind.misses, rec->unwind.nr_misses, sizeof(*rec->unwind.misses), cmp_miss);
+	return err;
 }
 
 int dump_meta(struct bprof_meta *meta, const struct env *env, char **options,

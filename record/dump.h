@@ -64,6 +64,12 @@ void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
 		 const struct env *env, bool cfi, const struct unwinder *unw, int nr_cpus,
 		 struct dump_base *base);
 
+/* The objects whose tables are not loaded for lack of room, into
+ * rec->unwind.misses, each named in OBJECTS (after manifest_emit).  0 or
+ * -ENOMEM. */
+int dump_unwind_misses(struct bprof_recording *rec, const struct unwinder *unw,
+		       struct manifest *man);
+
 /* The META section.  Takes ownership of *options (NULL afterwards), even on
  * failure.  0 or -ENOMEM. */
 int dump_meta(struct bprof_meta *meta, const struct env *env, char **options,

@@ -54,6 +54,16 @@ static int libbpf_print_quiet(enum libbpf_print_level level, const char *fmt, va
 }
 
 /* The bucket count of a stack map of n entries, which bounds its ids. */
+/* --unwind-memory, or what --unwind-table-size's rows take, or the default */
+static uint64_t unwind_budget(const struct env *env)
+{
+	if (env->unwind_memory)
+		return env->unwind_memory;
+	if (env->unwind_table_size)
+		return unwinder_budget_for_rows((uint64_t)env->unwind_table_size);
+	return OPTS_UNWIND_MEMORY_DEFAULT;
+}
+
 static uint32_t stacks2_base(long n)
 {
 	uint32_t b = 1;
@@ -414,8 +424,14 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
 	if (cfi) {
-		bpf_map__set_max_entries(obj->maps.unwind_rows,
-					 (env->unwind_table_size + UNWIND_ROWS_PER_CHUNK - 1) / UNWIND_ROWS_PER_CHUNK);
+		struct unwinder_sizes us;
+
+		/* what the budget may hold; the maps grow into it */
+		unwinder_sizes(unwind_budget(env), &us);
+		bpf_map__set_max_entries(obj->maps.unwind_rows, us.row_maps);
+		bpf_map__set_max_entries(obj->maps.unwind_pages, us.pages_cap);
+		bpf_map__set_max_entries(obj->maps.unwind_rules, us.rules_cap);
+		bpf_map__set_max_entries(obj->maps.unwind_objs, us.objs_cap);
 		bpf_map__set_max_entries(obj->maps.ustacks, ustacks);
 	} else {
 		/* frame pointers only: the unwinder's maps stay empty */
@@ -850,16 +866,18 @@ int loader_map_gens_fd(const struct loader *ld)
 	return ld->skel->rodata->track_gens ? bpf_map__fd(ld->skel->maps.map_gens) : -1;
 }
 
-void loader_unwinder_maps(const struct profile_bpf *obj, struct unwinder_maps *um)
+void loader_unwinder_maps(const struct profile_bpf *obj, const struct env *env,
+			  struct unwinder_maps *um)
 {
 	*um = (struct unwinder_maps){
+		.budget = unwind_budget(env),
 		.procs_fd = bpf_map__fd(obj->maps.unwind_procs),
 		.objs_fd = bpf_map__fd(obj->maps.unwind_objs),
 		.pages_fd = bpf_map__fd(obj->maps.unwind_pages),
 		.rows_fd = bpf_map__fd(obj->maps.unwind_rows),
 		.rules_fd = bpf_map__fd(obj->maps.unwind_rules),
 		.objs_cap = bpf_map__max_entries(obj->maps.unwind_objs),
-		.row_chunks = bpf_map__max_entries(obj->maps.unwind_rows),
+		.row_maps = bpf_map__max_entries(obj->maps.unwind_rows),
 		.rules_cap = bpf_map__max_entries(obj->maps.unwind_rules),
 		.pages_cap = bpf_map__max_entries(obj->maps.unwind_pages),
 		.procs_cap = bpf_map__max_entries(obj->maps.unwind_procs),

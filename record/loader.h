@@ -59,6 +59,7 @@ int loader_map_gens_fd(const struct loader *ld);
 bool loader_tracks_gens(const struct loader *ld);
 
 /* The unwinder's maps, by fd, with their capacities as loaded. */
-void loader_unwinder_maps(const struct profile_bpf *obj, struct unwinder_maps *um);
+void loader_unwinder_maps(const struct profile_bpf *obj, const struct env *env,
+			  struct unwinder_maps *um);
 
 #endif

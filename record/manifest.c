@@ -1428,6 +1428,19 @@ static int emit_object(struct manifest *m, struct bprof_recording *rec, uint32_t
 	return 0;
 }
 
+const struct bprof_object *manifest_object(const struct manifest *m, uint32_t idx)
+{
+	return idx < m->nr_objs ? &m->objs[idx].o : NULL;
+}
+
+int manifest_emit_object(struct manifest *m, struct bprof_recording *rec, uint32_t idx,
+			 uint32_t *out)
+{
+	if (idx >= m->nr_objs)
+		return -EINVAL;
+	return emit_object(m, rec, idx, out);
+}
+
 static int cmp_image(const void *a, const void *b)
 {
 	const struct bprof_image *x = a, *y = b;

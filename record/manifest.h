@@ -105,6 +105,14 @@ int manifest_want(struct manifest *m, uint32_t pid, uint32_t exec_id, const char
  * the parent when they never exec'd; *lost counts those still missing. */
 int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *lost);
 
+/* Object idx as the manifest knows it (path, build-id); NULL if none. */
+const struct bprof_object *manifest_object(const struct manifest *m, uint32_t idx);
+/* Object idx into rec (after manifest_emit: an object no emitted mapping
+ * uses, which the file must still name), or its index there if it is in
+ * already: *out.  0 or -ENOMEM. */
+int manifest_emit_object(struct manifest *m, struct bprof_recording *rec, uint32_t idx,
+			 uint32_t *out);
+
 /*
  * --rotate, one manifest for many files.  manifest_boundary() at the end
  * of an interval (when samples start going to the next file) notes which

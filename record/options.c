@@ -64,6 +64,7 @@ enum {
 	OPT_FORCE,
 	OPT_UNWIND,
 	OPT_UNWIND_TABLE_SIZE,
+	OPT_UNWIND_MEMORY,
 	OPT_ROTATE,
 	OPT_KEEP,
 	OPT_MAX_DISK,
@@ -87,7 +88,8 @@ static const struct argp_option argp_options[] = {
 	{ "stack-storage-size", OPT_STACK_STORAGE, "N", 0, "Unique stack traces that can be stored (default 16384; see prof-record(8))", 0 },
 	{ "hash-storage-size", OPT_HASH_STORAGE, "N", 0, "Unique counted keys that can be stored (default 40960)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "How user stacks are walked: auto (default: the .eh_frame unwind tables prof-record builds for each sampled object, frame pointers where there is none), cfi (tables only), fp (frame pointers only, as bcc's profile)", 0 },
-	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "ROWS", 0, "Unwind table rows that can be loaded, 4 bytes each (default 1048576)", 0 },
+	{ "unwind-memory", OPT_UNWIND_MEMORY, "SIZE", 0, "Kernel memory the unwind tables may take (suffix K, M or G; default 128M, at least 4M): taken as tables are loaded, not before; when it is spent, sampled objects' tables replace unsampled ones, and what did not fit is counted and said", 0 },
+	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "ROWS", 0, "Older form of --unwind-memory: the memory ROWS rows of 4 bytes take", 0 },
 	{ "table-cache", OPT_TABLE_CACHE, "DIR", 0, "Keep the unwind tables built from .eh_frame in DIR, by build-id, for the next recordings (default /var/cache/bprof/unwind; trimmed to 64 MiB)", 0 },
 	{ "no-table-cache", OPT_NO_TABLE_CACHE, NULL, 0, "Build every unwind table, read and write no cache", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Profile tasks under this cgroup v2 directory only", 0 },
@@ -275,6 +277,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		}
 		env->unwind_table_size = v;
 		break;
+	case OPT_UNWIND_MEMORY:
+		if (parse_size(arg, &env->unwind_memory) ||
+		    env->unwind_memory < OPTS_UNWIND_MEMORY_MIN ||
+		    env->unwind_memory > OPTS_UNWIND_MEMORY_MAX) {
+			fprintf(stderr, "prof-record: invalid --unwind-memory '%s' (4M..64G)\n", arg);
+			argp_usage(state);
+		}
+		break;
 	case OPT_CGROUP:
 		env->cgroup = arg;
 		break;
@@ -346,7 +356,6 @@ int opts_parse(struct env *env, int argc, char **argv)
 		.cpu = -1,
 		.stack_storage_size = 16384,
 		.hash_storage_size = 40960,
-		.unwind_table_size = 1048576,
 	};
 	/* "--" starts the command: argp must not see it or what follows. */
 	for (int i = 1; i < argc; i++) {

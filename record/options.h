@@ -12,6 +12,11 @@
 
 #define OPTS_MAX_IDS 1024
 
+/* --unwind-memory's default: 128 MiB (record/DESIGN.md, "The memory budget") */
+#define OPTS_UNWIND_MEMORY_DEFAULT (128ULL << 20)
+#define OPTS_UNWIND_MEMORY_MIN (4ULL << 20)
+#define OPTS_UNWIND_MEMORY_MAX (64ULL << 30)
+
 /* --unwind */
 enum { OPTS_UNWIND_AUTO = 0, OPTS_UNWIND_FP, OPTS_UNWIND_CFI };
 
@@ -35,7 +40,9 @@ struct env {
 	long stack_storage_size;
 	long hash_storage_size;
 	int unwind;        /* OPTS_UNWIND_* */
-	long unwind_table_size; /* rows */
+	long unwind_table_size; /* --unwind-table-size rows; 0: not given */
+	unsigned long long unwind_memory; /* --unwind-memory bytes; 0: the default
+					   * (or what unwind_table_size takes) */
 	const char *table_cache; /* --table-cache; NULL: the default directory */
 	bool no_table_cache;
 	const char *cgroup;

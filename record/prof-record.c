@@ -116,6 +116,12 @@ static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
 	unwinder_image_gone(ctx, pid, exec_id);
 }
 
+/* the event loop's tick: tables walks asked for, when the budget was spent */
+static void unwinder_tick_cb(void *ctx)
+{
+	unwinder_tick(ctx);
+}
+
 /* Let the manifest feed the unwinder what it learns: objects and their
  * ELF as it opens them, images' mappings as they change. */
 static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const struct env *env,
@@ -125,7 +131,7 @@ static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const s
 	const char *why;
 	int err;
 
-	loader_unwinder_maps(obj, &um);
+	loader_unwinder_maps(obj, env, &um);
 	err = unwinder_create(out, &um);
 
 	if (err) {
@@ -214,6 +220,7 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 	struct kernel_namer namer = r->kn ? knames_namer(r->kn) : (struct kernel_namer){0};
 
 	if (manifest_emit(r->man, rec, &rec->losses.manifest_lost) ||
+	    (r->unw && dump_unwind_misses(rec, r->unw, r->man)) ||
 	    kernel_collect_for(&rec->kernel, rec, !r->env->no_kallsyms, r->env->full_kallsyms,
 			       r->kcache, r->kn ? &namer : NULL, &hidden))
 		goto nomem;
@@ -497,6 +504,10 @@ int main(int argc, char **argv)
 	};
 	run.start_ns = start_mono;
 	run.duration = env.duration;
+	if (unw) {
+		run.tick = unwinder_tick_cb;
+		run.tick_ctx = unw;
+	}
 	/* --rotate's boundaries keep to their schedule (first + k x SECONDS):
 	 * the time a file takes to write is not added to every interval */
 	uint64_t next_ns = start_mono;
@@ -568,6 +579,8 @@ int main(int argc, char **argv)
 			(unsigned long long)r.samples_unwritten);
 	if (unw && env.verbose)
 		status_unwinder(unw, obj, nr_cpus);
+	if (unw)
+		status_unwind_misses(unw, man);
 	exit_code = r.files_failed || r.access_failed ? 1 : 0;
 	if (run.child) {
 		if (!run.child_done) {

@@ -324,6 +324,8 @@ int sampler_run(struct sampler *s, struct sampler_run *run)
 			fprintf(stderr, "prof-record: out of memory\n");
 			return -ENOMEM;
 		}
+		if (run->tick)
+			run->tick(run->tick_ctx);
 		now = sampler_mono_ns();
 		if (now - last_rescan >= RESCAN_NS) {
 			if (manifest_rescan(s->pc.man)) {

@@ -49,6 +49,8 @@ struct sampler_run {
 	pid_t child;                          /* the -- COMMAND, or 0 */
 	int status;                           /* out: its wait status when child_done */
 	bool child_done;                      /* out: the command exited (and was reaped) */
+	void (*tick)(void *ctx);              /* after each poll (at most 100 ms apart); may be NULL */
+	void *tick_ctx;
 };
 
 /* Poll until *exiting, the duration, the child's exit or until_ns.  0, or

@@ -4,6 +4,8 @@
  */
 #include <linux/types.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include "status.h"
 #include "unwind.h"
@@ -126,4 +128,45 @@ void status_unwinder(const struct unwinder *unw, struct profile_bpf *obj, int nr
 	for (int i = 0; i < UNWIND_STAT_MAX; i++)
 		fprintf(stderr, " %llu", (unsigned long long)sum[i]);
 	fprintf(stderr, "\n");
+}
+
+static int cmp_miss_size(const void *a, const void *b)
+{
+	const struct unwinder_miss *x = a, *y = b;
+
+	if (x->sampled != y->sampled)
+		return x->sampled ? -1 : 1;
+	return x->rows < y->rows ? 1 : x->rows > y->rows ? -1 : 0;
+}
+
+void status_unwind_misses(const struct unwinder *unw, const struct manifest *man)
+{
+	struct unwinder_miss *ms;
+	struct unwinder_stats us;
+	long n = unwinder_misses(unw, &ms), sampled = 0;
+
+	if (n <= 0)
+		return;
+	unwinder_stats(unw, &us);
+	qsort(ms, n, sizeof(*ms), cmp_miss_size);
+	for (long i = 0; i < n; i++)
+		sampled += ms[i].sampled;
+	fprintf(stderr, "WARNING: the unwind tables of %ld object%s did not fit in --unwind-memory=%lluM",
+		n, n == 1 ? "" : "s", (unsigned long long)(us.budget >> 20));
+	if (sampled)
+		fprintf(stderr, " (%ld sampled: their callers came from frame pointers, often wrong or missing)",
+			sampled);
+	else
+		fprintf(stderr, " (none sampled)");
+	fprintf(stderr, ":");
+	for (long i = 0; i < n && i < 3; i++) {
+		const struct bprof_object *o = manifest_object(man, ms[i].idx);
+		const char *p = o && o->path ? o->path : "?", *b = strrchr(p, '/');
+
+		fprintf(stderr, "%s %s (%llu rows)", i ? "," : "", b ? b + 1 : p,
+			(unsigned long long)ms[i].rows);
+	}
+	fprintf(stderr, "%s; --unwind-memory=%lluM would have held them (prof-report --info lists them)\n",
+		n > 3 ? ", ..." : "", (unsigned long long)(unwinder_budget_needed(unw) >> 20));
+	free(ms);
 }

@@ -27,5 +27,8 @@ void status_report(const struct env *env, const struct bprof_recording *rec,
 
 /* -v: the unwind tables' statistics and the BPF unwinder's counters. */
 void status_unwinder(const struct unwinder *unw, struct profile_bpf *obj, int nr_cpus);
+/* The warning, at the end, for tables that did not fit in --unwind-memory:
+ * how many, the largest by name, and the value that would have held them. */
+void status_unwind_misses(const struct unwinder *unw, const struct manifest *man);
 
 #endif

@@ -69,6 +69,10 @@ static void print_unwind(FILE *f, const struct bprof_recording *rec)
 				     c[BPROF_UNW_SAMPLES_TABLE_PENDING]),
 		(unsigned long long)c[BPROF_UNW_SAMPLES_NO_IMAGE_TABLE],
 		(unsigned long long)c[BPROF_UNW_SAMPLES_TABLE_PENDING]);
+	if (c[BPROF_UNW_SAMPLES_TABLE_NO_ROOM] || c[BPROF_UNW_FALLBACK_NO_ROOM])
+		fprintf(f, "  meeting a table that did not fit: %llu (%llu frame-pointer fallbacks)\n",
+			(unsigned long long)c[BPROF_UNW_SAMPLES_TABLE_NO_ROOM],
+			(unsigned long long)c[BPROF_UNW_FALLBACK_NO_ROOM]);
 	fprintf(f, "  frames from tables, by fp:       %llu, %llu\n",
 		(unsigned long long)c[BPROF_UNW_FRAMES_TABLE], (unsigned long long)c[BPROF_UNW_FRAMES_FP]);
 	fprintf(f, "  frame-pointer fallbacks:         %llu no known mapping, %llu no table, %llu table pending, %llu no FDE\n",
@@ -90,9 +94,38 @@ static void print_unwind(FILE *f, const struct bprof_recording *rec)
 		(unsigned long long)c[BPROF_UNW_TABLE_ROWS], (double)c[BPROF_UNW_TABLE_ROWS] * 4 / 1024,
 		(unsigned long long)c[BPROF_UNW_TABLE_RULES], (unsigned long long)c[BPROF_UNW_TABLE_PAGES],
 		(double)c[BPROF_UNW_BUILD_NS] / 1e6, (double)c[BPROF_UNW_LOAD_NS] / 1e6);
-	fprintf(f, "  kernel memory for the tables:    %.1f MiB; %llu process mapping tables (%llu failed)\n",
-		(double)c[BPROF_UNW_TABLE_BYTES] / (1024.0 * 1024.0),
+	fprintf(f, "  kernel memory for the tables:    %.1f MiB", (double)c[BPROF_UNW_TABLE_BYTES] / (1024.0 * 1024.0));
+	if (c[BPROF_UNW_MEMORY_BUDGET])
+		fprintf(f, " (peak %.1f MiB; budget --unwind-memory=%lluM)",
+			(double)c[BPROF_UNW_TABLE_BYTES_PEAK] / (1024.0 * 1024.0),
+			(unsigned long long)(c[BPROF_UNW_MEMORY_BUDGET] >> 20));
+	fprintf(f, "; %llu process mapping tables (%llu failed)\n",
 		(unsigned long long)c[BPROF_UNW_IMAGES], (unsigned long long)c[BPROF_UNW_IMAGE_FAILURES]);
+	if (c[BPROF_UNW_OBJECTS_EVICTED] || c[BPROF_UNW_OBJECTS_RELOADED])
+		fprintf(f, "  budget spent:                    %llu unused tables evicted, %llu tables loaded when a walk needed them\n",
+			(unsigned long long)c[BPROF_UNW_OBJECTS_EVICTED],
+			(unsigned long long)c[BPROF_UNW_OBJECTS_RELOADED]);
+	if (!u->nr_misses)
+		return;
+	uint64_t rows = 0;
+
+	fprintf(f, "  tables that did not fit:         %u (their frames followed frame pointers)\n",
+		u->nr_misses);
+	for (uint32_t i = 0; i < u->nr_misses; i++) {
+		const struct bprof_unwind_miss *m = &u->misses[i];
+		const char *p = rec->objects[m->object_index].path;
+
+		rows += m->rows;
+		fprintf(f, "    %s: %llu rows (%.1f MiB), %s\n", p && *p ? p : "?",
+			(unsigned long long)m->rows, (double)m->rows * 4 / (1024.0 * 1024.0),
+			m->flags & BPROF_UNWIND_MISS_SAMPLED ? "sampled" : "mapped only, never sampled");
+	}
+	/* the memory at the end, the missing rows and a little for placing
+	 * them (whole pages in 1 MiB maps): what would have held them */
+	if (c[BPROF_UNW_MEMORY_BUDGET])
+		fprintf(f, "  to hold them:                    --unwind-memory=%lluM or more\n",
+			(unsigned long long)((c[BPROF_UNW_TABLE_BYTES] + rows * 4 + rows / 8 +
+					      (2ull << 20) - 1) >> 20));
 }
 
 /* Capability numbers (linux/capability.h) that --info has reason to

@@ -38,6 +38,23 @@ struct unw_obj {
 	} *loads;             /* PT_LOAD segments: file offset -> vaddr */
 };
 
+/*
+ * One table (by obj_id, shared by every object with its build-id).  While
+ * loaded its rows are in the kernel only, pages[].first their place there;
+ * while not (no room), the rows are kept here, pages[].first an index into
+ * rows, until a walk wants them.
+ */
+struct unw_tab {
+	uint32_t idx;         /* the first manifest object with this table */
+	uint32_t state;       /* enum unwind_obj_state, as last written */
+	bool sampled;         /* a walk wanted it while it was not loaded */
+	uint64_t tried_gen;   /* no room at this space_gen: retry when it moves */
+	uint64_t nr_rows;
+	size_t nr_pages;
+	struct ehtab_page *pages;
+	uint32_t *rows;       /* NO_ROOM only */
+};
+
 /* build-id -> obj_id, so that copies of one library share a table */
 struct unw_bid {
 	uint8_t id[BPROF_BUILD_ID_MAX];
@@ -45,18 +62,32 @@ struct unw_bid {
 	uint32_t obj_id;
 };
 
+/* A run of free rows, [start, start + len) in the global row index. */
+struct unw_ext {
+	uint32_t start, len;
+};
+
 struct unwinder {
 	struct unwinder_maps maps;
+	struct unwinder_sizes sizes;
 	uint8_t *objs_mem;    /* mmapped arrays; strides as the kernel lays them out */
 	size_t objs_len;
-	uint8_t *rows_mem;
-	size_t rows_len;
 	uint8_t *rules_mem;
 	size_t rules_len;
-	uint32_t rows_used, pages_used, rules_loaded, next_obj_id, images_live;
+	/* the inner rows maps: fds and mmapped memory, UNWIND_ROWS_PER_MAP rows each */
+	int *inner_fd;
+	uint32_t **inner_mem;
+	uint32_t nr_inner;
+	struct unw_ext *free; /* sorted by start, never adjacent */
+	size_t nr_free, cap_free;
+	uint64_t space_gen;   /* moves when rows are freed or maps added */
+	uint64_t rows_used, pages_used;
+	uint32_t rules_loaded, next_obj_id, images_live, nr_no_room;
 	struct ehtab_rules *rules;
 	struct unw_obj *objs; /* by manifest index */
 	size_t nr_objs;
+	struct unw_tab *tabs; /* by obj_id */
+	size_t nr_tabs;
 	struct unw_bid *bids;
 	size_t nr_bids, cap_bids;
 	struct unwind_proc *proc; /* scratch for unwinder_image */
@@ -89,6 +120,57 @@ static size_t page_round(size_t n)
 	return (n + pg - 1) / pg * pg;
 }
 
+/*
+ * The budget as map sizes.  The page index is a hash map without
+ * preallocation, but its bucket array (16 bytes a bucket, a power of two
+ * at least max_entries) is allocated whole: one entry per 2 KiB of budget,
+ * where Debian's objects average ~1 KiB of rows a page (tools/bench part
+ * 7), keeps it under 1 % of the budget.  Rules: a whole Debian host has
+ * ~4,000 distinct ones; 16384 leave four times that (256 KiB, where the
+ * 65536 the u16 index allows took 1 MiB).
+ */
+void unwinder_sizes(uint64_t budget, struct unwinder_sizes *out)
+{
+	uint64_t pages = budget / 2048;
+
+	out->row_maps = budget / UNWINDER_INNER_BYTES ? budget / UNWINDER_INNER_BYTES : 1;
+	if (out->row_maps > 1u << 16)
+		out->row_maps = 1u << 16;
+	out->pages_cap = pages < 1024 ? 1024 : pages > (1u << 22) ? 1u << 22 : (uint32_t)pages;
+	out->rules_cap = 16384;
+	out->objs_cap = 65536;
+}
+
+uint64_t unwinder_fixed_bytes(const struct unwinder_sizes *sz)
+{
+	uint64_t buckets = 1;
+
+	while (buckets < sz->pages_cap)
+		buckets <<= 1;
+	return page_round(sizeof(__u64) * sz->objs_cap) +
+	       page_round(ELEM_STRIDE(sizeof(struct unwind_rule)) * sz->rules_cap) +
+	       buckets * 16 + (uint64_t)sz->row_maps * 8;
+}
+
+uint64_t unwinder_budget_for_rows(uint64_t rows)
+{
+	uint64_t maps = (rows + UNWIND_ROWS_PER_MAP - 1) / UNWIND_ROWS_PER_MAP;
+	uint64_t b = maps * UNWINDER_INNER_BYTES + rows / 256 * UNWINDER_PAGE_BYTES;
+	struct unwinder_sizes sz;
+
+	unwinder_sizes(b + (2 << 20), &sz);
+	b += unwinder_fixed_bytes(&sz);
+	b = (b + (1 << 20) - 1) >> 20 << 20;
+	return b < UNWINDER_MIN_BUDGET ? UNWINDER_MIN_BUDGET : b;
+}
+
+/* What the tables take now: the fixed arrays, the inner maps, the pages. */
+static uint64_t table_bytes(const struct unwinder *u)
+{
+	return unwinder_fixed_bytes(&u->sizes) + (uint64_t)u->nr_inner * UNWINDER_INNER_BYTES +
+	       u->pages_used * UNWINDER_PAGE_BYTES;
+}
+
 int unwinder_create(struct unwinder **out, const struct unwinder_maps *maps)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
@@ -98,17 +180,21 @@ int unwinder_create(struct unwinder **out, const struct unwinder_maps *maps)
 	if (!u)
 		return -ENOMEM;
 	u->maps = *maps;
+	u->sizes = (struct unwinder_sizes){
+		.row_maps = maps->row_maps, .pages_cap = maps->pages_cap,
+		.rules_cap = maps->rules_cap, .objs_cap = maps->objs_cap,
+	};
 	u->next_obj_id = 1;
 	u->proc = malloc(sizeof(*u->proc));
-	if (!u->proc || ehtab_rules_create(&u->rules))
+	u->inner_fd = calloc(maps->row_maps, sizeof(*u->inner_fd));
+	u->inner_mem = calloc(maps->row_maps, sizeof(*u->inner_mem));
+	if (!u->proc || !u->inner_fd || !u->inner_mem || ehtab_rules_create(&u->rules))
 		goto fail;
-	u->objs_len = page_round(ELEM_STRIDE(sizeof(__u32)) * maps->objs_cap);
-	u->rows_len = page_round(sizeof(struct unwind_row_chunk) * (size_t)maps->row_chunks);
+	u->objs_len = page_round(sizeof(__u64) * maps->objs_cap);
 	u->rules_len = page_round(ELEM_STRIDE(sizeof(struct unwind_rule)) * maps->rules_cap);
 	u->objs_mem = map_array(maps->objs_fd, u->objs_len);
-	u->rows_mem = map_array(maps->rows_fd, u->rows_len);
 	u->rules_mem = map_array(maps->rules_fd, u->rules_len);
-	if (!u->objs_mem || !u->rows_mem || !u->rules_mem) {
+	if (!u->objs_mem || !u->rules_mem) {
 		err = -errno;
 		goto fail;
 	}
@@ -132,13 +218,23 @@ void unwinder_destroy(struct unwinder *u)
 		return;
 	if (u->objs_mem)
 		munmap(u->objs_mem, u->objs_len);
-	if (u->rows_mem)
-		munmap(u->rows_mem, u->rows_len);
 	if (u->rules_mem)
 		munmap(u->rules_mem, u->rules_len);
+	for (uint32_t i = 0; i < u->nr_inner; i++) {
+		munmap(u->inner_mem[i], (size_t)UNWIND_ROWS_PER_MAP * 4);
+		close(u->inner_fd[i]);
+	}
+	free(u->inner_fd);
+	free(u->inner_mem);
+	free(u->free);
 	for (size_t i = 0; i < u->nr_objs; i++)
 		free(u->objs[i].loads);
 	free(u->objs);
+	for (size_t i = 0; i < u->nr_tabs; i++) {
+		free(u->tabs[i].pages);
+		free(u->tabs[i].rows);
+	}
+	free(u->tabs);
 	free(u->bids);
 	free(u->proc);
 	ehtab_rules_destroy(u->rules);
@@ -151,17 +247,36 @@ void unwinder_stats(const struct unwinder *u, struct unwinder_stats *st)
 	st->rules = u->rules_loaded;
 	st->rows = u->rows_used;
 	st->pages = u->pages_used;
-	/* what the kernel holds for the tables: the preallocated arrays, the
-	 * page entries (hash: key, value and ~48 bytes of element header) and
-	 * the live images' mapping tables */
-	st->bytes = u->objs_len + u->rows_len + u->rules_len + (uint64_t)u->pages_used * 64 +
-		    (uint64_t)u->images_live * sizeof(struct unwind_proc);
+	st->objects_failed += u->nr_no_room;
+	st->row_maps = u->nr_inner;
+	st->budget = u->maps.budget;
+	st->bytes = table_bytes(u);
+	if (st->peak_bytes < st->bytes)
+		st->peak_bytes = st->bytes;
+	/* the live images' mapping tables: hash elements of one struct
+	 * unwind_proc each, outside the budget (they follow the processes) */
+	st->image_bytes = (uint64_t)u->images_live * (sizeof(struct unwind_proc) + 64);
 }
 
+static uint64_t *state_word(const struct unwinder *u, uint32_t obj_id)
+{
+	return (uint64_t *)(u->objs_mem + sizeof(__u64) * obj_id);
+}
+
+/* A new state, the walker's flags cleared.  Release: a walk that sees
+ * LOADED sees the rows and pages written before. */
 static void set_state(struct unwinder *u, uint32_t obj_id, uint32_t state)
 {
-	__atomic_store_n((uint32_t *)(u->objs_mem + ELEM_STRIDE(sizeof(__u32)) * obj_id), state,
-			 __ATOMIC_RELEASE);
+	if (obj_id < u->nr_tabs) {
+		if (u->tabs[obj_id].state == UNWIND_OBJ_NO_ROOM)
+			u->nr_no_room--;
+		if (state == UNWIND_OBJ_NO_ROOM)
+			u->nr_no_room++;
+		if (state == UNWIND_OBJ_LOADED)
+			u->space_gen++; /* one more table that may be evicted */
+		u->tabs[obj_id].state = state;
+	}
+	__atomic_store_n(state_word(u, obj_id), (uint64_t)state, __ATOMIC_RELEASE);
 }
 
 static struct unw_obj *slot(struct unwinder *u, uint32_t idx)
@@ -177,6 +292,21 @@ static struct unw_obj *slot(struct unwinder *u, uint32_t idx)
 		u->nr_objs = n;
 	}
 	return &u->objs[idx];
+}
+
+static struct unw_tab *tab_slot(struct unwinder *u, uint32_t obj_id)
+{
+	if (obj_id >= u->nr_tabs) {
+		size_t n = obj_id + 1 > u->nr_tabs * 2 ? obj_id + 1 : u->nr_tabs * 2;
+		void *p = realloc(u->tabs, n * sizeof(*u->tabs));
+
+		if (!p)
+			return NULL;
+		u->tabs = p;
+		memset(u->tabs + u->nr_tabs, 0, (n - u->nr_tabs) * sizeof(*u->tabs));
+		u->nr_tabs = n;
+	}
+	return &u->tabs[obj_id];
 }
 
 static int read_loads(struct unw_obj *s, Elf *elf)
@@ -244,34 +374,171 @@ static void load_new_rules(struct unwinder *u)
 	u->rules_loaded = n < u->maps.rules_cap ? n : u->maps.rules_cap;
 }
 
-/* The page index of an object's rows into the pages map: in one batch
- * (BPF_MAP_UPDATE_BATCH, Linux 5.6), one system call where each page was
- * one (a system-wide recording's objects: ~300 pages); page by page where
- * the kernel takes no batches.  0 or -errno. */
-static int load_pages(struct unwinder *u, uint32_t obj_id, const struct ehtab_packed *pk)
+/* ---- the rows: inner maps and free runs --------------------------------- */
+
+/* Wait until no BPF program still runs with what it read before: an update
+ * of an array of maps returns only after an RCU grace period (the kernel's
+ * maybe_wait_bpf_programs), so rewriting inner map 0's slot with itself is
+ * a barrier against walks that may still read rows just freed. */
+static void wait_walks(struct unwinder *u)
 {
-	struct unwind_page_key *keys = malloc(pk->nr_pages * sizeof(*keys) + 1);
-	struct unwind_page *vals = malloc(pk->nr_pages * sizeof(*vals) + 1);
+	__u32 k = 0;
+
+	if (u->nr_inner)
+		bpf_map_update_elem(u->maps.rows_fd, &k, &u->inner_fd[0], BPF_ANY);
+}
+
+static void free_rows(struct unwinder *u, uint32_t start, uint32_t len)
+{
+	size_t i = 0;
+
+	if (!len)
+		return;
+	while (i < u->nr_free && u->free[i].start < start)
+		i++;
+	/* merge with the run before, the run after, or both */
+	if (i > 0 && u->free[i - 1].start + u->free[i - 1].len == start) {
+		u->free[i - 1].len += len;
+		if (i < u->nr_free && start + len == u->free[i].start) {
+			u->free[i - 1].len += u->free[i].len;
+			memmove(&u->free[i], &u->free[i + 1], (u->nr_free - i - 1) * sizeof(*u->free));
+			u->nr_free--;
+		}
+		return;
+	}
+	if (i < u->nr_free && start + len == u->free[i].start) {
+		u->free[i].start = start;
+		u->free[i].len += len;
+		return;
+	}
+	if (u->nr_free == u->cap_free) {
+		size_t n = u->cap_free ? u->cap_free * 2 : 64;
+		void *p = realloc(u->free, n * sizeof(*u->free));
+
+		if (!p)
+			return; /* those rows are lost to this recording */
+		u->free = p;
+		u->cap_free = n;
+	}
+	memmove(&u->free[i + 1], &u->free[i], (u->nr_free - i) * sizeof(*u->free));
+	u->free[i] = (struct unw_ext){ start, len };
+	u->nr_free++;
+}
+
+/* One more inner map, within the budget: its rows join the free runs.
+ * 0, -ENOSPC (budget or outer array full), -errno. */
+static int add_inner(struct unwinder *u, uint64_t extra_pages)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	uint32_t k = u->nr_inner;
+	void *mem;
+	int fd;
+
+	if (k >= u->maps.row_maps ||
+	    table_bytes(u) + UNWINDER_INNER_BYTES + extra_pages * UNWINDER_PAGE_BYTES > u->maps.budget)
+		return -ENOSPC;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows_in", sizeof(__u32),
+			    sizeof(struct unwind_row_chunk), UNWIND_CHUNKS_PER_MAP, &opts);
+	if (fd < 0)
+		return -errno;
+	mem = map_array(fd, (size_t)UNWIND_ROWS_PER_MAP * 4);
+	if (!mem || bpf_map_update_elem(u->maps.rows_fd, &k, &fd, BPF_ANY)) {
+		int err = -errno;
+
+		if (mem)
+			munmap(mem, (size_t)UNWIND_ROWS_PER_MAP * 4);
+		close(fd);
+		return err;
+	}
+	u->inner_fd[k] = fd;
+	u->inner_mem[k] = mem;
+	u->nr_inner++;
+	u->space_gen++;
+	free_rows(u, k * UNWIND_ROWS_PER_MAP, UNWIND_ROWS_PER_MAP);
+	return 0;
+}
+
+/* The first free run of at least len rows, taken; false if none. */
+static bool take_rows(struct unwinder *u, uint32_t len, uint32_t *start)
+{
+	for (size_t i = 0; i < u->nr_free; i++) {
+		if (u->free[i].len < len)
+			continue;
+		*start = u->free[i].start;
+		u->free[i].start += len;
+		u->free[i].len -= len;
+		if (!u->free[i].len) {
+			memmove(&u->free[i], &u->free[i + 1], (u->nr_free - i - 1) * sizeof(*u->free));
+			u->nr_free--;
+		}
+		return true;
+	}
+	return false;
+}
+
+static uint64_t free_total(const struct unwinder *u)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < u->nr_free; i++)
+		n += u->free[i].len;
+	return n;
+}
+
+/* Copy rows to the global row index at, across inner maps. */
+static void write_rows(struct unwinder *u, uint32_t at, const uint32_t *rows, uint32_t n)
+{
+	while (n) {
+		uint32_t m = at / UNWIND_ROWS_PER_MAP, off = at % UNWIND_ROWS_PER_MAP;
+		uint32_t k = UNWIND_ROWS_PER_MAP - off < n ? UNWIND_ROWS_PER_MAP - off : n;
+
+		memcpy(u->inner_mem[m] + off, rows, (size_t)k * 4);
+		at += k;
+		rows += k;
+		n -= k;
+	}
+}
+
+static void read_rows(struct unwinder *u, uint32_t at, uint32_t *rows, uint32_t n)
+{
+	while (n) {
+		uint32_t m = at / UNWIND_ROWS_PER_MAP, off = at % UNWIND_ROWS_PER_MAP;
+		uint32_t k = UNWIND_ROWS_PER_MAP - off < n ? UNWIND_ROWS_PER_MAP - off : n;
+
+		memcpy(rows, u->inner_mem[m] + off, (size_t)k * 4);
+		at += k;
+		rows += k;
+		n -= k;
+	}
+}
+
+/* ---- tables in and out of the maps ------------------------------------- */
+
+/* The page index of a table into the pages map, pg[].first the rows'
+ * places: in one batch (BPF_MAP_UPDATE_BATCH, Linux 5.6), one system call
+ * where each page was one; page by page where the kernel takes no
+ * batches.  0 or -errno. */
+static int load_pages(struct unwinder *u, uint32_t obj_id, const struct ehtab_page *pg, size_t nr)
+{
+	struct unwind_page_key *keys = malloc(nr * sizeof(*keys) + 1);
+	struct unwind_page *vals = malloc(nr * sizeof(*vals) + 1);
 	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
-	__u32 count = (__u32)pk->nr_pages;
+	__u32 count = (__u32)nr;
 	int err = 0;
 
 	if (!keys || !vals) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < pk->nr_pages; i++) {
-		keys[i] = (struct unwind_page_key){ .obj_id = obj_id, .page = pk->pages[i].page };
-		vals[i] = (struct unwind_page){
-			.first_row = u->rows_used + pk->pages[i].first,
-			.nr_rows = pk->pages[i].nr,
-		};
+	for (size_t i = 0; i < nr; i++) {
+		keys[i] = (struct unwind_page_key){ .obj_id = obj_id, .page = pg[i].page };
+		vals[i] = (struct unwind_page){ .first_row = pg[i].first, .nr_rows = pg[i].nr };
 	}
 	if (!count || !bpf_map_update_batch(u->maps.pages_fd, keys, vals, &count, &opts))
 		goto out;
 	/* refused, or stopped part way (count: those written): the rest one
 	 * by one, which also says which error it was */
-	for (size_t i = count <= pk->nr_pages ? count : 0; i < pk->nr_pages; i++) {
+	for (size_t i = count <= nr ? count : 0; i < nr; i++) {
 		if (bpf_map_update_elem(u->maps.pages_fd, &keys[i], &vals[i], BPF_ANY)) {
 			err = -errno;
 			break;
@@ -281,6 +548,117 @@ out:
 	free(keys);
 	free(vals);
 	return err;
+}
+
+static void unload_pages(struct unwinder *u, uint32_t obj_id, const struct ehtab_page *pg, size_t nr)
+{
+	struct unwind_page_key *keys = malloc(nr * sizeof(*keys) + 1);
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 count = (__u32)nr;
+
+	if (!keys)
+		return;
+	for (size_t i = 0; i < nr; i++)
+		keys[i] = (struct unwind_page_key){ .obj_id = obj_id, .page = pg[i].page };
+	if (count && bpf_map_delete_batch(u->maps.pages_fd, keys, &count, &opts))
+		for (size_t i = 0; i < nr; i++)
+			bpf_map_delete_elem(u->maps.pages_fd, &keys[i]);
+	free(keys);
+}
+
+/*
+ * Place a table's rows (rows, pages relative to them) in the maps: each
+ * page in the first free run that holds it (a table need not be in one
+ * piece, so the holes that evictions leave are used), inner maps added
+ * within the budget as needed.  On success pg[].first are the global rows
+ * and the state is for the caller to set.  0, -ENOSPC (no room), -errno.
+ */
+static int place(struct unwinder *u, uint32_t obj_id, struct ehtab_page *pg, size_t nr,
+		 const uint32_t *rows, uint64_t nr_rows)
+{
+	uint32_t *at = malloc(nr * sizeof(*at) + 1);
+	size_t i;
+	int err = 0;
+
+	if (!at)
+		return -ENOMEM;
+	if (ehtab_rules_count(u->rules) > u->maps.rules_cap ||
+	    u->pages_used + nr > u->maps.pages_cap ||
+	    table_bytes(u) + nr * UNWINDER_PAGE_BYTES > u->maps.budget) {
+		err = -ENOSPC;
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		while (!take_rows(u, pg[i].nr, &at[i])) {
+			err = add_inner(u, nr);
+			if (err)
+				break;
+		}
+		if (err)
+			break;
+	}
+	if (err) {
+		while (i--)
+			free_rows(u, at[i], pg[i].nr);
+		goto out;
+	}
+	load_new_rules(u);
+	for (i = 0; i < nr; i++)
+		write_rows(u, at[i], rows + pg[i].first, pg[i].nr);
+	for (i = 0; i < nr; i++) {
+		uint32_t rel = pg[i].first;
+
+		pg[i].first = at[i];
+		at[i] = rel; /* kept to undo */
+	}
+	err = load_pages(u, obj_id, pg, nr);
+	if (err) {
+		/* the pages written so far go; the rows are free again (no
+		 * walk reads them: the state is not LOADED) */
+		unload_pages(u, obj_id, pg, nr);
+		for (i = 0; i < nr; i++) {
+			free_rows(u, pg[i].first, pg[i].nr);
+			pg[i].first = at[i];
+		}
+		goto out;
+	}
+	u->rows_used += nr_rows;
+	u->pages_used += nr;
+out:
+	free(at);
+	return err;
+}
+
+/* A table's rows back out of the kernel into t (it was LOADED; the caller
+ * has made sure no walk reads them any more). */
+static int take_back(struct unwinder *u, struct unw_tab *t)
+{
+	uint32_t *rows = malloc(t->nr_rows * sizeof(*rows) + 1);
+	uint32_t n = 0;
+
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nr_pages; i++) {
+		read_rows(u, t->pages[i].first, rows + n, t->pages[i].nr);
+		free_rows(u, t->pages[i].first, t->pages[i].nr);
+		t->pages[i].first = n;
+		n += t->pages[i].nr;
+	}
+	t->rows = rows;
+	u->rows_used -= t->nr_rows;
+	u->pages_used -= t->nr_pages;
+	return 0;
+}
+
+/* Try to load t (NO_ROOM, its rows in t->rows); true when loaded. */
+static bool load_kept(struct unwinder *u, uint32_t obj_id, struct unw_tab *t)
+{
+	if (place(u, obj_id, t->pages, t->nr_pages, t->rows, t->nr_rows))
+		return false;
+	free(t->rows);
+	t->rows = NULL;
+	set_state(u, obj_id, UNWIND_OBJ_LOADED);
+	return true;
 }
 
 /* The table's cache key: the object's build-id and its .eh_frame bytes.
@@ -301,10 +679,10 @@ static bool cache_key(const struct bprof_object *o, Elf *elf, struct tabcache_ke
 	return true;
 }
 
-/* Build obj_id's table from elf (or read it from the cache) and load it;
- * false when it has none. */
-static bool build_and_load(struct unwinder *u, uint32_t obj_id, Elf *elf,
-			   const struct bprof_object *o)
+/* Build obj_id's table from elf (or read it from the cache) and load it,
+ * or keep it for later when it does not fit; its new state. */
+static uint32_t build_and_load(struct unwinder *u, uint32_t obj_id, struct unw_tab *tab,
+			       Elf *elf, const struct bprof_object *o)
 {
 	struct ehtab *t = NULL;
 	struct ehtab_packed pk = {0};
@@ -312,7 +690,7 @@ static bool build_and_load(struct unwinder *u, uint32_t obj_id, Elf *elf,
 	struct tabcache_key key;
 	bool keyed = u->cache && cache_key(o, elf, &key);
 	uint64_t t0 = cpu_ns();
-	bool ok = false;
+	uint32_t state = UNWIND_OBJ_NO_TABLE;
 	int berr = -ENOENT;
 
 	/* from the cache, or built (and then kept for the next recording);
@@ -328,38 +706,37 @@ static bool build_and_load(struct unwinder *u, uint32_t obj_id, Elf *elf,
 			tabcache_put(u->cache, &key, &pk, u->rules);
 	}
 	u->st.build_ns += cpu_ns() - t0;
-	if (berr)
+	if (berr || !pk.nr_rows)
 		goto out;
 	t0 = cpu_ns();
-	if (!pk.nr_rows || pk.nr_rows > (uint64_t)u->maps.row_chunks * UNWIND_ROWS_PER_CHUNK - u->rows_used ||
-	    pk.nr_pages > u->maps.pages_cap - u->pages_used ||
-	    ehtab_rules_count(u->rules) > u->maps.rules_cap) {
+	tab->nr_rows = pk.nr_rows;
+	tab->nr_pages = pk.nr_pages;
+	tab->pages = pk.pages;
+	pk.pages = NULL;
+	berr = place(u, obj_id, tab->pages, tab->nr_pages, pk.rows, pk.nr_rows);
+	if (berr == -ENOSPC) {
+		/* no room: kept here until a walk wants it */
+		tab->rows = pk.rows;
+		pk.rows = NULL;
+		state = UNWIND_OBJ_NO_ROOM;
+	} else if (!berr) {
+		state = UNWIND_OBJ_LOADED;
+	} else {
 		u->st.objects_failed++;
-		goto out;
 	}
-	load_new_rules(u);
-	memcpy(u->rows_mem + (size_t)u->rows_used * sizeof(__u32), pk.rows,
-	       pk.nr_rows * sizeof(__u32));
-	if (load_pages(u, obj_id, &pk)) {
-		/* the pages written so far stay, unreachable: the object is
-		 * marked as having no table */
-		u->st.objects_failed++;
-		goto out;
-	}
-	u->rows_used += pk.nr_rows;
-	u->pages_used += pk.nr_pages;
 	u->st.load_ns += cpu_ns() - t0;
-	ok = true;
 out:
 	ehtab_packed_free(&pk);
 	ehtab_destroy(t);
-	return ok;
+	return state;
 }
 
 void unwinder_object(struct unwinder *u, uint32_t idx, Elf *elf, const struct bprof_object *o)
 {
 	struct unw_obj *s = slot(u, idx);
+	struct unw_tab *t;
 	struct unw_bid *b;
+	uint32_t state;
 
 	if (!s || s->obj_id)
 		return; /* a table once decided stays: its id is in mapping tables */
@@ -370,19 +747,170 @@ void unwinder_object(struct unwinder *u, uint32_t idx, Elf *elf, const struct bp
 		u->st.objects_shared++;
 		return;
 	}
-	if (u->next_obj_id >= u->maps.objs_cap) {
+	if (u->next_obj_id >= u->maps.objs_cap || !(t = tab_slot(u, u->next_obj_id))) {
 		u->st.objects_failed++;
 		return;
 	}
 	s->obj_id = u->next_obj_id++;
-	if (build_and_load(u, s->obj_id, elf, o)) {
-		set_state(u, s->obj_id, UNWIND_OBJ_LOADED);
+	t->idx = idx;
+	state = build_and_load(u, s->obj_id, t, elf, o);
+	set_state(u, s->obj_id, state);
+	if (state == UNWIND_OBJ_LOADED)
 		u->st.objects_loaded++;
-	} else {
-		set_state(u, s->obj_id, UNWIND_OBJ_NO_TABLE);
+	else if (state == UNWIND_OBJ_NO_TABLE)
 		u->st.objects_no_table++;
-	}
 	remember_bid(u, o, s->obj_id);
+}
+
+static int cmp_victim(const void *a, const void *b, void *ctx)
+{
+	const struct unwinder *u = ctx;
+	uint64_t x = u->tabs[*(const uint32_t *)a].nr_rows, y = u->tabs[*(const uint32_t *)b].nr_rows;
+
+	return x < y ? 1 : x > y ? -1 : 0; /* largest first */
+}
+
+/*
+ * Make room for want (NO_ROOM, wanted by a walk) by evicting loaded tables
+ * that no walk has used, largest first, and load it.  Nothing is evicted
+ * unless the rows and the budget then suffice.
+ */
+static bool load_wanted(struct unwinder *u, uint32_t want_id)
+{
+	struct unw_tab *w = &u->tabs[want_id];
+	uint32_t *victims = NULL, nv = 0;
+	uint64_t room, got = 0, grow;
+	bool ok = false;
+
+	if (load_kept(u, want_id, w))
+		return true;
+	/* what the budget could still add, in rows */
+	grow = table_bytes(u) + w->nr_pages * UNWINDER_PAGE_BYTES < u->maps.budget ?
+		       (u->maps.budget - table_bytes(u) - w->nr_pages * UNWINDER_PAGE_BYTES) /
+			       UNWINDER_INNER_BYTES * UNWIND_ROWS_PER_MAP : 0;
+	if (grow > (uint64_t)(u->maps.row_maps - u->nr_inner) * UNWIND_ROWS_PER_MAP)
+		grow = (uint64_t)(u->maps.row_maps - u->nr_inner) * UNWIND_ROWS_PER_MAP;
+	room = free_total(u) + grow;
+	victims = malloc(u->nr_tabs * sizeof(*victims) + 1);
+	if (!victims)
+		return false;
+	for (uint32_t id = 1; id < u->nr_tabs; id++) {
+		uint64_t v = __atomic_load_n(state_word(u, id), __ATOMIC_ACQUIRE);
+
+		if (u->tabs[id].state == UNWIND_OBJ_LOADED && !(v & UNWIND_OBJ_USED))
+			victims[nv++] = id;
+	}
+	qsort_r(victims, nv, sizeof(*victims), cmp_victim, u);
+	uint32_t n = 0;
+
+	/* a little more than the rows: pages are placed whole, in holes */
+	while (n < nv && room + got < w->nr_rows + w->nr_rows / 16 + 1)
+		got += u->tabs[victims[n++]].nr_rows;
+	if (room + got < w->nr_rows)
+		goto out; /* even all of them would not do: keep them */
+	for (uint32_t i = 0; i < n; i++) {
+		struct unw_tab *t = &u->tabs[victims[i]];
+
+		/* walks stop reading it, then its pages go */
+		set_state(u, victims[i], UNWIND_OBJ_NO_ROOM);
+		unload_pages(u, victims[i], t->pages, t->nr_pages);
+	}
+	/* ... and the walks that read them before have ended */
+	wait_walks(u);
+	for (uint32_t i = 0; i < n; i++) {
+		struct unw_tab *t = &u->tabs[victims[i]];
+
+		if (take_back(u, t)) {
+			/* out of memory: its rows are lost to this recording,
+			 * its table with them (it was never used) */
+			for (size_t k = 0; k < t->nr_pages; k++)
+				free_rows(u, t->pages[k].first, t->pages[k].nr);
+			u->rows_used -= t->nr_rows;
+			u->pages_used -= t->nr_pages;
+			set_state(u, victims[i], UNWIND_OBJ_NO_TABLE);
+		}
+		u->st.objects_evicted++;
+		u->st.objects_loaded--;
+	}
+	u->space_gen++;
+	ok = load_kept(u, want_id, w);
+out:
+	free(victims);
+	return ok;
+}
+
+void unwinder_tick(struct unwinder *u)
+{
+	if (!u || !u->nr_no_room)
+		return;
+	for (uint32_t id = 1; id < u->nr_tabs && u->nr_no_room; id++) {
+		struct unw_tab *t = &u->tabs[id];
+		uint64_t v, t0;
+
+		if (t->state != UNWIND_OBJ_NO_ROOM)
+			continue;
+		v = __atomic_load_n(state_word(u, id), __ATOMIC_ACQUIRE);
+		if (!(v & UNWIND_OBJ_WANTED))
+			continue;
+		t->sampled = true;
+		if (t->tried_gen == u->space_gen + 1)
+			continue; /* nothing changed since it did not fit */
+		t0 = cpu_ns();
+		if (load_wanted(u, id)) {
+			u->st.objects_loaded++;
+			u->st.objects_reloaded++;
+		} else {
+			t->tried_gen = u->space_gen + 1;
+		}
+		u->st.load_ns += cpu_ns() - t0;
+	}
+	if (u->st.peak_bytes < table_bytes(u))
+		u->st.peak_bytes = table_bytes(u);
+}
+
+long unwinder_misses(const struct unwinder *u, struct unwinder_miss **out)
+{
+	long n = 0;
+
+	*out = NULL;
+	if (!u->nr_no_room)
+		return 0;
+	*out = calloc(u->nr_no_room, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (uint32_t id = 1; id < u->nr_tabs && n < u->nr_no_room; id++) {
+		const struct unw_tab *t = &u->tabs[id];
+		uint64_t v;
+
+		if (t->state != UNWIND_OBJ_NO_ROOM)
+			continue;
+		v = __atomic_load_n(state_word(u, id), __ATOMIC_ACQUIRE);
+		(*out)[n++] = (struct unwinder_miss){
+			.idx = t->idx, .sampled = t->sampled || (v & UNWIND_OBJ_WANTED),
+			.rows = t->nr_rows, .pages = t->nr_pages,
+		};
+	}
+	return n;
+}
+
+uint64_t unwinder_budget_needed(const struct unwinder *u)
+{
+	uint64_t rows = u->rows_used, pages = u->pages_used, maps, need;
+
+	for (uint32_t id = 1; id < u->nr_tabs; id++)
+		if (u->tabs[id].state == UNWIND_OBJ_NO_ROOM) {
+			rows += u->tabs[id].nr_rows;
+			pages += u->tabs[id].nr_pages;
+		}
+	/* pages placed whole leave a little of each inner map unused */
+	maps = (rows + rows / 32 + UNWIND_ROWS_PER_MAP - 1) / UNWIND_ROWS_PER_MAP;
+	need = maps * UNWINDER_INNER_BYTES + pages * UNWINDER_PAGE_BYTES;
+	struct unwinder_sizes sz;
+
+	/* the fixed part grows a little with the budget */
+	unwinder_sizes(need + (need >> 4) + (2 << 20), &sz);
+	need += unwinder_fixed_bytes(&sz);
+	return (need + (1 << 20) - 1) >> 20 << 20;
 }
 
 /* vaddr = address - bias for the PT_LOAD that holds file offset off */

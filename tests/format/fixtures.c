@@ -174,7 +174,7 @@ struct bprof_recording *fx_typical_v11(void)
 	r->losses.user_stack_before_table = 9;
 	r->unwind.mode = BPROF_UNWIND_AUTO;
 	r->unwind.flags = BPROF_UNWIND_WALKED;
-	for (int i = 0; i < BPROF_UNW_NR_COUNTERS; i++)
+	for (int i = 0; i <= BPROF_UNW_LOAD_NS; i++) /* the 27 counters of 1.1 */
 		r->unwind.counters[i] = 100 + (uint64_t)i;
 	add_stack(r, 0x60000003, 4, 0x401100);
 	r->stacks[r->nr_stacks - 1].flags = BPROF_USTACK_LEAF_EXACT | BPROF_USTACK_COMPLETE;
@@ -213,7 +213,7 @@ struct bprof_recording *fx_typical_v12(void)
 	return r;
 }
 
-struct bprof_recording *fx_typical(void)
+struct bprof_recording *fx_typical_v13(void)
 {
 	struct bprof_recording *r = fx_typical_v12();
 	struct bprof_process *p = NULL;
@@ -243,6 +243,23 @@ struct bprof_recording *fx_typical(void)
 	p->gaps[0] = 4;
 	r->counts[0].map_gen = 1;
 	r->counts[1].map_gen = 3;
+	return r;
+}
+
+struct bprof_recording *fx_typical(void)
+{
+	struct bprof_recording *r = fx_typical_v13();
+
+	if (!r)
+		return NULL;
+	/* format 1.4: the counters of the memory budget, and two objects
+	 * whose tables did not fit, one of them sampled */
+	for (int i = BPROF_UNW_LOAD_NS + 1; i < BPROF_UNW_NR_COUNTERS; i++)
+		r->unwind.counters[i] = 100 + (uint64_t)i;
+	r->unwind.nr_misses = 2;
+	r->unwind.misses = xcalloc(2, sizeof(*r->unwind.misses));
+	r->unwind.misses[0] = (struct bprof_unwind_miss){ 0, BPROF_UNWIND_MISS_SAMPLED, 2500000 };
+	r->unwind.misses[1] = (struct bprof_unwind_miss){ 1, 0, 31 };
 	return r;
 }
 
@@ -350,8 +367,15 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		DIFF("meta numbers differ");
 	if (memcmp(&a->losses, &b->losses, sizeof(a->losses)))
 		DIFF("losses differ");
-	if (memcmp(&a->unwind, &b->unwind, sizeof(a->unwind)))
+	if (a->unwind.mode != b->unwind.mode || a->unwind.flags != b->unwind.flags ||
+	    memcmp(a->unwind.counters, b->unwind.counters, sizeof(a->unwind.counters)) ||
+	    a->unwind.nr_misses != b->unwind.nr_misses)
 		DIFF("unwind differs");
+	for (uint32_t i = 0; i < a->unwind.nr_misses; i++)
+		if (a->unwind.misses[i].object_index != b->unwind.misses[i].object_index ||
+		    a->unwind.misses[i].flags != b->unwind.misses[i].flags ||
+		    a->unwind.misses[i].rows != b->unwind.misses[i].rows)
+			DIFF("unwind miss %u differs", i);
 	/* field by field: the struct has padding */
 	if (a->access.present != b->access.present || a->access.flags != b->access.flags ||
 	    a->access.euid != b->access.euid || a->access.capabilities != b->access.capabilities ||

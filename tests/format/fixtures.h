@@ -21,6 +21,8 @@ struct bprof_recording *fx_typical_v10(void);
 struct bprof_recording *fx_typical_v11(void);
 /* format 1.2's typical: fx_typical without mapping generations */
 struct bprof_recording *fx_typical_v12(void);
+/* format 1.3's typical: mapping generations; 27 UNWIND counters, no misses */
+struct bprof_recording *fx_typical_v13(void);
 /* Strings with odd bytes: UTF-8, control characters, high bytes, spaces. */
 struct bprof_recording *fx_odd_strings(void);
 /* nr_counts counts over nr_stacks stacks and nr_ksyms ksyms; seeded. */

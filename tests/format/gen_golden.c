@@ -956,12 +956,60 @@ int main(int argc, char **argv)
 	}
 
 	/* ---- UNWIND (1.1) ----
-	 * typical's payload: mode (0), flags (4), nr_counters = 27 (8),
-	 * counters (16..232), nr_stack_flags = 2 (232), entries for stacks
-	 * 0x40000005 (240) and 0x60000003 (248). */
+	 * typical's payload: mode (0), flags (4), nr_counters = 33 (8),
+	 * counters (16..280), nr_stack_flags = 2 (280), entries for stacks
+	 * 0x40000005 (288) and 0x60000003 (296); from 1.3 nr_misses = 2
+	 * (304), misses of objects 0 (312) and 1 (328). */
 	{
 		size_t u = payload(&c, BPROF_SECT_UNWIND);
 		size_t ent = u + 16 + 8 * BPROF_UNW_NR_COUNTERS + 8;
+		size_t mis = ent + 16 + 8;
+
+		DAMAGED(d, &c)
+		{
+			set32(&d, mis + 16, 2);
+			invalid(g, "unwind-miss-object-out-of-range", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, mis, 1);
+			set32(&d, mis + 16, 0);
+			invalid(g, "unwind-misses-unsorted", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, mis + 16, 0);
+			invalid(g, "unwind-misses-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set32(&d, mis + 4, 0x3);
+			invalid(g, "unwind-miss-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, mis + 8, 0);
+			invalid(g, "unwind-miss-zero-rows", BPROF_E_CORRUPT, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			set64(&d, mis - 8, 3);
+			invalid(g, "unwind-misses-past-end", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
+		DAMAGED(d, &c)
+		{
+			/* a 1.3 UNWIND section that ends after the stack flags */
+			bb_delete(&d, mis - 8, 8 + 2 * 16);
+			set_sect_len(&d, BPROF_SECT_UNWIND, sect_len(&d, BPROF_SECT_UNWIND) - 40);
+			invalid(g, "unwind-misses-missing", BPROF_E_TRUNCATED, frame(&d, NULL));
+			free(d.p);
+		}
 
 		DAMAGED(d, &c)
 		{

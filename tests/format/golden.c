@@ -137,8 +137,23 @@ Test(golden, valid_v1_2_file_still_reads)
 		cr_assert_eq(r->processes[i].has_gens, 0);
 	for (uint64_t i = 0; i < r->nr_counts; i++)
 		cr_assert_eq(r->counts[i].map_gen, 0);
+	cr_assert_eq(r->unwind.nr_misses, 0);
+	cr_assert_eq(r->unwind.counters[BPROF_UNW_MEMORY_BUDGET], 0);
 	bprof_recording_free(r);
 	expect_fixture("v1.2-typical", fx_typical_v12());
+}
+
+/* A file of format 1.3 (minor 3: 27 UNWIND counters, no miss entries),
+ * written by the 1.3 writer and kept as it was: still reads, as what 1.3
+ * held (the counters it lacks read as 0). */
+Test(golden, valid_v1_3_file_still_reads)
+{
+	struct bprof_recording *r = read_golden("v1.3-typical");
+
+	cr_assert_eq(r->unwind.nr_misses, 0);
+	cr_assert_eq(r->unwind.counters[BPROF_UNW_MEMORY_BUDGET], 0);
+	bprof_recording_free(r);
+	expect_fixture("v1.3-typical", fx_typical_v13());
 }
 
 Test(golden, valid_access_counter_count_may_differ)

@@ -26,6 +26,7 @@
  *   ksym 0x<addr> <module_index|-1> <name>                   (only with --ksyms)
  *   unwind mode=<fp|auto|cfi> flags=0x<flags>    (only with an UNWIND section)
  *   unwind_counter <name> <value>               (one per known counter)
+ *   unwind_miss <object_index> 0x<flags> <rows>  (tables that did not fit)
  *   image <object_index> <len> <fnv1a-64 of the bytes, hex>
  *   access euid=<uid> flags=0x<flags> caps=0x<capabilities>  (only with an ACCESS section)
  *   access_counter <name> <value>               (one per known counter)
@@ -229,6 +230,9 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 		for (unsigned i = 0; i < BPROF_UNW_NR_COUNTERS; i++)
 			fprintf(f, "unwind_counter %s %llu\n", bprof_unwind_counter_name(i),
 				(unsigned long long)r->unwind.counters[i]);
+		for (uint32_t i = 0; i < r->unwind.nr_misses; i++)
+			fprintf(f, "unwind_miss %u 0x%x %llu\n", r->unwind.misses[i].object_index,
+				r->unwind.misses[i].flags, (unsigned long long)r->unwind.misses[i].rows);
 	}
 	for (uint64_t i = 0; i < r->nr_images; i++) {
 		uint64_t h = 0xcbf29ce484222325ull;
