@@ -294,6 +294,9 @@ __attribute__((noinline)) int unwind_count(__u32 idx)
 /* An object's state; marks it USED (a loaded table met by a walk: it is
  * not evicted) or WANTED (a table that did not fit: loaded next, evicting
  * unused ones), once each, so the common case stays a load. */
+/* A walk set some object's WANTED flag: the sample tells user space. */
+__u32 unwind_want_wake = 0;
+
 static __always_inline __u32 unwind_obj_state(__u32 obj_id)
 {
 	__u64 *v = bpf_map_lookup_elem(&unwind_objs, &obj_id);
@@ -306,8 +309,10 @@ static __always_inline __u32 unwind_obj_state(__u32 obj_id)
 	st = s & UNWIND_OBJ_STATE_MASK;
 	if (st == UNWIND_OBJ_LOADED && !(s & UNWIND_OBJ_USED))
 		__sync_fetch_and_or(v, UNWIND_OBJ_USED);
-	else if (st == UNWIND_OBJ_NO_ROOM && !(s & UNWIND_OBJ_WANTED))
+	else if (st == UNWIND_OBJ_NO_ROOM && !(s & UNWIND_OBJ_WANTED)) {
 		__sync_fetch_and_or(v, UNWIND_OBJ_WANTED);
+		unwind_want_wake = 1;
+	}
 	return st;
 }
 
@@ -686,8 +691,20 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 	bpf_loop(PROFILE_MAX_STACK_DEPTH, walk_frame, &w, 0);
 	if (s->events & UNWIND_EV_PENDING)
 		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
-	if (s->events & UNWIND_EV_NO_ROOM)
+	if (s->events & UNWIND_EV_NO_ROOM) {
 		unwind_count(UNWIND_STAT_SAMPLES_NO_ROOM);
+		if (unwind_want_wake) {
+			/* once per object that becomes wanted (two CPUs may
+			 * both send it: harmless) */
+			__u32 *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+			unwind_want_wake = 0;
+			if (e) {
+				*e = UNWIND_EVENT_WANTED;
+				bpf_ringbuf_submit(e, 0);
+			}
+		}
+	}
 	if (s->events & UNWIND_EV_UNMAPPED)
 		ask_remap(task, sk);
 	if (s->result == UNWIND_COMPLETE) {

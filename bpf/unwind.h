@@ -153,6 +153,10 @@ enum unwind_obj_state {
 	UNWIND_OBJ_NO_ROOM,     /* it has a table, but the memory budget was
 				 * spent: a walk that meets it sets WANTED */
 };
+/* The ring buffer event (a bare __u32 type, beside profile.h's) that wakes
+ * prof-record when a walk first wants a table that did not fit, so that
+ * it is loaded at once rather than at the next 100 ms poll. */
+#define UNWIND_EVENT_WANTED 0x100u
 #define UNWIND_OBJ_STATE_MASK 0xffu
 #define UNWIND_OBJ_USED   (1u << 8) /* LOADED: a walk used the table */
 #define UNWIND_OBJ_WANTED (1u << 9) /* NO_ROOM: a walk needed the table */

@@ -20,6 +20,7 @@
 #include "sampler.h"
 #include "profile.h"
 #include "profile.skel.h"
+#include "unwind.h"
 
 #define RESCAN_NS 1000000000ULL
 
@@ -223,6 +224,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(__u32))
 		return 0;
 	pc->events++;
+	if (e->type == UNWIND_EVENT_WANTED)
+		return 0; /* only to wake the loop: its tick loads the table */
 	if (e->type == PROFILE_EV_VMA) {
 		const struct profile_vma_event *v = data;
 

@@ -1,0 +1,107 @@
+#!/bin/bash
+# The unwind tables' memory budget (--unwind-memory): what does not fit is
+# never dropped silently.  With a budget too small for clang++'s libLLVM and
+# libclang-cpp, the recording lists each object that did not fit (which,
+# whether sampled, the rows it needed: --info and the UNWIND section), the
+# recorder warns with the value that would have held them, and that value
+# does.  Tables walks need take the place of tables no walk used: with
+# python3 mapping libz3 (386 k rows, never run) before clang++ starts in a
+# budget that cannot hold both, libz3 is evicted for clang's libraries.
+. "$(dirname "$0")/common.sh"
+command -v clang++ >/dev/null || skip "clang++ is not installed"
+[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is not installed"
+
+cpp=$T_DIR/big.cpp
+{
+	for h in algorithm map string vector set; do
+		echo "#include <$h>"
+	done
+	for i in 0 1; do
+		cat <<EOF
+struct S$i { int a; std::string b; bool operator<(const S$i& o) const { return a < o.a || (a == o.a && b < o.b); } };
+int f$i(std::vector<S$i> v) {
+	std::map<std::string, std::set<S$i>> m;
+	std::sort(v.begin(), v.end());
+	for (auto& s : v) m[s.b].insert(s);
+	return (int)m.size();
+}
+EOF
+	done
+} >"$cpp"
+
+# record NAME OPTIONS... -- COMMAND...: the recording, its stderr, --info,
+# dump and clang++'s complete share in $k/$t
+record() {
+	local name=$1
+	shift
+	"$BPROF_RECORD" -q -F 499 -o "$T_DIR/$name.bprof" "$@" 2>"$T_DIR/$name.err" >/dev/null
+	sed 's/^/  stderr: /' "$T_DIR/$name.err"
+	"$BPROF_REPORT" --info "$T_DIR/$name.bprof" >"$T_DIR/$name.info"
+	"$BPROF_REPORT" -q -f -U "$T_DIR/$name.bprof" >"$T_DIR/$name.folded"
+	dump "$T_DIR/$name.bprof"
+	read -r k t < <(awk 'index($0, "clang++;") == 1 { t += $NF }
+		index($0, "clang++;") == 1 && /;(__libc_start_call_main|start_thread);/ { k += $NF }
+		END { print k + 0, t + 0 }' "$T_DIR/$name.folded")
+	echo "$name: clang++: $k of $t samples reach the start frames"
+	sed -n '/meeting a table/p;/^  tables/,/^access/p' "$T_DIR/$name.info"
+}
+counter() { awk -v n="$2" '$1 == "unwind_counter" && $2 == n { print $3 }' "$1.txt"; }
+clang=(clang++ -std=c++17 -O2 -c -o "$T_DIR/big.o" "$cpp")
+
+# 1. 6 MiB: room for one of the two big libraries at most
+record small --unwind-memory=6M -- "${clang[@]}"
+check "small: clang++ was sampled ($t)" test "$t" -ge 100
+check "small: the stacks are incomplete without their tables ($k/$t < 60%)" \
+	test $((k * 100)) -lt $((t * 60))
+check "small: warned, naming the budget" grep -q 'WARNING: the unwind tables of [0-9]* objects\? did not fit in --unwind-memory=6M ([1-9][0-9]* sampled' "$T_DIR/small.err"
+need=$(sed -n 's/.*--unwind-memory=\([0-9]*\)M would have held them.*/\1/p' "$T_DIR/small.err")
+check "small: the warning says which value would have held them (${need:-none}M)" test -n "$need"
+check "small: --info lists a big library as sampled and not fitting" \
+	grep -qE '^    /.*/lib(LLVM-14\.so\.1|clang-cpp\.so\.14): [0-9]+ rows \([0-9.]+ MiB\), sampled$' "$T_DIR/small.info"
+# the UNWIND section's miss entries: the object, SAMPLED, its rows
+check "small: a miss entry per object, sampled, with its rows" \
+	grep -qE '^unwind_miss [0-9]+ 0x1 [0-9]{5,}$' "$T_DIR/small.bprof.txt"
+check "small: samples that met a table without room are counted" \
+	test "$(counter "$T_DIR/small.bprof" samples_table_no_room)" -gt 0
+check "small: the budget is in the file" \
+	test "$(counter "$T_DIR/small.bprof" memory_budget)" -eq $((6 << 20))
+check "small: the peak stayed within it" \
+	test "$(counter "$T_DIR/small.bprof" table_bytes_peak)" -le $((6 << 20))
+
+# 2. the value the warning gave holds them
+if [ -n "$need" ]; then
+	record enough --unwind-memory="${need}M" -- "${clang[@]}"
+	check "enough: no warning with --unwind-memory=${need}M" sh -c "! grep -q WARNING '$T_DIR/enough.err'"
+	check "enough: no miss entry" sh -c "! grep -q '^unwind_miss' '$T_DIR/enough.bprof.txt'"
+	check "enough: >= 95% of clang++'s stacks complete ($k/$t)" \
+		test $((k * 100)) -ge $((t * 95)) -a "$t" -ge 100
+fi
+
+# 3. sampled before mapped: libz3 (loaded first, never run) makes room for
+# clang's libraries when clang's walks ask for them
+record evict --unwind-memory=10M -- sh -c \
+	'/usr/bin/python3 -c "import ctypes, time; ctypes.CDLL(\"libz3.so.4\"); time.sleep(0.3)"; "$@"' \
+	sh "${clang[@]}"
+check "evict: tables were evicted ($(counter "$T_DIR/evict.bprof" objects_evicted))" \
+	test "$(counter "$T_DIR/evict.bprof" objects_evicted)" -ge 1
+check "evict: wanted tables were loaded late ($(counter "$T_DIR/evict.bprof" objects_reloaded))" \
+	test "$(counter "$T_DIR/evict.bprof" objects_reloaded)" -ge 1
+check "evict: no sampled object left without its table" \
+	sh -c "! grep -qE '^unwind_miss [0-9]+ 0x1 ' '$T_DIR/evict.bprof.txt'"
+check "evict: libz3 is listed as not fitting, never sampled" \
+	grep -qE '^    /.*/libz3\.so\.4: [0-9]+ rows .*, mapped only, never sampled$' "$T_DIR/evict.info"
+check "evict: the warning says none was sampled" \
+	grep -q 'did not fit in --unwind-memory=10M (none sampled)' "$T_DIR/evict.err"
+# the samples between the want and the load (<= 100 ms) fall back
+check "evict: >= 85% of clang++'s stacks complete ($k/$t)" \
+	test $((k * 100)) -ge $((t * 85)) -a "$t" -ge 100
+
+# 4. --unwind-table-size (the older option) is mapped onto the budget
+"$BPROF_RECORD" -q --unwind-table-size=1048576 -o "$T_DIR/rows.bprof" -- true 2>/dev/null
+dump "$T_DIR/rows.bprof"
+b=$(counter "$T_DIR/rows.bprof" memory_budget)
+check "--unwind-table-size=1048576 is a budget for 1 M rows ($((b >> 20)) MiB)" \
+	test "$b" -ge $((4 << 20)) -a "$b" -le $((8 << 20))
+check "--unwind-memory below 4M is refused" \
+	sh -c "! '$BPROF_RECORD' -q --unwind-memory=1M -o '$T_DIR/x.bprof' -- true 2>/dev/null"
+finish
