@@ -90,7 +90,7 @@ static const struct argp_option argp_options[] = {
 	{ "unwind", OPT_UNWIND, "MODE", 0, "How user stacks are walked: auto (default: the .eh_frame unwind tables prof-record builds for each sampled object, frame pointers where there is none), cfi (tables only), fp (frame pointers only, as bcc's profile)", 0 },
 	{ "unwind-memory", OPT_UNWIND_MEMORY, "SIZE", 0, "Kernel memory the unwind tables may take (suffix K, M or G; default 128M, at least 4M): taken as tables are loaded, not before; when it is spent, sampled objects' tables replace unsampled ones, and what did not fit is counted and said", 0 },
 	{ "unwind-table-size", OPT_UNWIND_TABLE_SIZE, "ROWS", 0, "Older form of --unwind-memory: the memory ROWS rows of 4 bytes take", 0 },
-	{ "table-cache", OPT_TABLE_CACHE, "DIR", 0, "Keep the unwind tables built from .eh_frame in DIR, by build-id, for the next recordings (default /var/cache/bprof/unwind; trimmed to 64 MiB)", 0 },
+	{ "table-cache", OPT_TABLE_CACHE, "DIR", 0, "Keep the unwind tables built from .eh_frame in DIR, by build-id, for the next recordings (default /var/cache/bprof/unwind; trimmed to 256 MiB)", 0 },
 	{ "no-table-cache", OPT_NO_TABLE_CACHE, NULL, 0, "Build every unwind table, read and write no cache", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Profile tasks under this cgroup v2 directory only", 0 },
 	{ "no-kallsyms", OPT_NO_KALLSYMS, NULL, 0, "Do not store a /proc/kallsyms snapshot", 0 },

@@ -30,8 +30,11 @@
 /* The recorder's default cache directory (root's). */
 #define TABCACHE_DEFAULT_DIR "/var/cache/bprof/unwind"
 /* The directory is trimmed to this size, oldest files first, after a
- * recording that wrote to it. */
-#define TABCACHE_MAX_BYTES ((uint64_t)64 << 20)
+ * recording that wrote to it: twice the default table budget
+ * (--unwind-memory), so that what one recording may load survives to the
+ * next (64 MiB held less than clang's, rustc's and a host's usual
+ * libraries together, and libLLVM's table was rebuilt, 360 ms). */
+#define TABCACHE_MAX_BYTES ((uint64_t)256 << 20)
 
 /* What a table is built from, and who built it. */
 struct tabcache_key {

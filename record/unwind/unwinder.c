@@ -35,6 +35,7 @@ struct unw_obj {
 	uint32_t nr_loads;
 	struct unw_load {
 		uint64_t offset, vaddr, filesz;
+		bool exec;
 	} *loads;             /* PT_LOAD segments: file offset -> vaddr */
 };
 
@@ -329,6 +330,7 @@ static int read_loads(struct unw_obj *s, Elf *elf)
 		s->loads[n].offset = ph.p_offset;
 		s->loads[n].vaddr = ph.p_vaddr;
 		s->loads[n].filesz = ph.p_filesz;
+		s->loads[n].exec = ph.p_flags & PF_X;
 		n++;
 	}
 	s->nr_loads = n;
@@ -661,19 +663,30 @@ static bool load_kept(struct unwinder *u, uint32_t obj_id, struct unw_tab *t)
 	return true;
 }
 
-/* The table's cache key: the object's build-id and its .eh_frame bytes.
- * false: no key (no build-id, no .eh_frame), the table is built. */
-static bool cache_key(const struct bprof_object *o, Elf *elf, struct tabcache_key *k)
+/* The table's cache key: the object's build-id, or where it has none its
+ * fallback hash (fb, 8 bytes: rustup's toolchains ship librustc_driver and
+ * libLLVM without build-ids, 4 M rows built in ~1 s at every recording
+ * before), and its .eh_frame bytes, which the cache checks whatever the
+ * name.  false: no key (no identity, no .eh_frame), the table is built. */
+static bool cache_key(const struct bprof_object *o, Elf *elf, struct tabcache_key *k,
+		      uint8_t fb[8])
 {
-	const uint8_t *src;
-	size_t len;
+	const uint8_t *src, *id = o->build_id;
+	size_t len, id_len = o->build_id_len;
 	uint64_t vaddr;
 
-	if (!(o->flags & BPROF_OBJ_HAS_BUILD_ID) || !o->build_id_len ||
-	    ehtab_source(elf, &src, &len, &vaddr))
+	if (!(o->flags & BPROF_OBJ_HAS_BUILD_ID) || !id_len) {
+		if (!(o->flags & BPROF_OBJ_FALLBACK_ID))
+			return false;
+		for (int i = 0; i < 8; i++)
+			fb[i] = (uint8_t)(o->fallback_hash >> (8 * i));
+		id = fb;
+		id_len = 8;
+	}
+	if (ehtab_source(elf, &src, &len, &vaddr))
 		return false;
 	*k = (struct tabcache_key){
-		.build_id = o->build_id, .build_id_len = o->build_id_len,
+		.build_id = id, .build_id_len = id_len,
 		.src_len = len, .src_vaddr = vaddr, .src_hash = tabcache_hash(src, len, 0),
 	};
 	return true;
@@ -688,7 +701,8 @@ static uint32_t build_and_load(struct unwinder *u, uint32_t obj_id, struct unw_t
 	struct ehtab_packed pk = {0};
 	struct ehtab_error err;
 	struct tabcache_key key;
-	bool keyed = u->cache && cache_key(o, elf, &key);
+	uint8_t fb[8];
+	bool keyed = u->cache && cache_key(o, elf, &key, fb);
 	uint64_t t0 = cpu_ns();
 	uint32_t state = UNWIND_OBJ_NO_TABLE;
 	int berr = -ENOENT;
@@ -914,17 +928,28 @@ uint64_t unwinder_budget_needed(const struct unwinder *u)
 }
 
 /* vaddr = address - bias for the PT_LOAD that holds file offset off */
+/*
+ * The mappings are executable: an executable PT_LOAD first.  lld (and
+ * BOLT) may start the code segment in the page where the read-only one
+ * ends, at another vaddr - offset: the first page of the code's mapping is
+ * then in both segments' file ranges, and the read-only one's bias would be
+ * off by a page (seen: rustc's libLLVM and librustc_driver, every table
+ * lookup a page away, 6 % of rustc's stacks complete).
+ */
 static bool mapping_bias(const struct unw_obj *s, uint64_t start, uint64_t off, uint64_t *bias)
 {
-	for (uint32_t i = 0; i < s->nr_loads; i++) {
-		const struct unw_load *l = &s->loads[i];
-		uint64_t first = l->offset & ~0xfffULL;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < s->nr_loads; i++) {
+			const struct unw_load *l = &s->loads[i];
+			uint64_t first = l->offset & ~0xfffULL;
 
-		if (off >= first && off < l->offset + l->filesz) {
-			*bias = start - off + l->offset - l->vaddr;
-			return true;
+			if ((pass == 0) != l->exec)
+				continue;
+			if (off >= first && off < l->offset + l->filesz) {
+				*bias = start - off + l->offset - l->vaddr;
+				return true;
+			}
 		}
-	}
 	return false;
 }
 
