@@ -115,7 +115,7 @@ void status_unwinder(const struct unwinder *unw, struct profile_bpf *obj, int nr
 	struct unwinder_stats us;
 
 	unwinder_stats(unw, &us);
-	fprintf(stderr, "prof-record: unwind tables: %llu objects loaded (%llu shared by build-id), %llu without a table, %llu failed; %llu evicted, %llu loaded when wanted; %llu rows, %llu rules, %llu pages, %llu KiB in %llu row maps (peak %llu KiB, budget %llu KiB); built in %.1f ms, loaded in %.1f ms; %llu image tables (%llu failed, %llu KiB)\n",
+	fprintf(stderr, "prof-record: unwind tables: %llu objects loaded (%llu shared by build-id), %llu without a table, %llu failed; %llu evicted, %llu loaded when wanted; %llu rows, %llu rules, %llu pages, %llu KiB in %llu row maps (peak %llu KiB, budget %llu KiB); built in %.1f ms, loaded in %.1f ms (+%.1f ms waiting for new row maps); %llu image tables (%llu failed, %llu KiB)\n",
 		(unsigned long long)us.objects_loaded, (unsigned long long)us.objects_shared,
 		(unsigned long long)us.objects_no_table, (unsigned long long)us.objects_failed,
 		(unsigned long long)us.objects_evicted, (unsigned long long)us.objects_reloaded,
@@ -123,7 +123,7 @@ void status_unwinder(const struct unwinder *unw, struct profile_bpf *obj, int nr
 		(unsigned long long)us.pages, (unsigned long long)(us.bytes >> 10),
 		(unsigned long long)us.row_maps, (unsigned long long)(us.peak_bytes >> 10),
 		(unsigned long long)(us.budget >> 10),
-		us.build_ns / 1e6, us.load_ns / 1e6, (unsigned long long)us.images,
+		us.build_ns / 1e6, us.load_ns / 1e6, us.map_wait_ns / 1e6, (unsigned long long)us.images,
 		(unsigned long long)us.image_failures, (unsigned long long)(us.image_bytes >> 10));
 	uint64_t sum[UNWIND_STAT_MAX];
 	dump_unwind_stats(obj, sum, nr_cpus);

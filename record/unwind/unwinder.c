@@ -99,6 +99,14 @@ struct unwinder {
 /* An array map's values are laid out every round_up(value_size, 8) bytes. */
 #define ELEM_STRIDE(sz) (((sz) + 7) & ~(size_t)7)
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 static uint64_t cpu_ns(void)
 {
 	struct timespec ts;
@@ -124,22 +132,25 @@ static size_t page_round(size_t n)
 /*
  * The budget as map sizes.  The page index is a hash map without
  * preallocation, but its bucket array (16 bytes a bucket, a power of two
- * at least max_entries) is allocated whole: one entry per 2 KiB of budget,
- * where Debian's objects average ~1 KiB of rows a page (tools/bench part
- * 7), keeps it under 1 % of the budget.  Rules: a whole Debian host has
- * ~4,000 distinct ones; 16384 leave four times that (256 KiB, where the
- * 65536 the u16 index allows took 1 MiB).
+ * at least max_entries) is allocated whole: one entry per 4 KiB of budget,
+ * where every object under Debian's /usr/lib and /usr/bin averages 4 KiB
+ * of rows a page (10.2 M rows in 10,345 pages, tools/bench part 7), is
+ * room for a budget full of such tables for 0.4 % of it.  Rules: that
+ * whole host has 4,044 distinct ones; 16384 leave four times that
+ * (256 KiB, where the 65536 the u16 index allows took 1 MiB).  Objects:
+ * 1,538 there with a table, copies shared by build-id; 16384 (128 KiB,
+ * 512 KiB before).
  */
 void unwinder_sizes(uint64_t budget, struct unwinder_sizes *out)
 {
-	uint64_t pages = budget / 2048;
+	uint64_t pages = budget / 4096;
 
 	out->row_maps = budget / UNWINDER_INNER_BYTES ? budget / UNWINDER_INNER_BYTES : 1;
 	if (out->row_maps > 1u << 16)
 		out->row_maps = 1u << 16;
 	out->pages_cap = pages < 1024 ? 1024 : pages > (1u << 22) ? 1u << 22 : (uint32_t)pages;
 	out->rules_cap = 16384;
-	out->objs_cap = 65536;
+	out->objs_cap = 16384;
 }
 
 uint64_t unwinder_fixed_bytes(const struct unwinder_sizes *sz)
@@ -427,37 +438,69 @@ static void free_rows(struct unwinder *u, uint32_t start, uint32_t len)
 	u->nr_free++;
 }
 
-/* One more inner map, within the budget: its rows join the free runs.
- * 0, -ENOSPC (budget or outer array full), -errno. */
-static int add_inner(struct unwinder *u, uint64_t extra_pages)
+/*
+ * n more inner maps, within the budget: their rows join the free runs.
+ * Every update of an array of maps returns after an RCU grace period
+ * (the kernel's maybe_wait_bpf_programs), ~10 ms here: one batch update
+ * for the n maps waits once (clang's 10 maps, one at a time, took 90-106
+ * ms of waiting).  0, -ENOSPC (budget or outer array full), -errno.
+ */
+static int add_inners(struct unwinder *u, uint32_t n, uint64_t extra_pages)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
-	uint32_t k = u->nr_inner;
-	void *mem;
-	int fd;
+	LIBBPF_OPTS(bpf_map_batch_opts, bopts, .elem_flags = BPF_ANY);
+	uint32_t keys[64], first = u->nr_inner, made = 0;
+	int fds[64], err = 0;
 
-	if (k >= u->maps.row_maps ||
-	    table_bytes(u) + UNWINDER_INNER_BYTES + extra_pages * UNWINDER_PAGE_BYTES > u->maps.budget)
+	if (!n || n > 64 || first + n > u->maps.row_maps ||
+	    table_bytes(u) + n * UNWINDER_INNER_BYTES + extra_pages * UNWINDER_PAGE_BYTES > u->maps.budget)
 		return -ENOSPC;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows_in", sizeof(__u32),
-			    sizeof(struct unwind_row_chunk), UNWIND_CHUNKS_PER_MAP, &opts);
-	if (fd < 0)
-		return -errno;
-	mem = map_array(fd, (size_t)UNWIND_ROWS_PER_MAP * 4);
-	if (!mem || bpf_map_update_elem(u->maps.rows_fd, &k, &fd, BPF_ANY)) {
-		int err = -errno;
-
-		if (mem)
-			munmap(mem, (size_t)UNWIND_ROWS_PER_MAP * 4);
-		close(fd);
-		return err;
+	for (; made < n; made++) {
+		fds[made] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows_in", sizeof(__u32),
+					   sizeof(struct unwind_row_chunk), UNWIND_CHUNKS_PER_MAP, &opts);
+		if (fds[made] < 0) {
+			err = -errno;
+			break;
+		}
+		u->inner_mem[first + made] = map_array(fds[made], (size_t)UNWIND_ROWS_PER_MAP * 4);
+		if (!u->inner_mem[first + made]) {
+			err = -errno;
+			close(fds[made]);
+			break;
+		}
+		keys[made] = first + made;
 	}
-	u->inner_fd[k] = fd;
-	u->inner_mem[k] = mem;
-	u->nr_inner++;
-	u->space_gen++;
-	free_rows(u, k * UNWIND_ROWS_PER_MAP, UNWIND_ROWS_PER_MAP);
-	return 0;
+	if (made) {
+		uint64_t t0 = mono_ns();
+		__u32 count = made;
+
+		if (bpf_map_update_batch(u->maps.rows_fd, keys, fds, &count, &bopts)) {
+			/* no batches for arrays of maps (before Linux 5.6), or
+			 * stopped part way: the rest one by one */
+			for (uint32_t i = count <= made ? count : 0; i < made; i++)
+				if (bpf_map_update_elem(u->maps.rows_fd, &keys[i], &fds[i], BPF_ANY)) {
+					err = -errno;
+					made = i;
+					break;
+				}
+		}
+		u->st.map_wait_ns += mono_ns() - t0;
+	}
+	/* the maps in the outer array are the recording's; the others go
+	 * (err: made is then what was stored) */
+	for (uint32_t i = 0; i < n; i++) {
+		if (i < made) {
+			u->inner_fd[first + i] = fds[i];
+			free_rows(u, (first + i) * UNWIND_ROWS_PER_MAP, UNWIND_ROWS_PER_MAP);
+		} else if (u->inner_mem[first + i]) {
+			munmap(u->inner_mem[first + i], (size_t)UNWIND_ROWS_PER_MAP * 4);
+			u->inner_mem[first + i] = NULL;
+			close(fds[i]);
+		}
+	}
+	u->nr_inner += made;
+	u->space_gen += made != 0;
+	return made == n ? 0 : err ? err : -ENOSPC;
 }
 
 /* The first free run of at least len rows, taken; false if none. */
@@ -590,9 +633,21 @@ static int place(struct unwinder *u, uint32_t obj_id, struct ehtab_page *pg, siz
 		err = -ENOSPC;
 		goto out;
 	}
+	/* the maps the table needs beyond the free rows, added at once */
+	uint64_t spare = free_total(u), want = nr_rows + nr_rows / 64;
+
+	if (want > spare) {
+		uint64_t n = (want - spare + UNWIND_ROWS_PER_MAP - 1) / UNWIND_ROWS_PER_MAP;
+
+		if (n > u->maps.row_maps - u->nr_inner)
+			n = u->maps.row_maps - u->nr_inner;
+		/* within the budget: what does not fit is tried page by page */
+		while (n && add_inners(u, n > 64 ? 64 : (uint32_t)n, nr) == -ENOSPC)
+			n--;
+	}
 	for (i = 0; i < nr; i++) {
 		while (!take_rows(u, pg[i].nr, &at[i])) {
-			err = add_inner(u, nr);
+			err = add_inners(u, 1, nr);
 			if (err)
 				break;
 		}

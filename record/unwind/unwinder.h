@@ -108,6 +108,8 @@ struct unwinder_stats {
 	uint64_t budget;           /* --unwind-memory, as used */
 	uint64_t build_ns;         /* CPU time spent building tables */
 	uint64_t load_ns;          /* ... and loading them */
+	uint64_t map_wait_ns;      /* wall time adding inner maps (each waits for
+				    * an RCU grace period) */
 };
 void unwinder_stats(const struct unwinder *u, struct unwinder_stats *st);
 
