@@ -12,7 +12,12 @@
  * The rows, rules and object states are BPF_F_MMAPABLE arrays written in
  * place; the order of writes (rows and rules, then pages, then the state,
  * with a release store) means a walk that sees UNWIND_OBJ_LOADED sees the
- * whole table.
+ * whole table.  The rows are in 1 MiB inner maps of an array of maps,
+ * added as tables need them, within the memory budget; a table that does
+ * not fit waits here (UNWIND_OBJ_NO_ROOM) until a walk wants it, and then
+ * takes the place of tables no walk used (record/DESIGN.md, "The memory
+ * budget").  Rows are freed only after an RCU grace period, so no walk
+ * reads a freed row that another table reuses.
  */
 #define _GNU_SOURCE
 #include <errno.h>
