@@ -7,6 +7,8 @@
 # does.  Tables walks need take the place of tables no walk used: with
 # python3 mapping libz3 (386 k rows, never run) before clang++ starts in a
 # budget that cannot hold both, libz3 is evicted for clang's libraries.
+# A test that fills a small budget must see the accounting; one that runs
+# clang in it must see its stacks incomplete (the 95 % check can fail).
 . "$(dirname "$0")/common.sh"
 command -v clang++ >/dev/null || skip "clang++ is not installed"
 [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is not installed"
@@ -77,21 +79,25 @@ if [ -n "$need" ]; then
 		test $((k * 100)) -ge $((t * 95)) -a "$t" -ge 100
 fi
 
-# 3. sampled before mapped: libz3 (loaded first, never run) makes room for
-# clang's libraries when clang's walks ask for them
+# 3. sampled before mapped: libz3 (loaded first, not run by python) makes
+# room for clang's libraries when clang's walks ask for them.  python
+# sleeps past the recorder's 1 s rescan, which finds libz3 mapped (there is
+# no sample in it to ask for a re-read sooner).
 record evict --unwind-memory=10M -- sh -c \
-	'/usr/bin/python3 -c "import ctypes, time; ctypes.CDLL(\"libz3.so.4\"); time.sleep(0.3)"; "$@"' \
+	'/usr/bin/python3 -c "import ctypes, time; ctypes.CDLL(\"libz3.so.4\"); time.sleep(1.5)"; "$@"' \
 	sh "${clang[@]}"
 check "evict: tables were evicted ($(counter "$T_DIR/evict.bprof" objects_evicted))" \
 	test "$(counter "$T_DIR/evict.bprof" objects_evicted)" -ge 1
 check "evict: wanted tables were loaded late ($(counter "$T_DIR/evict.bprof" objects_reloaded))" \
 	test "$(counter "$T_DIR/evict.bprof" objects_reloaded)" -ge 1
-check "evict: no sampled object left without its table" \
-	sh -c "! grep -qE '^unwind_miss [0-9]+ 0x1 ' '$T_DIR/evict.bprof.txt'"
-check "evict: libz3 is listed as not fitting, never sampled" \
-	grep -qE '^    /.*/libz3\.so\.4: [0-9]+ rows .*, mapped only, never sampled$' "$T_DIR/evict.info"
-check "evict: the warning says none was sampled" \
-	grep -q 'did not fit in --unwind-memory=10M (none sampled)' "$T_DIR/evict.err"
+# (libz3's static constructors run in clang too: a sample there may want
+# it back, and then it is listed as sampled; its table no longer fits)
+check "evict: clang's big libraries got their tables" \
+	sh -c "! grep -qE '^    /.*/lib(LLVM-14\.so\.1|clang-cpp\.so\.14): ' '$T_DIR/evict.info'"
+check "evict: libz3 is listed as not fitting" \
+	grep -qE '^    /.*/libz3\.so\.4: [0-9]+ rows ' "$T_DIR/evict.info"
+check "evict: and named in the warning" \
+	grep -q 'did not fit in --unwind-memory=10M .*libz3\.so\.4' "$T_DIR/evict.err"
 # the samples between the want and the load (<= 100 ms) fall back
 check "evict: >= 85% of clang++'s stacks complete ($k/$t)" \
 	test $((k * 100)) -ge $((t * 85)) -a "$t" -ge 100
