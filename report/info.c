@@ -29,6 +29,8 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+static const char *str_or(const char *s, const char *dflt) { return s && *s ? s : dflt; }
+
 /* How the user stacks were unwound (format 1.1's UNWIND section). */
 static void print_unwind(FILE *f, const struct bprof_recording *rec)
 {
@@ -113,10 +115,11 @@ static void print_unwind(FILE *f, const struct bprof_recording *rec)
 		u->nr_misses);
 	for (uint32_t i = 0; i < u->nr_misses; i++) {
 		const struct bprof_unwind_miss *m = &u->misses[i];
-		const char *p = rec->objects[m->object_index].path;
-
 		rows += m->rows;
-		fprintf(f, "    %s: %llu rows (%.1f MiB), %s\n", p && *p ? p : "?",
+		fputs("    ", f);
+		/* a recorded path: escaped */
+		rep_fputs_clean(f, str_or(rec->objects[m->object_index].path, "?"));
+		fprintf(f, ": %llu rows (%.1f MiB), %s\n",
 			(unsigned long long)m->rows, (double)m->rows * 4 / (1024.0 * 1024.0),
 			m->flags & BPROF_UNWIND_MISS_SAMPLED ? "sampled" : "mapped only, never sampled");
 	}
@@ -278,8 +281,6 @@ static void print_access(FILE *f, const struct bprof_recording *rec)
 			fputs("hidden: kernel frames need vmlinux debuginfo; CAP_SYSLOG would record kallsyms\n", f);
 	}
 }
-
-static const char *str_or(const char *s, const char *dflt) { return s && *s ? s : dflt; }
 
 /* "label" + a recorded (hostile) string, escaped, + "\n" */
 static void line(FILE *f, const char *label, const char *s)
