@@ -705,8 +705,11 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 			}
 		}
 	}
-	if (s->events & UNWIND_EV_UNMAPPED)
+	if (s->events & UNWIND_EV_UNMAPPED) {
+		if (!(s->events & UNWIND_EV_PENDING))
+			unwind_count(UNWIND_STAT_SAMPLES_UNMAPPED);
 		ask_remap(task, sk);
+	}
 	if (s->result == UNWIND_COMPLETE) {
 		s->stack.flags |= PROFILE_USTACK_COMPLETE;
 		unwind_count(UNWIND_STAT_SAMPLES_COMPLETE);

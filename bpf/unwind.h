@@ -220,6 +220,10 @@ enum unwind_stat {
 	UNWIND_STAT_SAMPLES_NO_ROOM,   /* samples that met an object whose table
 					* did not fit in the budget (yet) */
 	UNWIND_STAT_FP_NO_ROOM,        /* fallbacks: table did not fit (yet) */
+	UNWIND_STAT_SAMPLES_UNMAPPED,  /* samples whose walk met a trustworthy pc in
+					* no known mapping (the image's mapping
+					* table did not have that object yet), and
+					* no pending table (counted above) */
 	UNWIND_STAT_MAX,
 };
 

@@ -534,6 +534,7 @@ static const char *const unwind_counter_names[BPROF_UNW_NR_COUNTERS] = {
 	[BPROF_UNW_OBJECTS_RELOADED] = "objects_reloaded",
 	[BPROF_UNW_TABLE_BYTES_PEAK] = "table_bytes_peak",
 	[BPROF_UNW_MEMORY_BUDGET] = "memory_budget",
+	[BPROF_UNW_SAMPLES_STALE_MAPPINGS] = "samples_stale_mappings",
 };
 
 const char *bprof_unwind_counter_name(unsigned i)

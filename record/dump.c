@@ -456,6 +456,7 @@ void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
 		[UNWIND_STAT_STOP_NEEDS_REGS] = BPROF_UNW_STOP_NEEDS_REGISTERS,
 		[UNWIND_STAT_SAMPLES_NO_ROOM] = BPROF_UNW_SAMPLES_TABLE_NO_ROOM,
 		[UNWIND_STAT_FP_NO_ROOM] = BPROF_UNW_FALLBACK_NO_ROOM,
+		[UNWIND_STAT_SAMPLES_UNMAPPED] = BPROF_UNW_SAMPLES_STALE_MAPPINGS,
 	};
 	struct bprof_unwind *u = &rec->unwind;
 	uint64_t sum[UNWIND_STAT_MAX];
@@ -475,9 +476,11 @@ void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
 	}
 	for (int i = 0; i < UNWIND_STAT_MAX; i++)
 		u->counters[from_bpf[i]] = sum[i];
-	/* the two are exclusive: without an image table no object is found */
+	/* the three are exclusive: without an image table no object is found,
+	 * and a walk that met a pending table is not counted as unmapped */
 	rec->losses.user_stack_before_table = sum[UNWIND_STAT_SAMPLES_FP_ONLY] +
-					      sum[UNWIND_STAT_SAMPLES_PENDING];
+					      sum[UNWIND_STAT_SAMPLES_PENDING] +
+					      sum[UNWIND_STAT_SAMPLES_UNMAPPED];
 
 	struct unwinder_stats us;
 

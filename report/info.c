@@ -66,11 +66,13 @@ static void print_unwind(FILE *f, const struct bprof_recording *rec)
 		pct(c[BPROF_UNW_SAMPLES_COMPLETE], c[BPROF_UNW_SAMPLES]));
 	fprintf(f, "  cut at the depth limit:          %llu\n",
 		(unsigned long long)c[BPROF_UNW_SAMPLES_TRUNCATED]);
-	fprintf(f, "  before their tables arrived:     %llu (%llu with no process table yet, %llu meeting an object's table not loaded yet)\n",
+	fprintf(f, "  before their tables arrived:     %llu (%llu with no process table yet, %llu meeting an object's table not loaded yet, %llu a library the process table did not have yet)\n",
 		(unsigned long long)(c[BPROF_UNW_SAMPLES_NO_IMAGE_TABLE] +
-				     c[BPROF_UNW_SAMPLES_TABLE_PENDING]),
+				     c[BPROF_UNW_SAMPLES_TABLE_PENDING] +
+				     c[BPROF_UNW_SAMPLES_STALE_MAPPINGS]),
 		(unsigned long long)c[BPROF_UNW_SAMPLES_NO_IMAGE_TABLE],
-		(unsigned long long)c[BPROF_UNW_SAMPLES_TABLE_PENDING]);
+		(unsigned long long)c[BPROF_UNW_SAMPLES_TABLE_PENDING],
+		(unsigned long long)c[BPROF_UNW_SAMPLES_STALE_MAPPINGS]);
 	if (c[BPROF_UNW_SAMPLES_TABLE_NO_ROOM] || c[BPROF_UNW_FALLBACK_NO_ROOM])
 		fprintf(f, "  meeting a table that did not fit: %llu (%llu frame-pointer fallbacks)\n",
 			(unsigned long long)c[BPROF_UNW_SAMPLES_TABLE_NO_ROOM],

@@ -956,10 +956,10 @@ int main(int argc, char **argv)
 	}
 
 	/* ---- UNWIND (1.1) ----
-	 * typical's payload: mode (0), flags (4), nr_counters = 33 (8),
-	 * counters (16..280), nr_stack_flags = 2 (280), entries for stacks
-	 * 0x40000005 (288) and 0x60000003 (296); from 1.3 nr_misses = 2
-	 * (304), misses of objects 0 (312) and 1 (328). */
+	 * typical's payload: mode (0), flags (4), nr_counters = 34 (8),
+	 * counters (16..288), nr_stack_flags = 2 (288), entries for stacks
+	 * 0x40000005 (296) and 0x60000003 (304); from 1.3 nr_misses = 2
+	 * (312), misses of objects 0 (320) and 1 (336). */
 	{
 		size_t u = payload(&c, BPROF_SECT_UNWIND);
 		size_t ent = u + 16 + 8 * BPROF_UNW_NR_COUNTERS + 8;
