@@ -93,6 +93,25 @@ static int register_kernel(struct rep_input *in, struct bsym_ctx *sym)
 	return err;
 }
 
+/* The recording's mappings as libsym's, objects by their libsym ids: the
+ * snapshot and the history of earlier generations are converted alike. */
+static void to_bsym_mappings(const struct rep_input *in, const struct bprof_mapping *from,
+			     uint32_t n, struct bsym_mapping *to)
+{
+	for (uint32_t j = 0; j < n; j++) {
+		const struct bprof_mapping *m = &from[j];
+
+		to[j] = (struct bsym_mapping){
+			.start = m->start,
+			.end = m->end,
+			.file_offset = m->file_offset,
+			.object = m->object_index == BPROF_NO_OBJECT ? BSYM_NO_OBJECT
+								     : in->object_ids[m->object_index],
+			.flags = (m->flags & BPROF_MAP_ANON) ? BSYM_MAP_ANON : 0,
+		};
+	}
+}
+
 int rep_input_open(struct rep_input *in, struct bsym_ctx *sym, const char *path,
 		   char *errbuf, size_t errlen)
 {
@@ -158,34 +177,12 @@ int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_rec
 		pm->maps = calloc(p->nr_mappings ? p->nr_mappings : 1, sizeof(*pm->maps));
 		if (!pm->maps)
 			goto nomem;
-		for (uint32_t j = 0; j < p->nr_mappings; j++) {
-			const struct bprof_mapping *m = &p->mappings[j];
-			pm->maps[j] = (struct bsym_mapping){
-				.start = m->start,
-				.end = m->end,
-				.file_offset = m->file_offset,
-				.object = m->object_index == BPROF_NO_OBJECT
-						  ? BSYM_NO_OBJECT
-						  : in->object_ids[m->object_index],
-				.flags = (m->flags & BPROF_MAP_ANON) ? BSYM_MAP_ANON : 0,
-			};
-		}
+		to_bsym_mappings(in, p->mappings, p->nr_mappings, pm->maps);
 		if (p->has_gens && p->nr_history) {
 			pm->hmaps = calloc(p->nr_history, sizeof(*pm->hmaps));
 			if (!pm->hmaps)
 				goto nomem;
-			for (uint32_t j = 0; j < p->nr_history; j++) {
-				const struct bprof_mapping *m = &p->history[j];
-				pm->hmaps[j] = (struct bsym_mapping){
-					.start = m->start,
-					.end = m->end,
-					.file_offset = m->file_offset,
-					.object = m->object_index == BPROF_NO_OBJECT
-							  ? BSYM_NO_OBJECT
-							  : in->object_ids[m->object_index],
-					.flags = (m->flags & BPROF_MAP_ANON) ? BSYM_MAP_ANON : 0,
-				};
-			}
+			to_bsym_mappings(in, p->history, p->nr_history, pm->hmaps);
 		}
 		if (p->perf_map && p->perf_map_len) {
 			err = bsym_perfmap_register(sym, p->perf_map, p->perf_map_len, &pm->perfmap);

@@ -296,34 +296,43 @@ static void set_state(struct unwinder *u, uint32_t obj_id, uint32_t state)
 	__atomic_store_n(state_word(u, obj_id), (uint64_t)state, __ATOMIC_RELEASE);
 }
 
+/* arr (of *nr elements of size sz) grown so that index idx exists, at
+ * least doubling, the new elements zeroed; NULL when out of memory (arr is
+ * then unchanged and still the caller's). */
+static void *grow_array(void *arr, size_t *nr, size_t sz, size_t idx)
+{
+	size_t n;
+	char *p;
+
+	if (idx < *nr)
+		return arr;
+	n = idx + 1 > *nr * 2 ? idx + 1 : *nr * 2;
+	p = realloc(arr, n * sz);
+	if (!p)
+		return NULL;
+	memset(p + *nr * sz, 0, (n - *nr) * sz);
+	*nr = n;
+	return p;
+}
+
 static struct unw_obj *slot(struct unwinder *u, uint32_t idx)
 {
-	if (idx >= u->nr_objs) {
-		size_t n = idx + 1 > u->nr_objs * 2 ? idx + 1 : u->nr_objs * 2;
-		void *p = realloc(u->objs, n * sizeof(*u->objs));
+	struct unw_obj *p = grow_array(u->objs, &u->nr_objs, sizeof(*p), idx);
 
-		if (!p)
-			return NULL;
-		u->objs = p;
-		memset(u->objs + u->nr_objs, 0, (n - u->nr_objs) * sizeof(*u->objs));
-		u->nr_objs = n;
-	}
-	return &u->objs[idx];
+	if (!p)
+		return NULL;
+	u->objs = p;
+	return &p[idx];
 }
 
 static struct unw_tab *tab_slot(struct unwinder *u, uint32_t obj_id)
 {
-	if (obj_id >= u->nr_tabs) {
-		size_t n = obj_id + 1 > u->nr_tabs * 2 ? obj_id + 1 : u->nr_tabs * 2;
-		void *p = realloc(u->tabs, n * sizeof(*u->tabs));
+	struct unw_tab *p = grow_array(u->tabs, &u->nr_tabs, sizeof(*p), obj_id);
 
-		if (!p)
-			return NULL;
-		u->tabs = p;
-		memset(u->tabs + u->nr_tabs, 0, (n - u->nr_tabs) * sizeof(*u->tabs));
-		u->nr_tabs = n;
-	}
-	return &u->tabs[obj_id];
+	if (!p)
+		return NULL;
+	u->tabs = p;
+	return &p[obj_id];
 }
 
 static int read_loads(struct unw_obj *s, Elf *elf)
