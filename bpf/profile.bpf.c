@@ -606,13 +606,16 @@ static __always_inline void ask_remap(struct task_struct *task, struct profile_s
 	notify(PROFILE_EV_MMAP, task, sk->pid, sk->exec_id);
 }
 
+static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task_struct *task,
+					   struct profile_seen_key *sk,
+					   const struct unwind_proc *proc, __u32 gen);
+
 /* Walk the user stack of the interrupted task with the tables; proc is
  * its image's mapping table (NULL: none yet, frame pointers only). */
 static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 					    struct task_struct *task, struct profile_seen_key *sk,
 					    const struct unwind_proc *proc, __u32 gen)
 {
-	struct walk_ctx w = {};
 	struct unwind_scratch *s;
 	const void *regs;
 	__u32 zero = 0;
@@ -654,6 +657,18 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 		if (!regs || bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs))
 			return -EFAULT;
 	}
+	return walk_user_regs(s, task, sk, proc, gen);
+}
+
+/* The walk from the user registers in s->pt (of the current task); also
+ * the off-CPU programs' (offcpu.bpf.h), whose registers come from the
+ * task's saved entry registers and whose scratch is their own. */
+static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task_struct *task,
+					   struct profile_seen_key *sk,
+					   const struct unwind_proc *proc, __u32 gen)
+{
+	struct walk_ctx w = {};
+
 	s->r.regs[UNWIND_REG_RAX] = s->pt.ax; barrier();
 	s->r.regs[UNWIND_REG_RDX] = s->pt.dx; barrier();
 	s->r.regs[UNWIND_REG_RCX] = s->pt.cx; barrier();
@@ -807,6 +822,30 @@ static __always_inline void add_count(void *counts_map, struct profile_key *key)
 	count_loss(err ? PROFILE_LOSS_COUNTS_FULL : PROFILE_STAT_COUNTED);
 }
 
+/* First sample of this process image (task is current): ask user space
+ * for a snapshot of its mappings while it still runs.  Kernel threads have
+ * none, and without user stacks (-K) there is nothing to map. */
+static __always_inline void announce_image(struct task_struct *task, __u32 tgid, __u32 exec_id)
+{
+	struct profile_seen_key sk = { .pid = tgid, .exec_id = exec_id };
+	__u8 t = 1;
+	long err;
+
+	if (!user_stacks || !tgid || !BPF_CORE_READ(task, mm))
+		return;
+	/* lookup first: the common case, and lock-free */
+	if (bpf_map_lookup_elem(&seen, &sk))
+		return;
+	err = bpf_map_update_elem(&seen, &sk, &t, BPF_NOEXIST);
+	if (!err) {
+		if (bpf_map_update_elem(&tracked, &tgid, &t, BPF_ANY))
+			count_loss(PROFILE_LOSS_EVENTS); /* tracked set full */
+		notify(PROFILE_EV_FIRST_SAMPLE, task, tgid, exec_id);
+	} else if (err != -EEXIST) {
+		count_loss(PROFILE_LOSS_EVENTS); /* seen set full */
+	}
+}
+
 /* The mapping generation of image (tgid, exec_id) now. */
 static __always_inline __u32 sample_gen(__u32 tgid, __u32 exec_id)
 {
@@ -914,25 +953,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	else
 		add_count(&counts, &key);
 
-	/* First sample of this process image: ask user space for a snapshot
-	 * of its mappings while it still runs.  Kernel threads have none, and
-	 * without user stacks (-K) there is nothing to map. */
-	if (user_stacks && tgid && BPF_CORE_READ(task, mm)) {
-		struct profile_seen_key sk = { .pid = tgid, .exec_id = key.exec_id };
-		__u8 t = 1;
-
-		/* lookup first: the common case, and lock-free */
-		if (!bpf_map_lookup_elem(&seen, &sk)) {
-			err = bpf_map_update_elem(&seen, &sk, &t, BPF_NOEXIST);
-			if (!err) {
-				if (bpf_map_update_elem(&tracked, &tgid, &t, BPF_ANY))
-					count_loss(PROFILE_LOSS_EVENTS); /* tracked set full */
-				notify(PROFILE_EV_FIRST_SAMPLE, task, tgid, key.exec_id);
-			} else if (err != -EEXIST) {
-				count_loss(PROFILE_LOSS_EVENTS); /* seen set full */
-			}
-		}
-	}
+	announce_image(task, tgid, key.exec_id);
 	return 0;
 }
 
@@ -953,6 +974,10 @@ static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi)
 		__sync_fetch_and_add(seq, 1);
 	return 0;
 }
+
+/* Off-CPU time (--off-cpu, --wall): programs of their own, in a header
+ * of their own; see offcpu.bpf.h for why not an object of their own. */
+#include "offcpu.bpf.h"
 
 SEC("perf_event")
 int do_perf_event(struct bpf_perf_event_data *ctx)

@@ -32,7 +32,10 @@ extern "C" {
  * file with the same major version (minor versions only add sections or
  * append fields, which older readers skip) and refuses other majors. */
 #define BPROF_FORMAT_MAJOR 1
-#define BPROF_FORMAT_MINOR 4
+#define BPROF_FORMAT_MINOR 5
+/* The minor a file without off-CPU rows is written as: it is a 1.4 file
+ * (SPEC.md 7), which readers of 1.4 read strictly. */
+#define BPROF_FORMAT_MINOR_NO_OFFCPU 4
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
 #define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
@@ -108,6 +111,21 @@ struct bprof_count {
 	uint64_t kernel_ip;       /* interrupted kernel ip, 0 when in user mode */
 	uint64_t count;
 	char comm[BPROF_COMM_LEN];
+	/* (1.4, SPEC.md 6.13) BPROF_STATE_ON_CPU for an on-CPU row (the
+	 * COUNTS section); else the state the thread was off the CPU in (an
+	 * OFFCPU row): count is then samples of blocked time and blocked_ns
+	 * the blocked time of the blocks that produced them */
+	uint32_t state;
+	uint64_t blocked_ns;
+};
+
+enum bprof_thread_state {
+	BPROF_STATE_ON_CPU = 0,
+	BPROF_STATE_S = 1,  /* sleeping (interruptible) */
+	BPROF_STATE_D = 2,  /* uninterruptible (disk, some locks) */
+	BPROF_STATE_R = 3,  /* runnable, waiting for a CPU (prof-record --wall) */
+	BPROF_STATE_T = 4,  /* stopped, traced, frozen or other */
+	BPROF_STATE_MAX = BPROF_STATE_T,
 };
 
 /*

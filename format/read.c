@@ -332,6 +332,69 @@ static int parse_counts(struct cur *c, struct bprof_recording *r)
 	return 0;
 }
 
+/* OFFCPU (1.4, SPEC.md 6.13): rows appended to the counts, with their
+ * state and blocked time. */
+static int parse_offcpu(struct cur *c, struct bprof_recording *r)
+{
+	uint64_t n, base = r->nr_counts;
+	struct bprof_count *v;
+	int rc = get_count(c, &n, BPROF_OFFCPU_ENTRY_LEN, "off-CPU counts");
+
+	if (rc)
+		return rc;
+	if (!n)
+		return 0;
+	v = realloc(r->counts, (base + n) * sizeof(*r->counts));
+	if (!v)
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "off-CPU counts table");
+	r->counts = v;
+	memset(v + base, 0, n * sizeof(*v));
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_count *e = &v[base + i];
+		uint64_t at = c->pos;
+		uint32_t reserved;
+
+		r->nr_counts = base + i + 1;
+		e->pid = g32(c);
+		e->tid = g32(c);
+		e->exec_id = g32(c);
+		e->user_stack_id = (int32_t)g32(c);
+		e->kernel_stack_id = (int32_t)g32(c);
+		e->map_gen = g32(c);
+		e->kernel_ip = g64(c);
+		e->count = g64(c);
+		if ((rc = get_comm(c, e->comm, "off-CPU count")))
+			return rc;
+		e->state = g32(c);
+		reserved = g32(c);
+		e->blocked_ns = g64(c);
+		if (e->state == BPROF_STATE_ON_CPU || (c->strict && e->state > BPROF_STATE_MAX)) {
+			c->pos = at + 56;
+			return cerr(c, BPROF_E_CORRUPT, "off-CPU count %llu: thread state %u",
+				    (unsigned long long)i, e->state);
+		}
+		if (e->state > BPROF_STATE_MAX)
+			e->state = BPROF_STATE_T; /* a newer state: "other" */
+		if (c->strict && reserved) {
+			c->pos = at + 60;
+			return cerr(c, BPROF_E_CORRUPT, "off-CPU count %llu: reserved field is 0x%x",
+				    (unsigned long long)i, reserved);
+		}
+		if (e->user_stack_id >= 0 && !bprof_recording_stack(r, e->user_stack_id)) {
+			c->pos = at + 12;
+			return cerr(c, BPROF_E_CORRUPT, "off-CPU count %llu: user stack id %d does not exist",
+				    (unsigned long long)i, e->user_stack_id);
+		}
+		if (e->kernel_stack_id >= 0 && !bprof_recording_stack(r, e->kernel_stack_id)) {
+			c->pos = at + 16;
+			return cerr(c, BPROF_E_CORRUPT,
+				    "off-CPU count %llu: kernel stack id %d does not exist",
+				    (unsigned long long)i, e->kernel_stack_id);
+		}
+	}
+	return 0;
+}
+
 static int parse_objects(struct cur *c, struct bprof_recording *r)
 {
 	uint64_t n;
@@ -834,6 +897,7 @@ static const struct {
 	[BPROF_SECT_IMAGES] = { "images", parse_images },
 	[BPROF_SECT_ACCESS] = { "access", parse_access },
 	[BPROF_SECT_GENERATIONS] = { "generations", parse_generations },
+	[BPROF_SECT_OFFCPU] = { "off-cpu", parse_offcpu },
 };
 
 static const char *sect_label(uint32_t type, char *buf, size_t len)

@@ -346,6 +346,12 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 		if (!comm_ok(c->comm))
 			return bprof_set_error(err, code, 0, "%s: count %llu: comm not NUL-terminated",
 					       what, (unsigned long long)i);
+		if (c->state > BPROF_STATE_MAX)
+			return bprof_set_error(err, code, 0, "%s: count %llu: thread state %u is not one of 0..%d",
+					       what, (unsigned long long)i, c->state, BPROF_STATE_MAX);
+		if (c->state == BPROF_STATE_ON_CPU && c->blocked_ns)
+			return bprof_set_error(err, code, 0, "%s: count %llu: an on-CPU row with blocked time",
+					       what, (unsigned long long)i);
 		if (c->user_stack_id >= 0 && !bprof_recording_stack(rec, c->user_stack_id))
 			return bprof_set_error(err, code, 0,
 					       "%s: count %llu: user stack id %d does not exist", what,

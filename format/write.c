@@ -246,16 +246,34 @@ static void sect_stacks(struct sink *s, const struct bprof_recording *r)
 	}
 }
 
-static void sect_counts(struct sink *s, const struct bprof_recording *r)
+static uint64_t nr_offcpu(const struct bprof_recording *r)
 {
-	put64(s, r->nr_counts);
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < r->nr_counts; i++)
+		n += r->counts[i].state != BPROF_STATE_ON_CPU;
+	return n;
+}
+
+/* COUNTS has the on-CPU rows, OFFCPU (1.4) the others: a reader of 1.3
+ * skips OFFCPU and never takes blocked time for CPU time. */
+static void put_counts(struct sink *s, const struct bprof_recording *r, bool off)
+{
+	uint64_t n = nr_offcpu(r), len = off ? BPROF_OFFCPU_ENTRY_LEN : BPROF_COUNT_ENTRY_LEN;
+
+	if (!off)
+		n = r->nr_counts - n;
+	put64(s, n);
 	if (s->counting) {
-		s->total += r->nr_counts * BPROF_COUNT_ENTRY_LEN;
+		s->total += n * len;
 		return;
 	}
 	for (uint64_t i = 0; i < r->nr_counts; i++) {
 		const struct bprof_count *c = &r->counts[i];
-		uint8_t b[BPROF_COUNT_ENTRY_LEN] = { 0 };
+		uint8_t b[BPROF_OFFCPU_ENTRY_LEN] = { 0 };
+
+		if ((c->state != BPROF_STATE_ON_CPU) != off)
+			continue;
 
 		bprof_put32(b + 0, c->pid);
 		bprof_put32(b + 4, c->tid);
@@ -266,8 +284,20 @@ static void sect_counts(struct sink *s, const struct bprof_recording *r)
 		bprof_put64(b + 24, c->kernel_ip);
 		bprof_put64(b + 32, c->count);
 		memcpy(b + 40, c->comm, strnlen(c->comm, BPROF_COMM_LEN - 1));
-		put(s, b, sizeof(b));
+		bprof_put32(b + 56, c->state);
+		bprof_put64(b + 64, c->blocked_ns);
+		put(s, b, len);
 	}
+}
+
+static void sect_counts(struct sink *s, const struct bprof_recording *r)
+{
+	put_counts(s, r, false);
+}
+
+static void sect_offcpu(struct sink *s, const struct bprof_recording *r)
+{
+	put_counts(s, r, true);
 }
 
 static void sect_objects(struct sink *s, const struct bprof_recording *r)
@@ -459,6 +489,7 @@ static void (*const sections[])(struct sink *, const struct bprof_recording *) =
 	[BPROF_SECT_KERNEL] = sect_kernel,     [BPROF_SECT_KSYMS] = sect_ksyms,
 	[BPROF_SECT_UNWIND] = sect_unwind,     [BPROF_SECT_IMAGES] = sect_images,
 	[BPROF_SECT_ACCESS] = sect_access,     [BPROF_SECT_GENERATIONS] = sect_generations,
+	[BPROF_SECT_OFFCPU] = sect_offcpu,
 };
 
 static bool section_written(const struct bprof_recording *rec, int t)
@@ -469,6 +500,8 @@ static bool section_written(const struct bprof_recording *rec, int t)
 		return rec->nr_images != 0;
 	if (t == BPROF_SECT_ACCESS)
 		return rec->access.present != 0;
+	if (t == BPROF_SECT_OFFCPU)
+		return nr_offcpu(rec) != 0;
 	if (t == BPROF_SECT_GENERATIONS) {
 		for (uint64_t i = 0; i < rec->nr_processes; i++)
 			if (rec->processes[i].has_gens)
@@ -526,7 +559,7 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 
 	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
 	bprof_put16(hdr + 8, BPROF_FORMAT_MAJOR);
-	bprof_put16(hdr + 10, BPROF_FORMAT_MINOR);
+	bprof_put16(hdr + 10, nr_offcpu(rec) ? BPROF_FORMAT_MINOR : BPROF_FORMAT_MINOR_NO_OFFCPU);
 	bprof_put32(hdr + 12, 0); /* flags */
 	bprof_put64(hdr + 16, content);
 	emit(s, hdr, sizeof(hdr));

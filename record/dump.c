@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "offcpu/offcpu_rec.h"
 #include "dump.h"
 #include "profile.h"
 #include "profile.skel.h"
@@ -154,14 +155,42 @@ static int grow_array(void **p, size_t *cap, size_t need, size_t first, size_t e
 	return 0;
 }
 
+static int take_row(struct counts_walk *w, const struct profile_key *key, uint64_t val,
+		    uint32_t state, uint64_t blocked_ns);
+
 static int take_count(const void *k, const void *v, void *arg)
 {
-	struct counts_walk *w = arg;
-	const struct profile_key *key = k;
-	struct bprof_count c = {0};
 	uint64_t val;
 
 	memcpy(&val, v, sizeof(val));
+	return take_row(arg, k, val, BPROF_STATE_ON_CPU, 0);
+}
+
+/* A row of "offcpu_counts" (--off-cpu, --wall): the same key and stacks,
+ * with the state and the blocked time (OFFCPU_STATE_* are the format's
+ * BPROF_STATE_*). */
+static int take_offcpu(const void *k, const void *v, void *arg)
+{
+	struct offcpu_key key;
+	struct offcpu_val val;
+
+	_Static_assert((int)OFFCPU_STATE_S == (int)BPROF_STATE_S && (int)OFFCPU_STATE_D == (int)BPROF_STATE_D &&
+			       (int)OFFCPU_STATE_R == (int)BPROF_STATE_R && (int)OFFCPU_STATE_T == (int)BPROF_STATE_T,
+		       "thread states differ");
+	memcpy(&key, k, sizeof(key));
+	memcpy(&val, v, sizeof(val));
+	if (!key.state || key.state > BPROF_STATE_MAX || !val.samples)
+		return 0;
+	return take_row(arg, &key.k, val.samples, key.state, val.ns);
+}
+
+static int take_row(struct counts_walk *w, const struct profile_key *key, uint64_t val,
+		    uint32_t state, uint64_t blocked_ns)
+{
+	struct bprof_count c = {0};
+
+	c.state = state;
+	c.blocked_ns = blocked_ns;
 	c.pid = key->pid;
 	c.tid = key->tid;
 	c.exec_id = key->exec_id;
@@ -231,6 +260,13 @@ int dump_counts(struct profile_bpf *obj, unsigned gen, struct bprof_recording *r
 	err = walk_map(fd, sizeof(struct profile_key), sizeof(uint64_t), take_count, &w);
 	if (err == -ENOMEM)
 		goto out;
+	/* off-CPU rows (no second set: --rotate is refused with them) */
+	if (!gen && offcpu_enabled(obj) &&
+	    walk_map(bpf_map__fd(obj->maps.offcpu_counts), sizeof(struct offcpu_key),
+		     sizeof(struct offcpu_val), take_offcpu, &w) == -ENOMEM) {
+		err = -ENOMEM;
+		goto out;
+	}
 	err = 0; /* a map that cannot be read (not expected) has no counts */
 	if (w.nr_pids)
 		qsort(w.pids, w.nr_pids, sizeof(*w.pids), cmp_s32);

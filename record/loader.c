@@ -22,6 +22,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <bpf/skel_internal.h>
+#include "offcpu/offcpu_rec.h"
 #include "loader.h"
 #include "profile.h"
 #include "profile.skel.h"
@@ -471,6 +472,9 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 					 ustacks * (env->kernel_only || env->user_only ? 1 : 2));
 	}
 
+	/* --off-cpu, --wall: their programs and map (offcpu/) */
+	offcpu_configure(obj, env, cfi, counts);
+
 	obj->rodata->rotating = env->rotate > 0;
 	/* --rotate: the second set of per-interval maps, as large as the
 	 * first; otherwise one entry each (nothing is preallocated for a
@@ -573,6 +577,14 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 
 	if (!ld) {
 		*err = -ENOMEM;
+		return NULL;
+	}
+	char msg[256];
+
+	if (!offcpu_supported(env, noprealloc, msg, sizeof(msg))) {
+		fprintf(stderr, "prof-record: %s\n", msg);
+		free(ld);
+		*err = -EOPNOTSUPP;
 		return NULL;
 	}
 	if (!env->verbose)
@@ -799,6 +811,15 @@ int loader_attach(struct loader *ld, const struct env *env)
 	    env->verbose)
 		fprintf(stderr, "prof-record: cannot trace vm_mmap_pgoff (%s): libraries mapped by short-lived processes may be missed\n",
 			strerror(errno));
+	/* --off-cpu, --wall: the switch, and the return to user space where
+	 * a sampled block's user stack is walked (bpf/offcpu.bpf.h) */
+	if (bpf_program__autoload(obj->progs.handle_offcpu_switch) &&
+	    (attach_tracing(ld, obj->progs.handle_offcpu_resume, NULL) ||
+	     attach_tracing(ld, obj->progs.handle_offcpu_switch, NULL))) {
+		fprintf(stderr, "prof-record: cannot trace the scheduler (sched_switch, rseq_update) for %s: %s\n",
+			env->off_cpu == 2 ? "--wall" : "--off-cpu", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 

@@ -70,6 +70,8 @@ enum {
 	OPT_MAX_DISK,
 	OPT_TABLE_CACHE,
 	OPT_NO_TABLE_CACHE,
+	OPT_OFF_CPU,
+	OPT_WALL,
 };
 
 /* --unwind, indexed by OPTS_UNWIND_* */
@@ -100,6 +102,8 @@ static const struct argp_option argp_options[] = {
 	{ "rotate", OPT_ROTATE, "SECONDS", 0, "Record continuously: one file every SECONDS into the -o directory (default name prof-HOST-YYYYmmdd-HHMMSS), until DURATION, the command's exit or a signal", 0 },
 	{ "keep", OPT_KEEP, "N", 0, "With --rotate: keep the newest N files this run wrote, remove older ones (default: keep all)", 0 },
 	{ "max-disk", OPT_MAX_DISK, "SIZE", 0, "With --rotate: remove this run's oldest files while its files take more than SIZE bytes (suffix K, M or G; the newest file is always kept)", 0 },
+	{ "off-cpu", OPT_OFF_CPU, NULL, 0, "Also record the time threads spend blocked (states S, D), in samples of the same period, with their stacks (see prof-record(8))", 0 },
+	{ "wall", OPT_WALL, NULL, 0, "As --off-cpu, and the time runnable threads wait for a CPU (state R): each thread's samples add up to its wall time", 0 },
 	{ "quiet", 'q', NULL, 0, "No start and status lines (warnings and errors still)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf messages and the recorder's statistics at the end", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
@@ -322,6 +326,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_usage(state);
 		}
 		break;
+	case OPT_OFF_CPU:
+		if (env->off_cpu < 1)
+			env->off_cpu = 1;
+		break;
+	case OPT_WALL:
+		env->off_cpu = 2;
+		break;
 	case 'q':
 		env->quiet = true;
 		break;
@@ -373,6 +384,11 @@ int opts_parse(struct env *env, int argc, char **argv)
 	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argp_argc, argv, 0, NULL, env))
 		return 2;
+	if (env->off_cpu && env->rotate) {
+		/* the off-CPU counts have no second set to rotate into yet */
+		fprintf(stderr, "prof-record: --off-cpu and --wall do not work with --rotate yet\n");
+		return 2;
+	}
 	if (env->command && env->duration) {
 		fprintf(stderr, "prof-record: give either DURATION or -- COMMAND, not both\n");
 		return 2;

@@ -51,6 +51,7 @@ struct env {
 	long rotate;       /* --rotate seconds; 0: one file */
 	long keep;         /* --keep: files kept in the --rotate directory; 0: all */
 	unsigned long long max_disk; /* --max-disk bytes; 0: no bound */
+	int off_cpu;       /* 0; 1 --off-cpu; 2 --wall (OFFCPU_MODE_*) */
 	char **command;    /* after "--", NULL-terminated, or NULL (points into argv) */
 };
 

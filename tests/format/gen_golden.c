@@ -467,8 +467,10 @@ int main(int argc, char **argv)
 						     "objects", "processes", "kernel", "ksyms",
 						     "unwind", "images", "access", "generations" };
 
-		/* content cut at every section boundary, and inside each header */
-		for (uint32_t t = BPROF_SECT_META; t <= BPROF_SECT_LAST_KNOWN; t++) {
+		/* content cut at every section boundary, and inside each header
+		 * (the typical file has no OFFCPU section: it ends at
+		 * GENERATIONS) */
+		for (uint32_t t = BPROF_SECT_META; t <= BPROF_SECT_GENERATIONS; t++) {
 			struct bb d = bb_copy(&c);
 			char name[64];
 

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * offcpu.bpf.h - off-CPU and wall-clock time (prof-record --off-cpu,
+ * --wall): the scheduler's programs.  Included by profile.bpf.c, after
+ * everything it uses, and nothing there uses what is here.
+ *
+ * Why a header and not an object of its own linked with `bpftool gen
+ * object`: the walk it reuses (walk_frame, store_stack_at, the unwinder's
+ * lookups) is static inline code over profile.bpf.c's maps, and a second
+ * object would need those maps declared extern and the walk moved to
+ * shared headers, a refactor of the sampler that other work in flight
+ * (the unwind table's map-in-map) also rewrites.  Everything off-CPU is
+ * here and in offcpu.h; profile.bpf.c only lends walk_user_regs() and
+ * announce_image().
+ *
+ * The rule (SPEC.md 6.13): each thread carries its blocked time forward
+ * (a remainder below one period P = 1/F s, drawn uniformly at random when
+ * the thread is first seen); a switch-in after a block of d ns adds
+ * floor((carry + d) / P) samples to the stack the thread blocked in and
+ * keeps the rest.  So a block pays only a map update unless it crosses a
+ * period, the stacks are walked at most F times per second per thread,
+ * and each block's expected samples are d / P exactly: unbiased.
+ *
+ * Where the stacks come from.  At sched_switch the thread switched in
+ * (next) is not current: its user memory cannot be read from there
+ * (bpf_probe_read_user reads current's mm; bpf_copy_from_user_task is for
+ * sleepable programs only).  So:
+ * - the kernel stack it blocked in is taken at switch-in, from next's saved
+ *   kernel stack (bpf_get_task_stack), only when a period was crossed;
+ * - the user stack is walked when the thread returns to user space, in its
+ *   own context: rseq:rseq_update fires there for every thread that
+ *   registered rseq (glibc 2.35+ does for every thread) after it was
+ *   switched out.  The user registers are its saved entry registers
+ *   (bpf_task_pt_regs), checked to be user mode; a syscall leaves them as
+ *   they were when it blocked, so the walk sees the stack that blocked.
+ *   A thread without rseq, or one that blocks again before it resumes, has
+ *   its samples counted without a user stack (counted in
+ *   OFFCPU_STAT_NO_USER_WALK), never dropped.
+ * Per-thread state is task local storage: it follows the task across CPUs,
+ * dies with it (no entry to leak, no reused pid to confuse).
+ */
+
+#include "offcpu.h"
+
+#define TASK_RUNNING 0x0
+#define TASK_INTERRUPTIBLE 0x1
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_DEAD_STATE 0x80
+#define PF_KTHREAD 0x00200000
+#define ENOENT 2
+
+/* 0: off; OFFCPU_MODE_* */
+const volatile __u32 offcpu_mode = 0;
+/* the recording's period in ns (1/F) */
+const volatile __u64 offcpu_period_ns = 10101010;
+/* count kernel threads' blocked time too (default: not) */
+const volatile bool offcpu_kthreads = false;
+/* the unwinder's tables are loaded (--unwind=auto|cfi) */
+const volatile bool offcpu_cfi = false;
+
+/* What a thread carries between its switches. */
+struct offcpu_task {
+	__u64 out_ns;    /* when it was switched out in a tracked state; 0: not */
+	__u64 carry_ns;  /* blocked time not yet a sample, < period */
+	/* a sampled block waiting for its user stack (pend_n != 0) */
+	__u64 pend_n;
+	__u64 pend_ns;
+	struct offcpu_key pend;
+	__u32 state;     /* enum offcpu_state at out_ns */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_task);
+} offcpu_tasks SEC(".maps");
+
+/* Sized by prof-record (1 entry when off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_val);
+	__uint(max_entries, 1);
+} offcpu_counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, OFFCPU_STAT_MAX);
+} offcpu_stats SEC(".maps");
+
+/* The walk's scratch, apart from the sampler's: a cpu-clock sample (an
+ * hrtimer interrupt) may run in the middle of rseq_update's walk. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_scratch);
+	__uint(max_entries, 1);
+} offcpu_scratch SEC(".maps");
+
+static __always_inline void offcpu_stat(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &idx);
+
+	if (v)
+		*v += n; /* per-CPU */
+}
+
+static __always_inline void offcpu_add(struct offcpu_key *key, __u64 n, __u64 ns)
+{
+	struct offcpu_val nv = { n, ns }, *v = bpf_map_lookup_elem(&offcpu_counts, key);
+	long err = 0;
+
+	if (!v) {
+		err = bpf_map_update_elem(&offcpu_counts, key, &nv, BPF_NOEXIST);
+		if (err == -EEXIST)
+			v = bpf_map_lookup_elem(&offcpu_counts, key);
+	}
+	if (v) {
+		__sync_fetch_and_add(&v->samples, n);
+		__sync_fetch_and_add(&v->ns, ns);
+		err = 0;
+	}
+	if (err) {
+		offcpu_stat(OFFCPU_STAT_LOST, n);
+		count_loss(PROFILE_LOSS_COUNTS_FULL);
+	} else {
+		offcpu_stat(OFFCPU_STAT_SAMPLES, n);
+	}
+}
+
+/* The state a thread was switched out in; 0: not one we count. */
+static __always_inline __u32 offcpu_state_of(bool preempt, unsigned int prev_state)
+{
+	if (preempt || prev_state == TASK_RUNNING)
+		return offcpu_mode == OFFCPU_MODE_WALL ? OFFCPU_STATE_R : 0;
+	if (prev_state & TASK_DEAD_STATE)
+		return 0;
+	if (prev_state & TASK_INTERRUPTIBLE)
+		return OFFCPU_STATE_S;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		return OFFCPU_STATE_D;
+	return OFFCPU_STATE_T;
+}
+
+/* Store a stack already in st (own ids, below PROFILE_CFI_STACK_BASE, as
+ * get_own_stack does); the id or < 0. */
+static __always_inline long offcpu_store(struct profile_ustack *st)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	__u32 ids[2];
+
+	for (int i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
+		if (i >= (int)st->nr)
+			break;
+		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
+	}
+	h = stack_hash_mix(h);
+	ids[0] = (__u32)h & PROFILE_OWN_STACK_MASK;
+	ids[1] = (__u32)(h >> 32) & PROFILE_OWN_STACK_MASK;
+	return store_stack_at(&ustacks, st, ids);
+}
+
+/* Count a pending sampled block without its user stack. */
+static __always_inline void offcpu_flush(struct offcpu_task *t)
+{
+	if (!t->pend_n)
+		return;
+	if (user_stacks)
+		t->pend.k.user_stack_id = -ENOENT;
+	offcpu_stat(OFFCPU_STAT_NO_USER_WALK, 1);
+	offcpu_add(&t->pend, t->pend_n, t->pend_ns);
+	t->pend_n = 0;
+}
+
+/* Whether the thread being switched out (current) is one we record. */
+static __always_inline bool offcpu_wanted(struct task_struct *p)
+{
+	__u32 tgid = p->tgid, tid = p->pid;
+
+	if (!tid)
+		return false; /* idle */
+	if (!offcpu_kthreads && (p->flags & PF_KTHREAD))
+		return false;
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+		return false;
+	if (filter_tid && !bpf_map_lookup_elem(&tids, &tid))
+		return false;
+	if (filter_cgroup && !bpf_current_task_under_cgroup(&cgroup_map, 0))
+		return false;
+	return true;
+}
+
+/* next is switched in after a tracked block: its samples, if any. */
+static __always_inline void offcpu_switch_in(struct task_struct *next, struct offcpu_task *t,
+					     __u64 now)
+{
+	__u64 d = now - t->out_ns, acc, n;
+	struct unwind_scratch *s;
+	__u32 zero = 0;
+	long err;
+
+	t->out_ns = 0;
+	if ((__s64)d < 0)
+		return; /* not expected: the clock is monotonic */
+	acc = t->carry_ns + d;
+	n = acc / offcpu_period_ns;
+	t->carry_ns = acc - n * offcpu_period_ns;
+	offcpu_stat(OFFCPU_STAT_BLOCKS, 1);
+	offcpu_stat(OFFCPU_STAT_BLOCKED_NS, d);
+	if (!n) {
+		offcpu_stat(OFFCPU_STAT_BLOCKS_SHORT, 1);
+		return;
+	}
+	/* still waiting for its walk (blocked again before it resumed) */
+	offcpu_flush(t);
+	__builtin_memset(&t->pend, 0, sizeof(t->pend));
+	t->pend.state = t->state;
+	t->pend.k.pid = next->tgid;
+	t->pend.k.tid = per_thread ? next->pid : 0;
+	t->pend.k.exec_id = next->self_exec_id;
+	t->pend.k.map_gen = sample_gen(t->pend.k.pid, t->pend.k.exec_id);
+	__builtin_memcpy(t->pend.k.comm, next->comm, sizeof(t->pend.k.comm));
+	t->pend.k.user_stack_id = user_stacks ? -ENOENT : PROFILE_STACK_NONE;
+	t->pend.k.kernel_stack_id = PROFILE_STACK_NONE;
+	if (kernel_stacks) {
+		s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+		err = -ENOMEM;
+		if (s) {
+			err = bpf_get_task_stack(next, s->stack.ips, sizeof(s->stack.ips), 0);
+			if (err > 0) {
+				s->stack.nr = (__u32)err / sizeof(s->stack.ips[0]);
+				s->stack.flags = 0;
+				err = offcpu_store(&s->stack);
+			} else if (!err) {
+				err = -EFAULT;
+			}
+		}
+		t->pend.k.kernel_stack_id = err;
+		if (err < 0)
+			stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);
+	}
+	if (!user_stacks) {
+		offcpu_add(&t->pend, n, d); /* -K: nothing to walk */
+		return;
+	}
+	t->pend_n = n;
+	t->pend_ns = d;
+	/* no rseq: it will not say when it resumes; its user stack is lost */
+	if (!next->rseq)
+		offcpu_flush(t);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(handle_offcpu_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	struct offcpu_task *t;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 state = offcpu_state_of(preempt, prev_state);
+
+	/* switched in: a tracked block ends */
+	t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
+	if (t && t->out_ns)
+		offcpu_switch_in(next, t, now);
+	/* switched out in a state we count: one map update */
+	if (state && offcpu_wanted(prev)) {
+		t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!t) {
+			offcpu_stat(OFFCPU_STAT_LOST, 1);
+			return 0;
+		}
+		if (!t->out_ns && !t->carry_ns && !t->pend_n && !t->state)
+			/* first seen: where its first period ends is random,
+			 * so that its first block is not favoured */
+			t->carry_ns = bpf_get_prandom_u32() % offcpu_period_ns;
+		t->out_ns = now;
+		t->state = state;
+	}
+	return 0;
+}
+
+/* The thread returns to user space after it was switched out (it is
+ * current): walk its user stack for the block that is pending. */
+SEC("tp_btf/rseq_update")
+int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct offcpu_task *t = bpf_task_storage_get(&offcpu_tasks, cur, 0, 0);
+	struct unwind_scratch *s;
+	const void *regs;
+	__u32 zero = 0;
+	long err = -EFAULT;
+
+	if (!t || !t->pend_n)
+		return 0;
+	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!s) {
+		offcpu_flush(t);
+		return 0;
+	}
+	regs = (const void *)bpf_task_pt_regs(cur);
+	if (regs && !bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs) && (s->pt.cs & 3) == 3 &&
+	    cur->mm && !in_execve(cur)) {
+		struct profile_seen_key wk = { .pid = t->pend.k.pid, .exec_id = cur->self_exec_id };
+		const struct unwind_proc *proc = NULL;
+
+		if (wk.exec_id != t->pend.k.exec_id) {
+			offcpu_flush(t); /* it exec'd: not that image's stack */
+			return 0;
+		}
+		if (offcpu_cfi)
+			proc = bpf_map_lookup_elem(&unwind_procs, &wk);
+		if (proc && proc->gen != t->pend.k.map_gen)
+			proc = NULL;
+		if (offcpu_cfi && (proc || !fp_fallback)) {
+			err = walk_user_regs(s, cur, &wk, proc, 0);
+		} else {
+			/* frame pointers: the kernel's walk of current's user
+			 * stack, stored under an id of our own */
+			err = bpf_get_stack(ctx, s->stack.ips, sizeof(s->stack.ips), BPF_F_USER_STACK);
+			if (err > 0) {
+				s->stack.nr = (__u32)err / sizeof(s->stack.ips[0]);
+				s->stack.flags = 0;
+				err = offcpu_store(&s->stack);
+			} else if (!err) {
+				err = -EFAULT;
+			}
+		}
+		if (err < 0)
+			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
+		announce_image(cur, wk.pid, wk.exec_id);
+	}
+	t->pend.k.user_stack_id = err;
+	offcpu_stat(OFFCPU_STAT_WALKS, 1);
+	offcpu_add(&t->pend, t->pend_n, t->pend_ns);
+	t->pend_n = 0;
+	return 0;
+}

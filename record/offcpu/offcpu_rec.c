@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * offcpu_rec.c - see offcpu_rec.h; the reasoning is in record/DESIGN.md, "Off-CPU
+ * and wall-clock time".
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "offcpu/offcpu_rec.h"
+#include "profile.skel.h"
+
+bool offcpu_supported(const struct env *env, bool own_stacks, char *msg, size_t len)
+{
+	if (!env->off_cpu)
+		return true;
+	if (env->cycles) {
+		snprintf(msg, len, "%s counts time in periods of the cpu-clock event; not with -e cycles",
+			 env->off_cpu == OFFCPU_MODE_WALL ? "--wall" : "--off-cpu");
+		return false;
+	}
+	if (!own_stacks) {
+		/* the off-CPU stacks are stored like own_stacks' (ids of
+		 * their own in "ustacks"), which needs Linux 6.1 */
+		snprintf(msg, len, "%s needs Linux 6.1 or later (growing BPF hash maps in tracing programs)",
+			 env->off_cpu == OFFCPU_MODE_WALL ? "--wall" : "--off-cpu");
+		return false;
+	}
+	return true;
+}
+
+void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, long counts)
+{
+	bool on = env->off_cpu != 0;
+
+	bpf_program__set_autoload(obj->progs.handle_offcpu_switch, on);
+	bpf_program__set_autoload(obj->progs.handle_offcpu_resume, on);
+	if (!on) {
+		bpf_map__set_max_entries(obj->maps.offcpu_counts, 1);
+		return;
+	}
+	obj->rodata->offcpu_mode = env->off_cpu == 2 ? OFFCPU_MODE_WALL : OFFCPU_MODE_BLOCKED;
+	/* -F HZ: 1/F s; -c N: N ns of cpu-clock */
+	obj->rodata->offcpu_period_ns = env->period ? (uint64_t)env->period
+						    : 1000000000ull / (uint64_t)env->freq;
+	if (!obj->rodata->offcpu_period_ns)
+		obj->rodata->offcpu_period_ns = 1;
+	obj->rodata->offcpu_cfi = cfi;
+	/* a blocked stack is a row per state, as an on-CPU one per kernel ip */
+	bpf_map__set_max_entries(obj->maps.offcpu_counts, counts > 0 ? counts : 1);
+	bpf_map__set_map_flags(obj->maps.offcpu_counts,
+			       bpf_map__map_flags(obj->maps.offcpu_counts) | BPF_F_NO_PREALLOC);
+}
+
+bool offcpu_enabled(const struct profile_bpf *obj)
+{
+	return obj->rodata->offcpu_mode != 0;
+}
+
+void offcpu_stats(const struct profile_bpf *obj, uint64_t *sum, int nr_cpus)
+{
+	int fd = bpf_map__fd(obj->maps.offcpu_stats);
+	uint64_t *v = calloc(nr_cpus > 0 ? (size_t)nr_cpus : 1, sizeof(*v));
+
+	memset(sum, 0, OFFCPU_STAT_MAX * sizeof(*sum));
+	if (!v)
+		return;
+	for (uint32_t k = 0; k < OFFCPU_STAT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, v))
+			continue;
+		for (int c = 0; c < nr_cpus; c++)
+			sum[k] += v[c];
+	}
+	free(v);
+}

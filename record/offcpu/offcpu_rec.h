@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * offcpu_rec.h - the recorder's side of off-CPU and wall-clock time
+ * (--off-cpu, --wall; the kernel side is bpf/offcpu.bpf.h): what the
+ * programs are told before load, which of them load, and their counters
+ * after the recording.  The rows themselves are read by dump.c with the
+ * on-CPU counts, whose stacks they share.  Never prints but through the
+ * error messages it returns.
+ */
+#ifndef BPROF_RECORD_OFFCPU_REC_H
+#define BPROF_RECORD_OFFCPU_REC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "offcpu.h"
+#include "options.h"
+
+struct profile_bpf;
+
+/* Whether off-CPU time can be recorded as env asks (own_stacks: the
+ * stacks go to the growing map, Linux 6.1+); when not, a message in msg
+ * and false. */
+bool offcpu_supported(const struct env *env, bool own_stacks, char *msg, size_t len);
+
+/* Before load: the programs' read-only data, which programs load, the
+ * counts map's size (counts: the on-CPU map's).  cfi: the unwinder is
+ * loaded. */
+void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, long counts);
+
+/* Whether the off-CPU programs are part of the loaded object. */
+bool offcpu_enabled(const struct profile_bpf *obj);
+
+/* The per-CPU counters summed into sum[OFFCPU_STAT_MAX]; zeros when they
+ * cannot be read. */
+void offcpu_stats(const struct profile_bpf *obj, uint64_t *sum, int nr_cpus);
+
+#endif
