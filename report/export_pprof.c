@@ -349,8 +349,9 @@ static int location_id(struct pp *p, const struct rep_input *in, const struct re
 	if (err)
 		return err;
 	if (f->kind == REP_W_MISSED_USER || f->kind == REP_W_MISSED_KERNEL ||
-	    f->kind == REP_W_MISSING_CALLER) {
-		const char *name = rep_wframe_missed_name(f->kind);
+	    f->kind == REP_W_MISSING_CALLER || f->kind == REP_W_OFFCPU) {
+		const char *name = f->kind == REP_W_OFFCPU ? rep_offcpu_frame_name((uint32_t)f->addr)
+							   : rep_wframe_missed_name(f->kind);
 		uint64_t fid;
 		err = function_id(p, name, name, NULL, &fid);
 		return err ? err : add_line(l, fid, 0, 0);

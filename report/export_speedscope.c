@@ -200,7 +200,9 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	for (size_t i = 0; i < nr && !err; i++) {
 		const struct rep_wframe *f = &frames[i];
 		const char *suffix = f->kind == REP_W_KERNEL ? "_[k]" : f->kind == REP_W_JIT ? "_[j]" : NULL;
-		if (f->kind == REP_W_MISSED_USER || f->kind == REP_W_MISSED_KERNEL ||
+		if (f->kind == REP_W_OFFCPU) {
+			err = add_named(s, &n, rep_offcpu_frame_name((uint32_t)f->addr), NULL, NULL, 0);
+		} else if (f->kind == REP_W_MISSED_USER || f->kind == REP_W_MISSED_KERNEL ||
 		    f->kind == REP_W_MISSING_CALLER) {
 			err = add_named(s, &n, rep_wframe_missed_name(f->kind), NULL, NULL, 0);
 		} else if (f->res) {

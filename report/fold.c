@@ -44,6 +44,7 @@ struct row_key {
 	uint32_t unwound;      /* decides the "[missing caller]" frame */
 	uint32_t kernel;       /* id of the kernel frames' key, 0 for none */
 	uint32_t user;
+	uint32_t state;        /* on-CPU, or the off-CPU state: never merged */
 };
 
 /* One user frame of a stack key: where it is (place) and the file offset
@@ -247,6 +248,7 @@ static int fold_row(struct rep_fold *f, struct in_state *s, const struct rep_con
 
 	memset(&k, 0, sizeof(k));
 	memcpy(k.comm, c->comm, strnlen(c->comm, BPROF_COMM_LEN));
+	k.state = c->state;
 	if (cfg->mode == REP_MULTILINE)
 		k.pid = c->pid;
 	if (show_kernel) {

@@ -32,6 +32,8 @@ enum { EXIT_USAGE = 2 };
 
 enum {
 	OPT_COMM = 1000,
+	OPT_ON_CPU,
+	OPT_OFF_CPU,
 	OPT_DEBUG_DIR,
 	OPT_SYSROOT,
 	OPT_VMLINUX,
@@ -135,6 +137,8 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Selection:", 2 },
 	{ "pid", 'p', "PID[,PID...]", 0, "Only these processes", 2 },
 	{ "comm", OPT_COMM, "NAME", 0, "Only processes whose comm is NAME", 2 },
+	{ "on-cpu", OPT_ON_CPU, NULL, 0, "Only on-CPU samples (of a prof-record --off-cpu or --wall recording)", 2 },
+	{ "off-cpu", OPT_OFF_CPU, NULL, 0, "Only off-CPU samples (blocked and, with --wall, runnable time)", 2 },
 	{ NULL, 0, NULL, 0, "Symbolization:", 3 },
 	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0, "Search DIR for debuginfo first (repeatable)", 3 },
 	{ "sysroot", OPT_SYSROOT, "DIR", 0, "Look for recorded paths under DIR (default /)", 3 },
@@ -183,6 +187,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'o': a->output = arg; break;
 	case 'n': a->normalize = true; break;
 	case 'p': return parse_pids(a, arg, state);
+	case OPT_ON_CPU:
+	case OPT_OFF_CPU: {
+		int sel = key == OPT_ON_CPU ? REP_SEL_ON_CPU : REP_SEL_OFF_CPU;
+		if (a->cfg.cpu_sel && a->cfg.cpu_sel != sel)
+			argp_error(state, "--on-cpu and --off-cpu select opposite rows: give one");
+		a->cfg.cpu_sel = sel;
+		break;
+	}
 	case OPT_COMM:
 		if (!*arg || strlen(arg) >= BPROF_COMM_LEN)
 			argp_error(state, "--comm NAME must have 1 to %d characters", BPROF_COMM_LEN - 1);

@@ -387,7 +387,14 @@ static void render(struct sbuf *out, const struct rep_config *cfg, const struct 
 
 	/* an empty comm would start the line with ';' (or leave no frame) */
 	const char *comm = c->comm[0] ? c->comm : "[unknown]";
+	/* an off-CPU row's "[off-cpu:S]" is its first frame (walk.c): the
+	 * leaf, printed with -U too */
+	const char *off = NULL;
 
+	if (c->state != BPROF_STATE_ON_CPU && ke > kb) {
+		off = r->text.s + r->frames[kb].off;
+		kb++;
+	}
 	if (cfg->mode == REP_FOLDED) {
 		sb_put_sanitized(out, comm);
 		if (show_user) {
@@ -408,8 +415,14 @@ static void render(struct sbuf *out, const struct rep_config *cfg, const struct 
 				sb_puts(out, r->text.s + r->frames[i - 1].off);
 			}
 		}
+		if (off) {
+			sb_putn(out, ";", 1);
+			sb_puts(out, off);
+		}
 		return;
 	}
+	if (off)
+		sb_printf(out, "    %s\n", off);
 	if (show_kernel) {
 		if (kmiss)
 			sb_puts(out, "    [Missed Kernel Stack]\n");
@@ -459,6 +472,8 @@ static int agg_row(void *arg, const struct rep_input *in, const struct bprof_cou
 		const struct rep_wframe *f = &frames[i];
 		if (f->kind == REP_W_MISSED_KERNEL)
 			kmiss = true;
+		else if (f->kind == REP_W_OFFCPU)
+			row_add(r, rep_offcpu_frame_name((uint32_t)f->addr), FR_KERNEL, cfg);
 		else if (f->res)
 			add_result(r, f->res, FR_KERNEL, cfg, st);
 		else

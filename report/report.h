@@ -23,6 +23,9 @@
 
 enum rep_mode { REP_MULTILINE, REP_FOLDED };
 
+/* Which rows: all, on-CPU only (--on-cpu), off-CPU only (--off-cpu). */
+enum { REP_SEL_ALL = 0, REP_SEL_ON_CPU, REP_SEL_OFF_CPU };
+
 struct rep_config {
 	enum rep_mode mode;
 	bool delimited;     /* -d */
@@ -34,6 +37,7 @@ struct rep_config {
 	uint32_t *pids;     /* -p filter, NULL = all */
 	size_t nr_pids;
 	const char *comm;   /* --comm filter */
+	int cpu_sel;        /* REP_SEL_*: --on-cpu, --off-cpu */
 	/* called now and then while rows are symbolized (NULL: never) */
 	void (*progress)(void *arg, const char *file, uint64_t done, uint64_t total);
 	void *progress_arg;
@@ -145,6 +149,8 @@ enum rep_wkind {
 	REP_W_MISSED_USER,    /* pseudo-frame: the user stack was lost */
 	REP_W_MISSED_KERNEL,  /* pseudo-frame: the kernel stack was lost */
 	REP_W_MISSING_CALLER, /* pseudo-frame: the FP walk skipped a caller */
+	REP_W_OFFCPU,         /* pseudo-frame, the leaf of an off-CPU row:
+			       * "[off-cpu:S]"; addr holds the state */
 };
 
 /* One address of a count row. */
@@ -192,6 +198,10 @@ void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct re
 		     uint64_t addr, size_t depth, uint32_t gen, bool symbolize);
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);
+/* "[off-cpu:S]" and the like: the leaf frame of an off-CPU row (state,
+ * BPROF_STATE_*), which every output prints so that a line says on its
+ * own what it counts. */
+const char *rep_offcpu_frame_name(uint32_t state);
 
 /*
  * The words every output uses for frames without a name: a frame in a known

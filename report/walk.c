@@ -185,6 +185,10 @@ static enum bsym_fp_state frame_fp_state(struct bsym_ctx *sym, const struct rep_
 
 bool rep_row_selected(const struct rep_config *cfg, const struct bprof_count *c)
 {
+	if (cfg->cpu_sel == REP_SEL_ON_CPU && c->state != BPROF_STATE_ON_CPU)
+		return false;
+	if (cfg->cpu_sel == REP_SEL_OFF_CPU && c->state == BPROF_STATE_ON_CPU)
+		return false;
 	return rep_pid_selected(cfg, c->pid) &&
 	       !(cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0);
 }
@@ -207,6 +211,15 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 	w->nr = 0;
 	bool kmiss = show_kernel && rep_stack_missed(c->kernel_stack_id);
 	bool umiss = show_user && rep_stack_missed(c->user_stack_id);
+	/* an off-CPU row's leaf says so, whatever else is shown */
+	if (c->state != BPROF_STATE_ON_CPU) {
+		struct rep_wframe *f = wpush(w);
+		if (!f)
+			return -ENOMEM;
+		f->kind = REP_W_OFFCPU;
+		f->addr = c->state;
+		f->reason = BSYM_R_INVALID;
+	}
 	if (kmiss)
 		err = add_missed(w, REP_W_MISSED_KERNEL);
 	if (show_kernel && !kmiss && !err) {
@@ -282,6 +295,16 @@ int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct re
 		cfg->progress(cfg->progress_arg, in->path, rec->nr_counts, rec->nr_counts);
 	rep_wbuf_free(&b);
 	return err;
+}
+
+const char *rep_offcpu_frame_name(uint32_t state)
+{
+	static const char *const names[] = {
+		[BPROF_STATE_S] = "[off-cpu:S]", [BPROF_STATE_D] = "[off-cpu:D]",
+		[BPROF_STATE_R] = "[off-cpu:R]", [BPROF_STATE_T] = "[off-cpu:T]",
+	};
+
+	return state >= 1 && state <= BPROF_STATE_MAX ? names[state] : "[off-cpu]";
 }
 
 const char *rep_wframe_missed_name(enum rep_wkind kind)

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Off-CPU time (prof-record --off-cpu, --wall; issue 28).  The offcpu
+# workload (-O2 -fomit-frame-pointer) has a thread, "sleeper", alternating
+# two naps of known length: 30 ms in sleep_long, 10 ms in sleep_short, so
+# 75 % / 25 % of its blocked time; its main thread waits in pthread_join.
+# - The sampling rule is unbiased: the report's split is 75/25 within a few
+#   points, also at -F 49, whose period (20.4 ms) is longer than the short
+#   nap (only the carried remainder can give it samples) and does not
+#   divide the long one.
+# - The off-CPU samples add up to the blocked time x F.
+# - Every blocked stack is complete: through libc's clock_nanosleep (no
+#   frame pointer) to start_thread, main's through pthread_join to
+#   __libc_start_call_main.
+# - Off-CPU lines end in "[off-cpu:S]"; --on-cpu and --off-cpu select.
+# - --wall: a thread's on- and off-CPU samples add up to its wall time.
+source "$BPROF_SRC/tests/e2e/lib.sh"
+require_bpf
+
+SECS=4
+# sum FOLDED REGEX: the samples of the lines that match
+between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+sum() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
+
+for hz in 99 49; do
+	f=$T_DIR/off$hz
+	"$BPROF_RECORD" -q -F $hz --off-cpu -o "$f.bprof" -- "$BPROF_WORKLOADS/offcpu" $SECS
+	"$BPROF_REPORT" -q -f "$f.bprof" > "$f.folded"
+	"$BPROF_REPORT" -q -f --off-cpu "$f.bprof" > "$f.off"
+	"$BPROF_REPORT" -q -f --on-cpu "$f.bprof" > "$f.on"
+	long=$(sum "$f.off" '^sleeper;.*;sleep_long;.*\[off-cpu:S\] [0-9]+$')
+	short=$(sum "$f.off" '^sleeper;.*;sleep_short;.*\[off-cpu:S\] [0-9]+$')
+	all=$(sum "$f.off" '^sleeper;')
+	main=$(sum "$f.off" '^offcpu;')
+	echo "-F $hz: sleep_long $long, sleep_short $short, sleeper off-CPU $all, main thread $main"
+	check "-F $hz: both naps sampled" test "$long" -gt 0 -a "$short" -gt 0
+	check "-F $hz: sleep_long's share 75 % +- 6" python3 -c "
+import sys; s = 100 * $long / ($long + $short); print('share %.1f %%' % s)
+sys.exit(0 if abs(s - 75) <= 6 else 1)"
+	# the sleeper blocks ~99 % of its SECS s (its naps' lengths: the
+	# loop's own work is microseconds)
+	check "-F $hz: sleeper's off-CPU samples = its blocked time x F +- 10 %" \
+		between "$all" $((SECS * hz * 90 / 100)) $((SECS * hz * 110 / 100))
+	check "-F $hz: main thread blocked all along (pthread_join)" \
+		between "$main" $((SECS * hz * 90 / 100)) $((SECS * hz * 110 / 100))
+	complete=$(sum "$f.off" '^sleeper;clone3;start_thread;sleeper;sleep_(long|short);nap;__GI___clock_nanosleep;.*\[off-cpu:S\] [0-9]+$')
+	check "-F $hz: every nap's stack reaches start_thread through clock_nanosleep ($complete of $((long + short)))" \
+		test "$complete" -eq $((long + short))
+	mcomplete=$(sum "$f.off" '^offcpu;_start;__libc_start_main_impl;__libc_start_call_main;main;.*pthread.*join.*\[off-cpu:S\] [0-9]+$')
+	check "-F $hz: main's blocked stack reaches __libc_start_call_main through pthread_join ($mcomplete of $main)" \
+		test "$mcomplete" -eq "$main"
+	check "-F $hz: kernel frames of the nap (clock_nanosleep in the kernel)" \
+		grep -qE ';__x64_sys_clock_nanosleep;.*\[off-cpu:S\] [0-9]+$' "$f.folded"
+	check "-F $hz: --off-cpu lines all end in [off-cpu:...]" \
+		awk '$(NF-1) !~ /\[off-cpu:[SDRT]\]$/ { exit 1 }' "$f.off"
+	check "-F $hz: --on-cpu lines have no [off-cpu:...]" bash -c "! grep -q 'off-cpu' '$f.on'"
+	check "-F $hz: on + off = all" test \
+		"$(sum "$f.folded" .)" -eq $(($(sum "$f.off" .) + $(sum "$f.on" .)))
+done
+
+# -U: the off-CPU frame stays the leaf
+"$BPROF_REPORT" -q -f -U --off-cpu "$T_DIR/off99.bprof" > "$T_DIR/u.off"
+check "-U: off-CPU lines end in [off-cpu:S] after the libc wrapper" \
+	grep -qE ';nap;__GI___clock_nanosleep;\[off-cpu:S\] [0-9]+$' "$T_DIR/u.off"
+
+# --wall: every thread's samples add up to its wall time (main blocks, the
+# sleeper naps and runs a little; both exist SECS s)
+"$BPROF_RECORD" -q -F 99 --wall -o "$T_DIR/wall.bprof" -- "$BPROF_WORKLOADS/offcpu" $SECS
+"$BPROF_REPORT" -q -f "$T_DIR/wall.bprof" > "$T_DIR/wall.folded"
+w=$(sum "$T_DIR/wall.folded" '^sleeper;')
+m=$(sum "$T_DIR/wall.folded" '^offcpu;')
+echo "--wall: sleeper $w, main $m (each ~$((SECS * 99)))"
+check "--wall: sleeper's samples = its wall time x F +- 10 %" between "$w" $((SECS * 99 * 90 / 100)) $((SECS * 99 * 110 / 100))
+check "--wall: main's samples = its wall time x F +- 10 %" between "$m" $((SECS * 99 * 90 / 100)) $((SECS * 99 * 110 / 100))
+
+# --unwind=fp: recorded (stacks by frame pointer, so likely cut at the
+# libc wrapper: that is what --unwind=auto is for)
+"$BPROF_RECORD" -q -F 99 --off-cpu --unwind=fp -o "$T_DIR/fp.bprof" -- "$BPROF_WORKLOADS/offcpu" 1
+"$BPROF_REPORT" -q -f --off-cpu "$T_DIR/fp.bprof" > "$T_DIR/fp.off"
+check "--unwind=fp: off-CPU samples recorded" test "$(sum "$T_DIR/fp.off" '^sleeper;')" -gt 50
+
+# a recording without --off-cpu has no off-CPU line and stays a 1.3 file
+"$BPROF_RECORD" -q -F 99 -o "$T_DIR/on.bprof" -- "$BPROF_WORKLOADS/offcpu" 1
+"$BPROF_REPORT" -q -f "$T_DIR/on.bprof" > "$T_DIR/on.folded"
+check "without --off-cpu: no off-CPU line" bash -c "! grep -q 'off-cpu' '$T_DIR/on.folded'"
+check "without --off-cpu: format 1.3 header" \
+	test "$(od -An -tu2 -j10 -N2 "$T_DIR/on.bprof" | tr -d ' ')" = 3
+check "with --off-cpu: format 1.4 header" \
+	test "$(od -An -tu2 -j10 -N2 "$T_DIR/off99.bprof" | tr -d ' ')" = 4
+finish
