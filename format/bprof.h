@@ -119,6 +119,21 @@ struct bprof_count {
 	uint64_t blocked_ns;
 };
 
+/* The OFFCPU section's header (1.4, SPEC.md 6.13): how off-CPU time was
+ * recorded and the recorder's counters.  Its rows are the counts whose
+ * state is not BPROF_STATE_ON_CPU. */
+enum { BPROF_OFFCPU_NONE = 0, BPROF_OFFCPU_BLOCKED = 1, BPROF_OFFCPU_WALL = 2 };
+struct bprof_offcpu {
+	uint32_t mode;          /* BPROF_OFFCPU_*: --off-cpu (S, D, T) or --wall (and R) */
+	uint64_t period_ns;     /* one sample of blocked time, > 0 */
+	uint64_t blocks;        /* blocks seen to their end */
+	uint64_t blocks_short;  /* of those, too short to cross a period */
+	uint64_t blocked_ns;    /* the time of all those blocks */
+	uint64_t walks;         /* user stacks walked (one per sampled block) */
+	uint64_t no_user_stack; /* sampled blocks counted without a user stack */
+	uint64_t lost;          /* samples lost (a map full) */
+};
+
 enum bprof_thread_state {
 	BPROF_STATE_ON_CPU = 0,
 	BPROF_STATE_S = 1,  /* sleeping (interruptible) */
@@ -421,6 +436,8 @@ struct bprof_recording {
 	/* Set by the reader: every kernel symbol's name lives in this one
 	 * block, freed whole; NULL when each name was malloc'ed on its own. */
 	char *ksym_names;
+	/* (1.4) what was recorded off the CPU; mode 0: nothing */
+	struct bprof_offcpu offcpu;
 };
 
 /* ---- building ---------------------------------------------------------- */

@@ -42,6 +42,7 @@ enum bprof_section_type {
 /* Fixed sizes of table entries (the part before variable data). */
 #define BPROF_COUNT_ENTRY_LEN 56
 #define BPROF_OFFCPU_ENTRY_LEN 72 /* a count entry, state, reserved, blocked_ns */
+#define BPROF_OFFCPU_FIXED_LEN 72 /* mode, reserved, period, 6 counters, nr_counts */
 #define BPROF_STACK_FIXED_LEN 8      /* u32 id, u32 nr_ips */
 #define BPROF_OBJECT_FIXED_LEN 48    /* flags .. fallback_hash, build_id_len */
 #define BPROF_OBJECT_MIN_LEN (BPROF_OBJECT_FIXED_LEN + 4)

@@ -338,9 +338,37 @@ static int parse_offcpu(struct cur *c, struct bprof_recording *r)
 {
 	uint64_t n, base = r->nr_counts;
 	struct bprof_count *v;
-	int rc = get_count(c, &n, BPROF_OFFCPU_ENTRY_LEN, "off-CPU counts");
+	uint32_t reserved;
+	int rc;
 
-	if (rc)
+	if (c->len - c->pos < BPROF_OFFCPU_FIXED_LEN - 8)
+		return cerr(c, BPROF_E_TRUNCATED, "%llu bytes, %d needed",
+			    (unsigned long long)(c->len - c->pos), BPROF_OFFCPU_FIXED_LEN);
+	r->offcpu.mode = g32(c);
+	reserved = g32(c);
+	r->offcpu.period_ns = g64(c);
+	r->offcpu.blocks = g64(c);
+	r->offcpu.blocks_short = g64(c);
+	r->offcpu.blocked_ns = g64(c);
+	r->offcpu.walks = g64(c);
+	r->offcpu.no_user_stack = g64(c);
+	r->offcpu.lost = g64(c);
+	if (r->offcpu.mode == BPROF_OFFCPU_NONE ||
+	    (c->strict && r->offcpu.mode > BPROF_OFFCPU_WALL)) {
+		c->pos = 0;
+		return cerr(c, BPROF_E_CORRUPT, "mode %u", r->offcpu.mode);
+	}
+	if (r->offcpu.mode > BPROF_OFFCPU_WALL)
+		r->offcpu.mode = BPROF_OFFCPU_WALL; /* a newer mode: at least as much */
+	if (c->strict && reserved) {
+		c->pos = 4;
+		return cerr(c, BPROF_E_CORRUPT, "reserved field is 0x%x", reserved);
+	}
+	if (!r->offcpu.period_ns) {
+		c->pos = 8;
+		return cerr(c, BPROF_E_CORRUPT, "period of 0 ns");
+	}
+	if ((rc = get_count(c, &n, BPROF_OFFCPU_ENTRY_LEN, "off-CPU counts")))
 		return rc;
 	if (!n)
 		return 0;
@@ -352,7 +380,6 @@ static int parse_offcpu(struct cur *c, struct bprof_recording *r)
 	for (uint64_t i = 0; i < n; i++) {
 		struct bprof_count *e = &v[base + i];
 		uint64_t at = c->pos;
-		uint32_t reserved;
 
 		r->nr_counts = base + i + 1;
 		e->pid = g32(c);

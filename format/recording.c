@@ -338,6 +338,10 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 	}
 	if ((err_access = access_invalid(&rec->access, strict_flags)))
 		return bprof_set_error(err, code, 0, "%s: %s", what, err_access);
+	if (rec->offcpu.mode > BPROF_OFFCPU_WALL)
+		return bprof_set_error(err, code, 0, "%s: off-CPU mode %u", what, rec->offcpu.mode);
+	if (rec->offcpu.mode && !rec->offcpu.period_ns)
+		return bprof_set_error(err, code, 0, "%s: off-CPU period of 0 ns", what);
 
 	/* counts: stack ids >= 0 must exist */
 	for (uint64_t i = 0; i < rec->nr_counts; i++) {
@@ -349,6 +353,12 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 		if (c->state > BPROF_STATE_MAX)
 			return bprof_set_error(err, code, 0, "%s: count %llu: thread state %u is not one of 0..%d",
 					       what, (unsigned long long)i, c->state, BPROF_STATE_MAX);
+		if (c->state != BPROF_STATE_ON_CPU && rec->offcpu.mode == BPROF_OFFCPU_NONE)
+			return bprof_set_error(err, code, 0, "%s: count %llu: an off-CPU row but no off-CPU mode",
+					       what, (unsigned long long)i);
+		if (c->state == BPROF_STATE_R && rec->offcpu.mode != BPROF_OFFCPU_WALL)
+			return bprof_set_error(err, code, 0, "%s: count %llu: runnable time in a recording without --wall",
+					       what, (unsigned long long)i);
 		if (c->state == BPROF_STATE_ON_CPU && c->blocked_ns)
 			return bprof_set_error(err, code, 0, "%s: count %llu: an on-CPU row with blocked time",
 					       what, (unsigned long long)i);

@@ -263,6 +263,17 @@ static void put_counts(struct sink *s, const struct bprof_recording *r, bool off
 
 	if (!off)
 		n = r->nr_counts - n;
+	if (off) {
+		put32(s, r->offcpu.mode);
+		put32(s, 0);
+		put64(s, r->offcpu.period_ns);
+		put64(s, r->offcpu.blocks);
+		put64(s, r->offcpu.blocks_short);
+		put64(s, r->offcpu.blocked_ns);
+		put64(s, r->offcpu.walks);
+		put64(s, r->offcpu.no_user_stack);
+		put64(s, r->offcpu.lost);
+	}
 	put64(s, n);
 	if (s->counting) {
 		s->total += n * len;
@@ -501,7 +512,7 @@ static bool section_written(const struct bprof_recording *rec, int t)
 	if (t == BPROF_SECT_ACCESS)
 		return rec->access.present != 0;
 	if (t == BPROF_SECT_OFFCPU)
-		return nr_offcpu(rec) != 0;
+		return rec->offcpu.mode != BPROF_OFFCPU_NONE;
 	if (t == BPROF_SECT_GENERATIONS) {
 		for (uint64_t i = 0; i < rec->nr_processes; i++)
 			if (rec->processes[i].has_gens)
@@ -559,7 +570,7 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 
 	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
 	bprof_put16(hdr + 8, BPROF_FORMAT_MAJOR);
-	bprof_put16(hdr + 10, nr_offcpu(rec) ? BPROF_FORMAT_MINOR : BPROF_FORMAT_MINOR_NO_OFFCPU);
+	bprof_put16(hdr + 10, rec->offcpu.mode ? BPROF_FORMAT_MINOR : BPROF_FORMAT_MINOR_NO_OFFCPU);
 	bprof_put32(hdr + 12, 0); /* flags */
 	bprof_put64(hdr + 16, content);
 	emit(s, hdr, sizeof(hdr));

@@ -203,7 +203,10 @@ static int take_row(struct counts_walk *w, const struct profile_key *key, uint64
 	c.comm[BPROF_COMM_LEN - 1] = 0;
 	if (bprof_recording_add_count(w->rec, &c))
 		return -ENOMEM;
-	w->tot->samples += val;
+	if (state == BPROF_STATE_ON_CPU)
+		w->tot->samples += val;
+	else
+		w->tot->offcpu_samples += val;
 	if (grow_array((void **)&w->ids, &w->cap_ids, w->nr_ids + 2, 4096, sizeof(*w->ids)) ||
 	    grow_array((void **)&w->pids, &w->cap_pids, w->nr_pids + 1, 1024, sizeof(*w->pids)))
 		return -ENOMEM;

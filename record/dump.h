@@ -21,7 +21,8 @@ struct profile_bpf;
 
 /* For the status line. */
 struct dump_totals {
-	uint64_t samples;
+	uint64_t samples;   /* on-CPU */
+	uint64_t offcpu_samples; /* --off-cpu, --wall */
 	uint64_t processes; /* distinct pids but 0 (idle) */
 };
 

@@ -83,9 +83,15 @@ void status_report(const struct env *env, const struct bprof_recording *rec,
 				l->other;
 
 		human_size(stat(output, &st) == 0 ? (uint64_t)st.st_size : 0, sizebuf, sizeof(sizebuf));
-		fprintf(stderr, "prof-record: %llu samples, %llu processes, %llu stacks, %llu lost; wrote %s (%s)\n",
-			(unsigned long long)tot->samples, (unsigned long long)tot->processes,
-			(unsigned long long)rec->nr_stacks, (unsigned long long)lost, output, sizebuf);
+		char off[64] = "";
+
+		if (rec->offcpu.mode)
+			snprintf(off, sizeof(off), " and %llu off-CPU",
+				 (unsigned long long)tot->offcpu_samples);
+		fprintf(stderr, "prof-record: %llu samples%s, %llu processes, %llu stacks, %llu lost; wrote %s (%s)\n",
+			(unsigned long long)tot->samples, off, (unsigned long long)tot->processes,
+			(unsigned long long)rec->nr_stacks, (unsigned long long)lost + rec->offcpu.lost,
+			output, sizebuf);
 		if (env->verbose)
 			fprintf(stderr, "prof-record: %llu events, %llu snapshots, %llu failed, %llu objects opened, %llu from parent, %llu mappings at exit\n",
 				(unsigned long long)events, (unsigned long long)mst->snapshots,

@@ -7,6 +7,7 @@
  * would have let it.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -295,6 +296,87 @@ static void line(FILE *f, const char *label, const char *s)
 /* Mapping generations (SPEC.md 6.12): how many processes changed their
  * executable mappings while recorded, and the user frames whose mapping at
  * their sample's generation cannot be known (printed without a name). */
+/* --off-cpu / --wall recordings: on- and off-CPU time per process, in
+ * seconds (samples x period), and the recorder's off-CPU counters. */
+struct proc_time {
+	uint32_t pid;
+	char comm[BPROF_COMM_LEN];
+	uint64_t on, off[BPROF_STATE_MAX + 1];
+	uint64_t n; /* the row's samples: the comm of the largest is shown */
+};
+
+static int cmp_proc_time(const void *a, const void *b)
+{
+	const struct proc_time *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static void print_offcpu(FILE *f, const struct bprof_recording *rec)
+{
+	const struct bprof_offcpu *o = &rec->offcpu;
+	struct proc_time *v;
+	size_t n = 0;
+	double p = (double)o->period_ns / 1e9;
+	uint64_t on = 0, off = 0;
+
+	if (!o->mode)
+		return;
+	for (uint64_t i = 0; i < rec->nr_counts; i++) {
+		if (rec->counts[i].state == BPROF_STATE_ON_CPU)
+			on += rec->counts[i].count;
+		else
+			off += rec->counts[i].count;
+	}
+	fprintf(f, "off-CPU:        %s: a sample per %.3f ms of blocked time (%s)\n",
+		o->mode == BPROF_OFFCPU_WALL ? "--wall" : "--off-cpu", (double)o->period_ns / 1e6,
+		o->mode == BPROF_OFFCPU_WALL ? "states S, D, T and R" : "states S, D and T");
+	fprintf(f, "  on-CPU, off-CPU samples:         %llu (%.3f s), %llu (%.3f s)\n",
+		(unsigned long long)on, on * p, (unsigned long long)off, off * p);
+	fprintf(f, "  blocks ended:                    %llu (%.3f s), %llu too short to cross a period\n",
+		(unsigned long long)o->blocks, (double)o->blocked_ns / 1e9,
+		(unsigned long long)o->blocks_short);
+	fprintf(f, "  user stacks walked:              %llu; %llu sampled blocks without one (no rseq, or blocked again before resuming)\n",
+		(unsigned long long)o->walks, (unsigned long long)o->no_user_stack);
+	fprintf(f, "  off-CPU samples lost:            %llu\n", (unsigned long long)o->lost);
+	v = calloc(rec->nr_counts ? rec->nr_counts : 1, sizeof(*v));
+	if (!v)
+		return;
+	for (uint64_t i = 0; i < rec->nr_counts; i++) {
+		v[n].pid = rec->counts[i].pid;
+		memcpy(v[n].comm, rec->counts[i].comm, BPROF_COMM_LEN);
+		v[n].n = rec->counts[i].count;
+		if (rec->counts[i].state == BPROF_STATE_ON_CPU)
+			v[n].on = rec->counts[i].count;
+		else if (rec->counts[i].state <= BPROF_STATE_MAX)
+			v[n].off[rec->counts[i].state] = rec->counts[i].count;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), cmp_proc_time);
+	fprintf(f, "  per process (s):    on-CPU        S        D        R        T  comm\n");
+	for (size_t i = 0; i < n;) {
+		struct proc_time t = v[i];
+		size_t j = i + 1;
+
+		for (; j < n && v[j].pid == t.pid; j++) {
+			if (v[j].n > t.n) {
+				t.n = v[j].n;
+				memcpy(t.comm, v[j].comm, BPROF_COMM_LEN);
+			}
+			t.on += v[j].on;
+			for (int s = 1; s <= BPROF_STATE_MAX; s++)
+				t.off[s] += v[j].off[s];
+		}
+		fprintf(f, "  %8u %13.3f %8.3f %8.3f %8.3f %8.3f  ", t.pid, t.on * p,
+			t.off[BPROF_STATE_S] * p, t.off[BPROF_STATE_D] * p, t.off[BPROF_STATE_R] * p,
+			t.off[BPROF_STATE_T] * p);
+		rep_fputs_clean(f, t.comm);
+		fputc('\n', f);
+		i = j;
+	}
+	free(v);
+}
+
 static void print_generations(FILE *f, const struct bprof_recording *rec)
 {
 	uint64_t procs = 0, history = 0, gaps = 0, frames = 0, samples = 0;
@@ -387,6 +469,7 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 	fprintf(f, "  other:                           %llu\n", (unsigned long long)l->other);
 	fprintf(f, "  user stacks before their tables: %llu (walked by frame pointer: may lack callers)\n",
 		(unsigned long long)l->user_stack_before_table);
+	print_offcpu(f, rec);
 	print_unwind(f, rec);
 	print_access(f, rec);
 	print_generations(f, rec);

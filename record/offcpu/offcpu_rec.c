@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bprof.h"
 #include "offcpu/offcpu_rec.h"
 #include "profile.skel.h"
 
@@ -74,4 +75,23 @@ void offcpu_stats(const struct profile_bpf *obj, uint64_t *sum, int nr_cpus)
 			sum[k] += v[c];
 	}
 	free(v);
+}
+
+void offcpu_dump(const struct profile_bpf *obj, struct bprof_offcpu *out, int nr_cpus)
+{
+	uint64_t sum[OFFCPU_STAT_MAX];
+
+	memset(out, 0, sizeof(*out));
+	if (!offcpu_enabled(obj))
+		return;
+	offcpu_stats(obj, sum, nr_cpus);
+	out->mode = obj->rodata->offcpu_mode == OFFCPU_MODE_WALL ? BPROF_OFFCPU_WALL
+								 : BPROF_OFFCPU_BLOCKED;
+	out->period_ns = obj->rodata->offcpu_period_ns;
+	out->blocks = sum[OFFCPU_STAT_BLOCKS];
+	out->blocks_short = sum[OFFCPU_STAT_BLOCKS_SHORT];
+	out->blocked_ns = sum[OFFCPU_STAT_BLOCKED_NS];
+	out->walks = sum[OFFCPU_STAT_WALKS];
+	out->no_user_stack = sum[OFFCPU_STAT_NO_USER_WALK];
+	out->lost = sum[OFFCPU_STAT_LOST];
 }

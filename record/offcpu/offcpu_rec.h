@@ -36,4 +36,9 @@ bool offcpu_enabled(const struct profile_bpf *obj);
  * cannot be read. */
 void offcpu_stats(const struct profile_bpf *obj, uint64_t *sum, int nr_cpus);
 
+/* The OFFCPU section's header (mode 0 when off-CPU time was not
+ * recorded).  Cumulative: --rotate is refused with off-CPU time. */
+struct bprof_offcpu;
+void offcpu_dump(const struct profile_bpf *obj, struct bprof_offcpu *out, int nr_cpus);
+
 #endif
