@@ -401,9 +401,12 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		if (x->pid != y->pid || x->tid != y->tid || x->exec_id != y->exec_id ||
 		    x->user_stack_id != y->user_stack_id || x->kernel_stack_id != y->kernel_stack_id ||
 		    x->kernel_ip != y->kernel_ip || x->count != y->count ||
-		    x->map_gen != y->map_gen || strncmp(x->comm, y->comm, BPROF_COMM_LEN))
+		    x->map_gen != y->map_gen || strncmp(x->comm, y->comm, BPROF_COMM_LEN) ||
+		    x->state != y->state || x->blocked_ns != y->blocked_ns)
 			DIFF("count %llu differs", (unsigned long long)i);
 	}
+	if (memcmp(&a->offcpu, &b->offcpu, sizeof(a->offcpu)))
+		DIFF("off-CPU header differs");
 	for (uint64_t i = 0; i < a->nr_stacks; i++) {
 		const struct bprof_stack *x = &a->stacks[i], *y = &b->stacks[i];
 

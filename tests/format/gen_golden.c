@@ -202,7 +202,7 @@ static struct bb frame(const struct bb *c, const struct frame_opts *o)
 
 	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
 	bprof_put16(hdr + 8, (uint16_t)(o && o->major ? o->major : BPROF_FORMAT_MAJOR));
-	bprof_put16(hdr + 10, (uint16_t)(o && o->minor ? o->minor : BPROF_FORMAT_MINOR));
+	bprof_put16(hdr + 10, (uint16_t)(o && o->minor ? o->minor : BPROF_FORMAT_MINOR_NO_OFFCPU));
 	bprof_put32(hdr + 12, o ? o->flags : 0);
 	bprof_put64(hdr + 16, o && o->size_override ? o->content_size : c->len);
 	bb_put(&f, hdr, sizeof(hdr));

@@ -105,6 +105,68 @@ Test(roundtrip, generations_extremes)
 	check_roundtrip(r);
 }
 
+/* Off-CPU rows (1.4, OFFCPU): after the on-CPU rows, as the reader
+ * appends them; every state, the largest values; the file is 1.4, and a
+ * file without them stays 1.3. */
+static void add_offcpu_rows(struct bprof_recording *r)
+{
+	uint64_t n = r->nr_counts;
+
+	r->offcpu = (struct bprof_offcpu){ BPROF_OFFCPU_WALL, 10101010, 7, 3, UINT64_MAX, 4, 1, 2 };
+	for (uint32_t s = BPROF_STATE_S; s <= BPROF_STATE_MAX; s++) {
+		struct bprof_count c = r->counts[s % n];
+
+		c.state = s;
+		c.blocked_ns = s == BPROF_STATE_T ? UINT64_MAX : s * 1000000ull;
+		c.count = s;
+		cr_assert_eq(bprof_recording_add_count(r, &c), 0);
+	}
+}
+
+Test(roundtrip, offcpu)
+{
+	struct bprof_recording *r = fx_typical();
+	struct bprof_error err = { 0 };
+	void *buf = NULL;
+	size_t len = 0;
+
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR_NO_OFFCPU);
+	free(buf);
+	add_offcpu_rows(r);
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(((unsigned char *)buf)[10], 4);
+	free(buf);
+	check_roundtrip(r);
+}
+
+/* What the writer refuses: off-CPU rows without a mode, runnable time
+ * without --wall, a state out of range, a mode without a period. */
+Test(roundtrip, offcpu_invalid)
+{
+	struct bprof_recording *r = fx_typical();
+	struct bprof_error err = { 0 };
+	uint64_t last;
+
+	add_offcpu_rows(r);
+	last = r->nr_counts - 1;
+	r->offcpu.mode = BPROF_OFFCPU_NONE;
+	cr_assert_neq(bprof_recording_validate(r, &err), 0);
+	r->offcpu.mode = BPROF_OFFCPU_BLOCKED;
+	cr_assert_neq(bprof_recording_validate(r, &err), 0, "R rows without --wall");
+	r->offcpu.mode = BPROF_OFFCPU_WALL;
+	cr_assert_eq(bprof_recording_validate(r, &err), 0, "%s", err.message);
+	r->counts[last].state = BPROF_STATE_MAX + 1;
+	cr_assert_neq(bprof_recording_validate(r, &err), 0);
+	r->counts[last].state = BPROF_STATE_T;
+	r->offcpu.period_ns = 0;
+	cr_assert_neq(bprof_recording_validate(r, &err), 0);
+	r->offcpu.period_ns = 1;
+	r->counts[0].blocked_ns = 1; /* an on-CPU row */
+	cr_assert_neq(bprof_recording_validate(r, &err), 0);
+	bprof_recording_free(r);
+}
+
 Test(roundtrip, typical_sorted_on_read)
 {
 	struct bprof_recording *r = fx_typical(), *back = through_buffer(r);
