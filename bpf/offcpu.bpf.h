@@ -85,11 +85,16 @@ struct {
 	__uint(max_entries, 1);
 } offcpu_counts SEC(".maps");
 
+/* One element: a switch's counters are one lookup, not three. */
+struct offcpu_counters {
+	__u64 v[OFFCPU_STAT_MAX];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, OFFCPU_STAT_MAX);
+	__type(value, struct offcpu_counters);
+	__uint(max_entries, 1);
 } offcpu_stats SEC(".maps");
 
 /* The walk's scratch, apart from the sampler's: a cpu-clock sample (an
@@ -101,12 +106,19 @@ struct {
 	__uint(max_entries, 1);
 } offcpu_scratch SEC(".maps");
 
+static __always_inline struct offcpu_counters *offcpu_counters(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&offcpu_stats, &zero);
+}
+
 static __always_inline void offcpu_stat(__u32 idx, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &idx);
+	struct offcpu_counters *c = offcpu_counters();
 
-	if (v)
-		*v += n; /* per-CPU */
+	if (c && idx < OFFCPU_STAT_MAX)
+		c->v[idx] += n; /* per-CPU */
 }
 
 static __always_inline void offcpu_add(struct offcpu_key *key, __u64 n, __u64 ns)
@@ -198,7 +210,8 @@ static __always_inline bool offcpu_wanted(struct task_struct *p)
 static __always_inline void offcpu_switch_in(struct task_struct *next, struct offcpu_task *t,
 					     __u64 now)
 {
-	__u64 d = now - t->out_ns, acc, n;
+	__u64 d = now - t->out_ns, acc, n = 0;
+	struct offcpu_counters *c = offcpu_counters();
 	struct unwind_scratch *s;
 	__u32 zero = 0;
 	long err;
@@ -207,14 +220,17 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, struct of
 	if ((__s64)d < 0)
 		return; /* not expected: the clock is monotonic */
 	acc = t->carry_ns + d;
-	n = acc / offcpu_period_ns;
+	/* most blocks cross no period: no division for them */
+	if (acc >= offcpu_period_ns)
+		n = acc / offcpu_period_ns;
 	t->carry_ns = acc - n * offcpu_period_ns;
-	offcpu_stat(OFFCPU_STAT_BLOCKS, 1);
-	offcpu_stat(OFFCPU_STAT_BLOCKED_NS, d);
-	if (!n) {
-		offcpu_stat(OFFCPU_STAT_BLOCKS_SHORT, 1);
-		return;
+	if (c) {
+		c->v[OFFCPU_STAT_BLOCKS]++;
+		c->v[OFFCPU_STAT_BLOCKED_NS] += d;
+		c->v[OFFCPU_STAT_BLOCKS_SHORT] += !n;
 	}
+	if (!n)
+		return;
 	/* still waiting for its walk (blocked again before it resumed) */
 	offcpu_flush(t);
 	__builtin_memset(&t->pend, 0, sizeof(t->pend));

@@ -63,17 +63,17 @@ bool offcpu_enabled(const struct profile_bpf *obj)
 void offcpu_stats(const struct profile_bpf *obj, uint64_t *sum, int nr_cpus)
 {
 	int fd = bpf_map__fd(obj->maps.offcpu_stats);
-	uint64_t *v = calloc(nr_cpus > 0 ? (size_t)nr_cpus : 1, sizeof(*v));
+	/* one element, OFFCPU_STAT_MAX counters per CPU */
+	uint64_t *v = calloc((nr_cpus > 0 ? (size_t)nr_cpus : 1) * OFFCPU_STAT_MAX, sizeof(*v));
+	uint32_t zero = 0;
 
 	memset(sum, 0, OFFCPU_STAT_MAX * sizeof(*sum));
 	if (!v)
 		return;
-	for (uint32_t k = 0; k < OFFCPU_STAT_MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, v))
-			continue;
+	if (!bpf_map_lookup_elem(fd, &zero, v))
 		for (int c = 0; c < nr_cpus; c++)
-			sum[k] += v[c];
-	}
+			for (int k = 0; k < OFFCPU_STAT_MAX; k++)
+				sum[k] += v[(size_t)c * OFFCPU_STAT_MAX + k];
 	free(v);
 }
 
