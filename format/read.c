@@ -342,8 +342,8 @@ static int parse_offcpu(struct cur *c, struct bprof_recording *r)
 	int rc;
 
 	if (c->len - c->pos < BPROF_OFFCPU_FIXED_LEN - 8)
-		return cerr(c, BPROF_E_TRUNCATED, "%llu bytes, %d needed",
-			    (unsigned long long)(c->len - c->pos), BPROF_OFFCPU_FIXED_LEN);
+		return cerr(c, BPROF_E_TRUNCATED, "%llu bytes, the header takes %d",
+			    (unsigned long long)(c->len - c->pos), BPROF_OFFCPU_FIXED_LEN - 8);
 	r->offcpu.mode = g32(c);
 	reserved = g32(c);
 	r->offcpu.period_ns = g64(c);

@@ -263,6 +263,30 @@ struct bprof_recording *fx_typical(void)
 	return r;
 }
 
+struct bprof_recording *fx_offcpu(void)
+{
+	struct bprof_recording *r = fx_typical();
+	uint64_t n;
+
+	if (!r)
+		return NULL;
+	n = r->nr_counts;
+	r->offcpu = (struct bprof_offcpu){ BPROF_OFFCPU_WALL, 10101010, 7, 3, 123456789, 4, 1, 2 };
+	for (uint32_t s = BPROF_STATE_S; s <= BPROF_STATE_MAX; s++) {
+		struct bprof_count c = r->counts[s % n];
+
+		c.state = s;
+		c.kernel_ip = 0;
+		c.blocked_ns = s * 1000000ull;
+		c.count = s;
+		if (bprof_recording_add_count(r, &c)) {
+			bprof_recording_free(r);
+			return NULL;
+		}
+	}
+	return r;
+}
+
 struct bprof_recording *fx_odd_strings(void)
 {
 	struct bprof_recording *r = fx_typical();

@@ -23,6 +23,9 @@ struct bprof_recording *fx_typical_v11(void);
 struct bprof_recording *fx_typical_v12(void);
 /* format 1.3's typical: mapping generations; 27 UNWIND counters, no misses */
 struct bprof_recording *fx_typical_v13(void);
+/* fx_typical with off-CPU time (format 1.5, OFFCPU): --wall, a row of
+ * each state after the on-CPU rows (where the reader puts them). */
+struct bprof_recording *fx_offcpu(void);
 /* Strings with odd bytes: UTF-8, control characters, high bytes, spaces. */
 struct bprof_recording *fx_odd_strings(void);
 /* nr_counts counts over nr_stacks stacks and nr_ksyms ksyms; seeded. */

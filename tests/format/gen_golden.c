@@ -1377,6 +1377,89 @@ int main(int argc, char **argv)
 			free(d.p);
 		}
 	}
+	/* ---- OFFCPU (1.4) ---- */
+	{
+		struct bprof_recording *o = fx_offcpu();
+		struct bb oc = content_of(o);
+		struct frame_opts m4 = { .minor = BPROF_FORMAT_MINOR };
+		size_t op = payload(&oc, BPROF_SECT_OFFCPU), row = op + BPROF_OFFCPU_FIXED_LEN;
+
+		valid(g, "offcpu", frame(&oc, &m4));
+		DAMAGED(d, &oc)
+		{
+			set32(&d, op, 0);
+			invalid(g, "offcpu-mode-zero", BPROF_E_CORRUPT, frame(&d, &m4));
+			free(d.p);
+		}
+		DAMAGED(d, &oc)
+		{
+			set32(&d, op, 3);
+			invalid(g, "offcpu-mode-unknown", BPROF_E_CORRUPT, frame(&d, &m4));
+			free(d.p);
+		}
+		DAMAGED(d, &oc)
+		{
+			set32(&d, op + 4, 1);
+			invalid(g, "offcpu-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m4));
+			free(d.p);
+		}
+		DAMAGED(d, &oc)
+		{
+			set64(&d, op + 8, 0);
+			invalid(g, "offcpu-period-zero", BPROF_E_CORRUPT, frame(&d, &m4));
+			free(d.p);
+		}
+		DAMAGED(d, &oc)
+		{
+			set32(&d, row + 56, 0);
+			invalid(g, "offcpu-state-on-cpu", BPROF_E_CORRUPT, frame(&d, &m4));
+			free(d.p);
+		}
+		DAMAGED(d, &oc)
+		{
+			set32(&d, row + 56, BPROF_STATE_MAX + 1);
+			invalid(g, "offcpu-state-unknown", BPROF_E_CORRUPT, frame(&d, &m4));
+			free(d.p);
+		}
+		DAMAGED(d, &oc)
+		{
+			set32(&d, row + 60, 1);
+			invalid(g, "offcpu-row-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m4));
+			free(d.p);
+		}
+		DAMAGED(d, &oc)
+		{
+			set32(&d, row + 12, 0x7ffffff0);
+			invalid(g, "offcpu-dangling-stack", BPROF_E_CORRUPT, frame(&d, &m4));
+			free(d.p);
+		}
+		DAMAGED(d, &oc)
+		{
+			set64(&d, op + 64, UINT64_C(1) << 40);
+			invalid(g, "offcpu-claim-2e40-rows", BPROF_E_TRUNCATED, frame(&d, &m4));
+			free(d.p);
+		}
+		DAMAGED(d, &oc)
+		{
+			/* the header cut short */
+			size_t at = sect_at(&d, BPROF_SECT_OFFCPU);
+
+			d.len = at + 16 + 40;
+			set_sect_len(&d, BPROF_SECT_OFFCPU, 40);
+			invalid(g, "offcpu-header-truncated", BPROF_E_TRUNCATED, frame(&d, &m4));
+			free(d.p);
+		}
+		DAMAGED(d, &oc)
+		{
+			size_t at = sect_at(&d, BPROF_SECT_OFFCPU);
+
+			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_OFFCPU));
+			invalid(g, "offcpu-duplicated", BPROF_E_CORRUPT, frame(&d, &m4));
+			free(d.p);
+		}
+		free(oc.p);
+		bprof_recording_free(o);
+	}
 	(void)bb_str;
 
 	free(c.p);
