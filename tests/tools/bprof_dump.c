@@ -12,6 +12,10 @@
  *   options <options string>
  *   loss <field_name> <value>                     (one per bprof_losses field)
  *   count <pid> <tid> <exec_id> <user_stack_id> <kernel_stack_id> 0x<kernel_ip> <count> <comm>
+ *   offcount <pid> <tid> <exec_id> <user_stack_id> <kernel_stack_id> 0x<kernel_ip> <count>
+ *        <S|D|R|T> <blocked_ns> <comm>          (off-CPU rows, one line)
+ *   offcpu mode=<off-cpu|wall> period_ns=N blocks=N blocks_short=N blocked_ns=N walks=N
+ *        no_user_stack=N lost=N                (only with an OFFCPU section; one line)
  *   stack <id> <nr_ips> 0x<ip0> 0x<ip1> ...
  *   stackflags <id> 0x<flags>                 (stacks with unwinder flags)
  *   object <index> <build_id_hex|-> 0x<flags> <size> <mtime_ns> <dev> <inode> 0x<fallback_hash> <path>
@@ -31,6 +35,7 @@
  *   access euid=<uid> flags=0x<flags> caps=0x<capabilities>  (only with an ACCESS section)
  *   access_counter <name> <value>               (one per known counter)
  *   summary counts=N stacks=N objects=N processes=N samples=<sum of counts>
+ *        [offcpu_samples=<sum of offcounts>]  (samples: on-CPU rows only)
  *
  * Stack ids print as signed decimals; BPROF_STACK_NONE prints as "none".
  * Text fields are printed as they are, except that control bytes (< 0x20,
@@ -88,7 +93,7 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 	const struct bprof_meta *m = &r->meta;
 	const struct bprof_losses *l = &r->losses;
 	const struct bprof_kernel *k = &r->kernel;
-	unsigned long long samples = 0;
+	unsigned long long samples = 0, offsamples = 0;
 
 	fputs("meta hostname=", f);
 	text(f, m->hostname);
@@ -126,16 +131,30 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 
 		memcpy(comm, c->comm, BPROF_COMM_LEN);
 		comm[BPROF_COMM_LEN] = '\0';
-		fprintf(f, "count %u %u %u ", c->pid, c->tid, c->exec_id);
+		fprintf(f, "%s %u %u %u ", c->state ? "offcount" : "count", c->pid, c->tid,
+			c->exec_id);
 		stack_id(f, c->user_stack_id);
 		fputc(' ', f);
 		stack_id(f, c->kernel_stack_id);
 		fprintf(f, " 0x%llx %llu ", (unsigned long long)c->kernel_ip,
 			(unsigned long long)c->count);
+		if (c->state)
+			fprintf(f, "%c %llu ", "?SDRT"[c->state <= 4 ? c->state : 0],
+				(unsigned long long)c->blocked_ns);
 		text(f, comm);
 		fputc('\n', f);
-		samples += c->count;
+		if (c->state)
+			offsamples += c->count;
+		else
+			samples += c->count;
 	}
+	if (r->offcpu.mode)
+		fprintf(f, "offcpu mode=%s period_ns=%llu blocks=%llu blocks_short=%llu blocked_ns=%llu walks=%llu no_user_stack=%llu lost=%llu\n",
+			r->offcpu.mode == BPROF_OFFCPU_WALL ? "wall" : "off-cpu",
+			(unsigned long long)r->offcpu.period_ns, (unsigned long long)r->offcpu.blocks,
+			(unsigned long long)r->offcpu.blocks_short,
+			(unsigned long long)r->offcpu.blocked_ns, (unsigned long long)r->offcpu.walks,
+			(unsigned long long)r->offcpu.no_user_stack, (unsigned long long)r->offcpu.lost);
 	for (uint64_t i = 0; i < r->nr_counts; i++)
 		if (r->counts[i].map_gen)
 			fprintf(f, "countgen %llu %u\n", (unsigned long long)i, r->counts[i].map_gen);
@@ -249,9 +268,12 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 			fprintf(f, "access_counter %s %llu\n", bprof_access_counter_name(i),
 				(unsigned long long)r->access.counters[i]);
 	}
-	fprintf(f, "summary counts=%llu stacks=%llu objects=%llu processes=%llu samples=%llu\n",
+	fprintf(f, "summary counts=%llu stacks=%llu objects=%llu processes=%llu samples=%llu",
 		(unsigned long long)r->nr_counts, (unsigned long long)r->nr_stacks,
 		(unsigned long long)r->nr_objects, (unsigned long long)r->nr_processes, samples);
+	if (r->offcpu.mode)
+		fprintf(f, " offcpu_samples=%llu", (unsigned long long)offsamples);
+	fputc('\n', f);
 }
 
 int main(int argc, char **argv)
