@@ -15,7 +15,11 @@
  *             --no-symbolize (has_functions false: the consumer symbolizes)
  *   function  demangled name, raw (mangled) system_name, source file
  *   sample    leaf first; values [samples/count, cpu/nanoseconds] where one
- *             sample is 1e9/freq ns; labels comm (string), pid and tid
+ *             sample is 1e9/freq ns; labels comm (string), pid and tid.
+ *             With off-CPU time (prof-record --off-cpu, --wall) a third
+ *             value, off-cpu/nanoseconds (samples x the off-CPU period),
+ *             0 in on-CPU samples as cpu is 0 in off-CPU ones, and a
+ *             label state (S, D, R, T); the leaf is "[off-cpu:S]" too
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -63,6 +67,8 @@ struct pp {
 	bool symbolize;
 	size_t input;          /* index of the input being walked */
 	int64_t period;        /* ns (or events) per sample of this input */
+	bool offcpu;           /* a third value: off-CPU time */
+	int64_t offperiod;     /* ns per off-CPU sample of this input */
 	struct rep_map strings, mappings, locations, functions, samples;
 	struct pvec strtab, mapv, locv, funcv, samplev;
 	uint64_t *ids;         /* scratch: location ids of one sample */
@@ -328,7 +334,9 @@ static int location_id(struct pp *p, const struct rep_input *in, const struct re
 	if (err)
 		return err;
 
-	uint64_t key[4] = { (uint64_t)f->kind, m ? 0 : p->input, m ? m->id : 0, f->lookup };
+	/* an off-CPU pseudo-frame is one location per state (addr) */
+	uint64_t key[4] = { (uint64_t)f->kind, m ? 0 : p->input, m ? m->id : 0,
+			    f->kind == REP_W_OFFCPU ? f->addr : f->lookup };
 	uint64_t v = p->locv.nr + 1;
 	bool found;
 	err = rep_map_get(&p->locations, &key, sizeof(key), &v, &found);
@@ -435,11 +443,16 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	/* pprof values are int64; counts from a hostile file saturate there
 	 * rather than wrap (or overflow, which is undefined) */
 	int64_t count = c->count > INT64_MAX ? INT64_MAX : (int64_t)c->count;
-	int64_t ns = sat_mul(count, p->period);
+	bool off = c->state != BPROF_STATE_ON_CPU;
+	int64_t ns = off ? 0 : sat_mul(count, p->period);
+	int64_t offns = off ? sat_mul(count, p->offperiod) : 0;
+	size_t nv = p->offcpu ? 3 : 2;
 	if (found) {
 		Sample *s = p->samplev.v[v];
 		s->value[0] = sat_add(s->value[0], count);
 		s->value[1] = sat_add(s->value[1], ns);
+		if (p->offcpu)
+			s->value[2] = sat_add(s->value[2], offns);
 		return 0;
 	}
 
@@ -448,7 +461,7 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 		return -ENOMEM;
 	*s = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
 	s->location_id = malloc((nr ? nr : 1) * sizeof(*s->location_id));
-	s->value = malloc(2 * sizeof(*s->value));
+	s->value = malloc(nv * sizeof(*s->value));
 	if (!s->location_id || !s->value) {
 		free(s->location_id);
 		free(s->value);
@@ -457,9 +470,11 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	}
 	memcpy(s->location_id, &p->ids[4], nr * sizeof(*s->location_id));
 	s->n_location_id = nr;
-	s->n_value = 2;
+	s->n_value = nv;
 	s->value[0] = count;
 	s->value[1] = ns;
+	if (p->offcpu)
+		s->value[2] = offns;
 	err = pv_push(&p->samplev, s);
 	if (err)
 		return err;
@@ -472,6 +487,13 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	    (err = str_id(p, "pid", &kpid)) || (err = str_id(p, "tid", &ktid)))
 		return err;
 	err = add_label(s, kcomm, scomm, 0);
+	if (!err && off) {
+		char st[2] = { "?SDRT"[c->state <= 4 ? c->state : 0], 0 };
+		int64_t kst, sst;
+		if ((err = str_id(p, "state", &kst)) || (err = str_id(p, st, &sst)))
+			return err;
+		err = add_label(s, kst, sst, 0);
+	}
 	if (!err)
 		err = add_label(s, kpid, 0, c->pid);
 	if (!err && c->tid)
@@ -607,7 +629,7 @@ int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym
 {
 	struct pp p = { .symbolize = symbolize, .sym = sym };
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	ValueType *types[2] = { NULL, NULL }, *period_type = NULL;
+	ValueType *types[3] = { NULL, NULL, NULL }, *period_type = NULL;
 	uint8_t *buf = NULL;
 	int64_t dummy;
 	int err;
@@ -624,6 +646,12 @@ int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym
 		err = -ENOMEM;
 		goto out;
 	}
+	for (size_t i = 0; i < nr_in; i++)
+		p.offcpu |= in[i].rec->offcpu.mode != BPROF_OFFCPU_NONE;
+	if (p.offcpu && !(types[2] = value_type(&p, "off-cpu", "nanoseconds"))) {
+		err = -ENOMEM;
+		goto out;
+	}
 
 	uint64_t start = UINT64_MAX, end = 0;
 	for (size_t i = 0; i < nr_in; i++) {
@@ -635,6 +663,8 @@ int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym
 			p.period = m->sample_period > INT64_MAX ? INT64_MAX : (int64_t)m->sample_period;
 		if (i == 0)
 			prof.period = p.period;
+		p.offperiod = (int64_t)(in[i].rec->offcpu.period_ns > INT64_MAX ? INT64_MAX
+										: in[i].rec->offcpu.period_ns);
 		if (m->start_time_ns && m->start_time_ns < start)
 			start = m->start_time_ns;
 		if (m->start_time_ns + m->duration_ns > end)
@@ -648,7 +678,7 @@ int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym
 	err = kernel_mappings_last(&p);
 	if (err)
 		goto out;
-	prof.n_sample_type = 2;
+	prof.n_sample_type = p.offcpu ? 3 : 2;
 	prof.sample_type = types;
 	prof.period_type = period_type;
 	prof.n_sample = p.samplev.nr;
@@ -678,6 +708,7 @@ out:
 	free(buf);
 	free(types[0]);
 	free(types[1]);
+	free(types[2]);
 	free(period_type);
 	free_all(&p);
 	return err;

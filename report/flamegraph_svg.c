@@ -9,7 +9,10 @@
  * Frame hues: user code red/orange/yellow ("hot"), kernel (_[k]) lavender
  * blue, inlined (_[i]) aqua, JIT (_[j]) green; differential graphs: red
  * grew, blue shrank, white unchanged.  The annotation suffix is dropped from
- * the label and kept as data-kind.
+ * the label and kept as data-kind.  Off-CPU time (prof-record --off-cpu,
+ * --wall: stacks whose leaf is "[off-cpu:S]" and the like) is cold: a
+ * frame most of whose samples are off-CPU is drawn in blues and greys,
+ * data-kind "o", so that waiting and running read apart in one graph.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +26,7 @@ struct node {
 	uint32_t parent, first_child, next_sibling;
 	uint64_t value;   /* samples (after, with diff) */
 	uint64_t before;  /* diff only */
+	uint64_t off;     /* of value, the samples of off-CPU stacks */
 };
 
 #define NONE UINT32_MAX
@@ -220,6 +224,22 @@ static char frame_kind(const char *s, size_t *len)
 	return 'u';
 }
 
+/* Each off-CPU leaf's samples counted in it and its callers (n->off). */
+static void mark_offcpu(struct tree *t)
+{
+	static const char tag[] = "[off-cpu";
+
+	for (size_t i = 1; i < t->nr; i++) {
+		struct node *n = &t->n[i];
+
+		if (n->first_child != NONE || n->name_len < sizeof(tag) - 1 ||
+		    memcmp(n->name, tag, sizeof(tag) - 1))
+			continue;
+		for (uint32_t p = (uint32_t)i; p != NONE; p = t->n[p].parent)
+			t->n[p].off += n->value;
+	}
+}
+
 static void color(char kind, const struct node *n, bool diff, uint64_t total_after,
 		  uint64_t total_before, char *out, size_t outlen)
 {
@@ -244,6 +264,10 @@ static void color(char kind, const struct node *n, bool diff, uint64_t total_aft
 		return;
 	}
 	switch (kind) {
+	case 'o': /* off-CPU: cold blues (kernel frames greyer) */
+		snprintf(out, outlen, "rgb(%d,%d,%d)", (int)(70 * v2), 110 + (int)(80 * v1),
+			 200 + (int)(55 * v2));
+		break;
 	case 'k': /* kernel: lavender blue */
 		snprintf(out, outlen, "rgb(%d,%d,%d)", 150 + (int)(50 * v1), 150 + (int)(50 * v1),
 			 230 + (int)(25 * v2));
@@ -352,6 +376,8 @@ static void draw_node(struct draw *d, uint32_t i, uint64_t x, uint32_t depth)
 		len = 3;
 	char kind = frame_kind(name, &len);
 	char fill[64];
+	if (i != 0 && n->off * 2 > n->value)
+		kind = 'o';
 	color(kind, n, d->o->diff, d->t->n[0].value, d->total_before, fill, sizeof(fill));
 	double x1 = d->xpad + (double)x * d->wpt;
 	double y1 = d->height - d->ypad2 - (double)(depth + 1) * d->frameheight + 1;
@@ -417,6 +443,8 @@ int rep_flamegraph_svg(FILE *f, const char *folded, size_t len, const struct rep
 		scratch = malloc(t.nr * sizeof(*scratch));
 		err = scratch ? sort_children(&t, scratch) : -ENOMEM;
 	}
+	if (!err)
+		mark_offcpu(&t);
 	if (err)
 		goto out;
 

@@ -72,6 +72,19 @@ echo "--wall: sleeper $w, main $m (each ~$((SECS * 99)))"
 check "--wall: sleeper's samples = its wall time x F +- 10 %" between "$w" $((SECS * 99 * 90 / 100)) $((SECS * 99 * 110 / 100))
 check "--wall: main's samples = its wall time x F +- 10 %" between "$m" $((SECS * 99 * 90 / 100)) $((SECS * 99 * 110 / 100))
 
+# the other outputs: the SVG draws off-CPU frames cold (data-kind "o"),
+# on-CPU ones warm; pprof has an off-cpu/nanoseconds sample type and a
+# state label; speedscope names the [off-cpu:S] frame
+"$BPROF_REPORT" -q --svg "$T_DIR/wall.svg" "$T_DIR/wall.bprof"
+check "svg: off-CPU frames drawn cold" grep -q 'data-kind="o" data-name="\[off-cpu:S\]' "$T_DIR/wall.svg"
+check "svg: sleep_long (off-CPU most of its time) drawn cold" grep -q 'data-kind="o" data-name="sleep_long' "$T_DIR/wall.svg"
+"$BPROF_REPORT" -q --pprof "$T_DIR/wall.pb.gz" "$T_DIR/wall.bprof"
+check "pprof: an off-cpu sample type and a state label" python3 -c "
+import gzip, sys; d = gzip.open('$T_DIR/wall.pb.gz').read()
+sys.exit(0 if b'off-cpu' in d and b'nanoseconds' in d and b'state' in d and b'[off-cpu:S]' in d else 1)"
+"$BPROF_REPORT" -q --speedscope "$T_DIR/wall.json" "$T_DIR/wall.bprof"
+check "speedscope: the [off-cpu:S] frame" grep -q '"\[off-cpu:S\]"' "$T_DIR/wall.json"
+
 # --unwind=fp: recorded (stacks by frame pointer, so likely cut at the
 # libc wrapper: that is what --unwind=auto is for)
 "$BPROF_RECORD" -q -F 99 --off-cpu --unwind=fp -o "$T_DIR/fp.bprof" -- "$BPROF_WORKLOADS/offcpu" 1
