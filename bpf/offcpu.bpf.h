@@ -67,7 +67,7 @@ struct offcpu_task {
 	__u64 pend_ns;
 	struct offcpu_key pend;
 	__u32 state;     /* enum offcpu_state at out_ns */
-	__u32 pad;
+	__u32 kgen;      /* --rotate: the set pend's kernel stack went to */
 };
 
 struct {
@@ -77,13 +77,14 @@ struct {
 	__type(value, struct offcpu_task);
 } offcpu_tasks SEC(".maps");
 
-/* Sized by prof-record (1 entry when off). */
+/* Sized by prof-record (1 entry when off; the "_b" twin is --rotate's
+ * second set, as counts_b). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct offcpu_key);
 	__type(value, struct offcpu_val);
 	__uint(max_entries, 1);
-} offcpu_counts SEC(".maps");
+} offcpu_counts SEC(".maps"), offcpu_counts_b SEC(".maps");
 
 /* One element: a switch's counters are one lookup, not three. */
 struct offcpu_counters {
@@ -121,15 +122,15 @@ static __always_inline void offcpu_stat(__u32 idx, __u64 n)
 		c->v[idx] += n; /* per-CPU */
 }
 
-static __always_inline void offcpu_add(struct offcpu_key *key, __u64 n, __u64 ns)
+static __always_inline void offcpu_add_in(void *map, struct offcpu_key *key, __u64 n, __u64 ns)
 {
-	struct offcpu_val nv = { n, ns }, *v = bpf_map_lookup_elem(&offcpu_counts, key);
+	struct offcpu_val nv = { n, ns }, *v = bpf_map_lookup_elem(map, key);
 	long err = 0;
 
 	if (!v) {
-		err = bpf_map_update_elem(&offcpu_counts, key, &nv, BPF_NOEXIST);
+		err = bpf_map_update_elem(map, key, &nv, BPF_NOEXIST);
 		if (err == -EEXIST)
-			v = bpf_map_lookup_elem(&offcpu_counts, key);
+			v = bpf_map_lookup_elem(map, key);
 	}
 	if (v) {
 		__sync_fetch_and_add(&v->samples, n);
@@ -142,6 +143,53 @@ static __always_inline void offcpu_add(struct offcpu_key *key, __u64 n, __u64 ns
 	} else {
 		offcpu_stat(OFFCPU_STAT_SAMPLES, n);
 	}
+}
+
+/*
+ * --rotate: a count and the user stack it names go to the set of the
+ * current interval, between the two steps of this CPU's rotate_seq as in
+ * sample_seq(), so that user space empties no set they may still be going
+ * to.  offcpu_seq_begin() makes the sequence odd and says the set (0
+ * without --rotate); offcpu_seq_end() makes it even again.
+ */
+static __always_inline __u64 *offcpu_seq_begin(__u32 *gen)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 *seq = NULL;
+
+	*gen = 0;
+	if (!rotating)
+		return NULL;
+	if (cpu < PROFILE_MAX_CPUS)
+		seq = &rotate_seq[cpu * PROFILE_ROTATE_SEQ_STRIDE];
+	if (seq)
+		__sync_fetch_and_add(seq, 1);
+	*gen = rotate_gen & 1;
+	return seq;
+}
+
+static __always_inline void offcpu_seq_end(__u64 *seq)
+{
+	if (seq)
+		__sync_fetch_and_add(seq, 1);
+}
+
+/* Count the pending block in set gen.  Its kernel stack was stored at
+ * switch-in, in the set of that moment: when the interval changed in
+ * between (microseconds, once per --rotate interval), that set is written
+ * without this row and the stack is counted lost rather than named in a
+ * file that lacks it. */
+static __always_inline void offcpu_count(struct offcpu_task *t, __u32 gen)
+{
+	if (gen != t->kgen && t->pend.k.kernel_stack_id >= 0) {
+		t->pend.k.kernel_stack_id = -ENOENT;
+		count_loss(PROFILE_LOSS_OTHER);
+	}
+	if (gen)
+		offcpu_add_in(&offcpu_counts_b, &t->pend, t->pend_n, t->pend_ns);
+	else
+		offcpu_add_in(&offcpu_counts, &t->pend, t->pend_n, t->pend_ns);
+	t->pend_n = 0;
 }
 
 /* The state a thread was switched out in; 0: not one we count. */
@@ -160,7 +208,7 @@ static __always_inline __u32 offcpu_state_of(bool preempt, unsigned int prev_sta
 
 /* Store a stack already in st (own ids, below PROFILE_CFI_STACK_BASE, as
  * get_own_stack does); the id or < 0. */
-static __always_inline long offcpu_store(struct profile_ustack *st)
+static __always_inline long offcpu_store(struct profile_ustack *st, __u32 gen)
 {
 	__u64 h = 0xcbf29ce484222325ULL;
 	__u32 ids[2];
@@ -173,19 +221,24 @@ static __always_inline long offcpu_store(struct profile_ustack *st)
 	h = stack_hash_mix(h);
 	ids[0] = (__u32)h & PROFILE_OWN_STACK_MASK;
 	ids[1] = (__u32)(h >> 32) & PROFILE_OWN_STACK_MASK;
-	return store_stack_at(&ustacks, st, ids);
+	return gen ? store_stack_at(&ustacks_b, st, ids) : store_stack_at(&ustacks, st, ids);
 }
 
 /* Count a pending sampled block without its user stack. */
 static __always_inline void offcpu_flush(struct offcpu_task *t)
 {
+	__u64 *seq;
+	__u32 gen;
+
 	if (!t->pend_n)
 		return;
-	if (user_stacks)
+	if (user_stacks) {
 		t->pend.k.user_stack_id = -ENOENT;
-	offcpu_stat(OFFCPU_STAT_NO_USER_WALK, 1);
-	offcpu_add(&t->pend, t->pend_n, t->pend_ns);
-	t->pend_n = 0;
+		offcpu_stat(OFFCPU_STAT_NO_USER_WALK, 1);
+	}
+	seq = offcpu_seq_begin(&gen);
+	offcpu_count(t, gen);
+	offcpu_seq_end(seq);
 }
 
 /* Whether the thread being switched out (current) is one we record. */
@@ -242,6 +295,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, struct of
 	__builtin_memcpy(t->pend.k.comm, next->comm, sizeof(t->pend.k.comm));
 	t->pend.k.user_stack_id = user_stacks ? -ENOENT : PROFILE_STACK_NONE;
 	t->pend.k.kernel_stack_id = PROFILE_STACK_NONE;
+	t->kgen = rotating ? rotate_gen & 1 : 0;
 	if (kernel_stacks) {
 		s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 		err = -ENOMEM;
@@ -250,7 +304,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, struct of
 			if (err > 0) {
 				s->stack.nr = (__u32)err / sizeof(s->stack.ips[0]);
 				s->stack.flags = 0;
-				err = offcpu_store(&s->stack);
+				err = offcpu_store(&s->stack, t->kgen);
 			} else if (!err) {
 				err = -EFAULT;
 			}
@@ -259,14 +313,11 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, struct of
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);
 	}
-	if (!user_stacks) {
-		offcpu_add(&t->pend, n, d); /* -K: nothing to walk */
-		return;
-	}
 	t->pend_n = n;
 	t->pend_ns = d;
-	/* no rseq: it will not say when it resumes; its user stack is lost */
-	if (!next->rseq)
+	/* -K: nothing to walk; no rseq: it will not say when it resumes, its
+	 * user stack is lost */
+	if (!user_stacks || !next->rseq)
 		offcpu_flush(t);
 }
 
@@ -308,32 +359,30 @@ int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 	struct offcpu_task *t = bpf_task_storage_get(&offcpu_tasks, cur, 0, 0);
 	struct unwind_scratch *s;
 	const void *regs;
-	__u32 zero = 0;
+	__u32 zero = 0, gen;
+	__u64 *seq;
 	long err = -EFAULT;
 
 	if (!t || !t->pend_n)
-		return 0;
+		return 0; /* nearly always: one lookup */
 	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
-	if (!s) {
-		offcpu_flush(t);
+	if (!s || cur->self_exec_id != t->pend.k.exec_id) {
+		offcpu_flush(t); /* it exec'd: not that image's stack */
 		return 0;
 	}
+	seq = offcpu_seq_begin(&gen);
 	regs = (const void *)bpf_task_pt_regs(cur);
 	if (regs && !bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs) && (s->pt.cs & 3) == 3 &&
 	    cur->mm && !in_execve(cur)) {
-		struct profile_seen_key wk = { .pid = t->pend.k.pid, .exec_id = cur->self_exec_id };
+		struct profile_seen_key wk = { .pid = t->pend.k.pid, .exec_id = t->pend.k.exec_id };
 		const struct unwind_proc *proc = NULL;
 
-		if (wk.exec_id != t->pend.k.exec_id) {
-			offcpu_flush(t); /* it exec'd: not that image's stack */
-			return 0;
-		}
 		if (offcpu_cfi)
 			proc = bpf_map_lookup_elem(&unwind_procs, &wk);
 		if (proc && proc->gen != t->pend.k.map_gen)
 			proc = NULL;
 		if (offcpu_cfi && (proc || !fp_fallback)) {
-			err = walk_user_regs(s, cur, &wk, proc, 0);
+			err = walk_user_regs(s, cur, &wk, proc, gen);
 		} else {
 			/* frame pointers: the kernel's walk of current's user
 			 * stack, stored under an id of our own */
@@ -341,7 +390,7 @@ int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 			if (err > 0) {
 				s->stack.nr = (__u32)err / sizeof(s->stack.ips[0]);
 				s->stack.flags = 0;
-				err = offcpu_store(&s->stack);
+				err = offcpu_store(&s->stack, gen);
 			} else if (!err) {
 				err = -EFAULT;
 			}
@@ -352,7 +401,7 @@ int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 	}
 	t->pend.k.user_stack_id = err;
 	offcpu_stat(OFFCPU_STAT_WALKS, 1);
-	offcpu_add(&t->pend, t->pend_n, t->pend_ns);
-	t->pend_n = 0;
+	offcpu_count(t, gen);
+	offcpu_seq_end(seq);
 	return 0;
 }

@@ -263,10 +263,10 @@ int dump_counts(struct profile_bpf *obj, unsigned gen, struct bprof_recording *r
 	err = walk_map(fd, sizeof(struct profile_key), sizeof(uint64_t), take_count, &w);
 	if (err == -ENOMEM)
 		goto out;
-	/* off-CPU rows (no second set: --rotate is refused with them) */
-	if (!gen && offcpu_enabled(obj) &&
-	    walk_map(bpf_map__fd(obj->maps.offcpu_counts), sizeof(struct offcpu_key),
-		     sizeof(struct offcpu_val), take_offcpu, &w) == -ENOMEM) {
+	/* off-CPU rows, of the same set */
+	if (offcpu_enabled(obj) &&
+	    walk_map(bpf_map__fd(gen ? obj->maps.offcpu_counts_b : obj->maps.offcpu_counts),
+		     sizeof(struct offcpu_key), sizeof(struct offcpu_val), take_offcpu, &w) == -ENOMEM) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -406,6 +406,7 @@ int dump_clear(struct profile_bpf *obj, unsigned gen)
 		gen ? obj->maps.stacks_b : obj->maps.stacks,
 		gen ? obj->maps.stacks2_b : obj->maps.stacks2,
 		gen ? obj->maps.ustacks_b : obj->maps.ustacks,
+		gen ? obj->maps.offcpu_counts_b : obj->maps.offcpu_counts,
 	};
 	int err = 0;
 

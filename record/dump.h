@@ -13,6 +13,7 @@
 #include "bprof.h"
 #include "manifest.h"
 #include "options.h"
+#include "offcpu.h"
 #include "profile.h"
 #include "unwind.h"
 #include "unwinder.h"
@@ -33,6 +34,7 @@ struct dump_totals {
 struct dump_base {
 	uint64_t losses[PROFILE_LOSS_MAX]; /* enum profile_loss */
 	uint64_t unwind[UNWIND_STAT_MAX];  /* enum unwind_stat */
+	uint64_t offcpu[OFFCPU_STAT_MAX];  /* enum offcpu_stat */
 };
 
 /*

@@ -384,11 +384,6 @@ int opts_parse(struct env *env, int argc, char **argv)
 	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argp_argc, argv, 0, NULL, env))
 		return 2;
-	if (env->off_cpu && env->rotate) {
-		/* the off-CPU counts have no second set to rotate into yet */
-		fprintf(stderr, "prof-record: --off-cpu and --wall do not work with --rotate yet\n");
-		return 2;
-	}
 	if (env->command && env->duration) {
 		fprintf(stderr, "prof-record: give either DURATION or -- COMMAND, not both\n");
 		return 2;

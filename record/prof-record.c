@@ -209,7 +209,7 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 	dump_losses(r->obj, &rec->losses, r->nr_cpus, &r->base);
 	if (!r->env->kernel_only)
 		dump_unwind(rec, r->obj, r->env, r->cfi, r->unw, r->nr_cpus, &r->base);
-	offcpu_dump(r->obj, &rec->offcpu, r->nr_cpus);
+	offcpu_dump(r->obj, &rec->offcpu, r->nr_cpus, r->base.offcpu);
 	/* the snapshot's symbols asked of kallsyms address by address, not
 	 * read from all of /proc/kallsyms (knames.h), where the kernel can */
 	if (!r->kn_tried && !r->env->no_kallsyms && !r->env->full_kallsyms && kernel_sampled(rec)) {

@@ -40,6 +40,7 @@ void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, 
 	bpf_program__set_autoload(obj->progs.handle_offcpu_resume, on);
 	if (!on) {
 		bpf_map__set_max_entries(obj->maps.offcpu_counts, 1);
+		bpf_map__set_max_entries(obj->maps.offcpu_counts_b, 1);
 		return;
 	}
 	obj->rodata->offcpu_mode = env->off_cpu == 2 ? OFFCPU_MODE_WALL : OFFCPU_MODE_BLOCKED;
@@ -51,8 +52,12 @@ void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, 
 	obj->rodata->offcpu_cfi = cfi;
 	/* a blocked stack is a row per state, as an on-CPU one per kernel ip */
 	bpf_map__set_max_entries(obj->maps.offcpu_counts, counts > 0 ? counts : 1);
+	/* --rotate: the second set, as counts_b */
+	bpf_map__set_max_entries(obj->maps.offcpu_counts_b, env->rotate && counts > 0 ? counts : 1);
 	bpf_map__set_map_flags(obj->maps.offcpu_counts,
 			       bpf_map__map_flags(obj->maps.offcpu_counts) | BPF_F_NO_PREALLOC);
+	bpf_map__set_map_flags(obj->maps.offcpu_counts_b,
+			       bpf_map__map_flags(obj->maps.offcpu_counts_b) | BPF_F_NO_PREALLOC);
 }
 
 bool offcpu_enabled(const struct profile_bpf *obj)
@@ -77,7 +82,8 @@ void offcpu_stats(const struct profile_bpf *obj, uint64_t *sum, int nr_cpus)
 	free(v);
 }
 
-void offcpu_dump(const struct profile_bpf *obj, struct bprof_offcpu *out, int nr_cpus)
+void offcpu_dump(const struct profile_bpf *obj, struct bprof_offcpu *out, int nr_cpus,
+		 uint64_t *base)
 {
 	uint64_t sum[OFFCPU_STAT_MAX];
 
@@ -85,6 +91,12 @@ void offcpu_dump(const struct profile_bpf *obj, struct bprof_offcpu *out, int nr
 	if (!offcpu_enabled(obj))
 		return;
 	offcpu_stats(obj, sum, nr_cpus);
+	for (int i = 0; i < OFFCPU_STAT_MAX; i++) {
+		uint64_t s = sum[i];
+
+		sum[i] = s >= base[i] ? s - base[i] : 0;
+		base[i] = s;
+	}
 	out->mode = obj->rodata->offcpu_mode == OFFCPU_MODE_WALL ? BPROF_OFFCPU_WALL
 								 : BPROF_OFFCPU_BLOCKED;
 	out->period_ns = obj->rodata->offcpu_period_ns;

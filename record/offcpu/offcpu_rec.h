@@ -37,8 +37,10 @@ bool offcpu_enabled(const struct profile_bpf *obj);
 void offcpu_stats(const struct profile_bpf *obj, uint64_t *sum, int nr_cpus);
 
 /* The OFFCPU section's header (mode 0 when off-CPU time was not
- * recorded).  Cumulative: --rotate is refused with off-CPU time. */
+ * recorded): the counters since the previous file, base[OFFCPU_STAT_MAX]
+ * (what earlier files carried, all zeros at first) moving on. */
 struct bprof_offcpu;
-void offcpu_dump(const struct profile_bpf *obj, struct bprof_offcpu *out, int nr_cpus);
+void offcpu_dump(const struct profile_bpf *obj, struct bprof_offcpu *out, int nr_cpus,
+		 uint64_t *base);
 
 #endif

@@ -85,6 +85,23 @@ sys.exit(0 if b'off-cpu' in d and b'nanoseconds' in d and b'state' in d and b'[o
 "$BPROF_REPORT" -q --speedscope "$T_DIR/wall.json" "$T_DIR/wall.bprof"
 check "speedscope: the [off-cpu:S] frame" grep -q '"\[off-cpu:S\]"' "$T_DIR/wall.json"
 
+# --rotate: each file has its interval's blocks (counted when they end:
+# main's one block of the whole run lands in the last file); over all
+# files, the same totals and split
+"$BPROF_RECORD" -q -F 99 --off-cpu --rotate 1 -o "$T_DIR/rot" -- "$BPROF_WORKLOADS/offcpu" $SECS
+nfiles=$(ls "$T_DIR"/rot/*.bprof | wc -l)
+"$BPROF_REPORT" -q -f --off-cpu "$T_DIR"/rot/*.bprof > "$T_DIR/rot.off"
+rl=$(sum "$T_DIR/rot.off" '^sleeper;.*;sleep_long;')
+rs=$(sum "$T_DIR/rot.off" '^sleeper;.*;sleep_short;')
+echo "--rotate 1: $nfiles files, sleep_long $rl, sleep_short $rs"
+check "--rotate: several files" test "$nfiles" -ge 3
+check "--rotate: sleeper's off-CPU samples over all files = blocked time x F +- 10 %" \
+	between $((rl + rs)) $((SECS * 99 * 90 / 100)) $((SECS * 99 * 110 / 100))
+check "--rotate: sleep_long's share 75 % +- 6" python3 -c "
+import sys; s = 100 * $rl / ($rl + $rs); sys.exit(0 if abs(s - 75) <= 6 else 1)"
+check "--rotate: every nap's stack complete in every file" test \
+	"$(sum "$T_DIR/rot.off" '^sleeper;clone3;start_thread;sleeper;sleep_(long|short);nap;__GI___clock_nanosleep;.*\[off-cpu:S\] [0-9]+$')" -eq $((rl + rs))
+
 # --unwind=fp: recorded (stacks by frame pointer, so likely cut at the
 # libc wrapper: that is what --unwind=auto is for)
 "$BPROF_RECORD" -q -F 99 --off-cpu --unwind=fp -o "$T_DIR/fp.bprof" -- "$BPROF_WORKLOADS/offcpu" 1
