@@ -102,6 +102,29 @@ import sys; s = 100 * $rl / ($rl + $rs); sys.exit(0 if abs(s - 75) <= 6 else 1)"
 check "--rotate: every nap's stack complete in every file" test \
 	"$(sum "$T_DIR/rot.off" '^sleeper;clone3;start_thread;sleeper;sleep_(long|short);nap;__GI___clock_nanosleep;.*\[off-cpu:S\] [0-9]+$')" -eq $((rl + rs))
 
+# Fault cases.  10,000 short-lived threads (each blocks 1 ms twice, 50 at
+# a time): no crash, and the samples agree with the blocked time the
+# recorder measured (every thread starts at a random phase and takes its
+# remainder with it when it exits: unbiased still, no time invented).
+"$BPROF_RECORD" -q -F 99 --wall -o "$T_DIR/churn.bprof" -- "$BPROF_WORKLOADS/offcpu" 1 churn 10000
+check "10,000 threads: recorded" test -s "$T_DIR/churn.bprof"
+"$BPROF_REPORT" -q --info "$T_DIR/churn.bprof" > "$T_DIR/churn.info"
+"$BPROF_REPORT" -q -f --off-cpu "$T_DIR/churn.bprof" > "$T_DIR/churn.off"
+cs=$(sum "$T_DIR/churn.off" .)
+cns=$(awk '/^  blocks ended:/ { gsub(/[(]/, "", $4); print $4 }' "$T_DIR/churn.info")
+echo "10,000 threads: $cs off-CPU samples for $cns s blocked"
+check "10,000 threads: off-CPU samples = blocked time x F +- 10 %" python3 -c "
+import sys; exp = $cns * 99; print('expected %.0f' % exp); sys.exit(0 if abs($cs - exp) <= 0.1 * exp else 1)"
+# a process that execs while a thread sleeps (the sleeper dies blocked:
+# its last block is not counted), then sleeps 0.2 s as /bin/sleep
+"$BPROF_RECORD" -q -F 99 --off-cpu -o "$T_DIR/exec.bprof" -- "$BPROF_WORKLOADS/offcpu" 0.5 exec
+"$BPROF_REPORT" -q -f --off-cpu "$T_DIR/exec.bprof" > "$T_DIR/exec.off"
+es=$(sum "$T_DIR/exec.off" '^sleeper;')
+check "exec while a thread sleeps: its blocks before the exec, no more ($es <= 0.5 s x 99 + 2)" \
+	between "$es" 30 51
+check "exec while a thread sleeps: the new image's sleep counted" \
+	between "$(sum "$T_DIR/exec.off" '^sleep;')" 14 26
+
 # --unwind=fp: recorded (stacks by frame pointer, so likely cut at the
 # libc wrapper: that is what --unwind=auto is for)
 "$BPROF_RECORD" -q -F 99 --off-cpu --unwind=fp -o "$T_DIR/fp.bprof" -- "$BPROF_WORKLOADS/offcpu" 1

@@ -9,10 +9,18 @@
  * length in two functions: sleep_long (30 ms) and sleep_short (10 ms),
  * so their true shares of its blocked time are 75 % and 25 %.  The main
  * thread waits for it in pthread_join (blocked the whole time).
+ *
+ * Fault cases (the recorder must neither crash nor invent time):
+ * offcpu SECONDS churn N: N short-lived threads, 50 at a time, each
+ *   blocking 1 ms twice (N x 2 ms of blocked time in all, or a little more);
+ * offcpu SECONDS exec: a thread sleeps while the main thread, after
+ *   SECONDS, execs /bin/sleep 0.2 (the sleeper dies blocked).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -52,11 +60,52 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+static void *blip(void *arg)
+{
+	(void)arg;
+	nap(1);
+	nap(1);
+	return NULL;
+}
+
+static void *forever(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "sleeper");
+	for (;;)
+		sleep_long();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t t;
 
 	seconds = arg_seconds(argc, argv, 1, 5);
+	if (argc > 3 && !strcmp(argv[2], "churn")) {
+		long n = atol(argv[3]);
+		pthread_t b[50];
+
+		for (long i = 0; i < n; i += 50) {
+			int k = n - i < 50 ? (int)(n - i) : 50;
+
+			for (int j = 0; j < k; j++)
+				if (pthread_create(&b[j], NULL, blip, NULL))
+					return 1;
+			for (int j = 0; j < k; j++)
+				pthread_join(b[j], NULL);
+		}
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[2], "exec")) {
+		struct timespec ts = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
+
+		if (pthread_create(&t, NULL, forever, NULL))
+			return 1;
+		nanosleep(&ts, NULL);
+		execl("/bin/sleep", "sleep", "0.2", (char *)NULL);
+		return 1;
+	}
 	if (pthread_create(&t, NULL, sleeper, NULL))
 		return 1;
 	pthread_join(t, NULL);
