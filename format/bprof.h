@@ -111,7 +111,7 @@ struct bprof_count {
 	uint64_t kernel_ip;       /* interrupted kernel ip, 0 when in user mode */
 	uint64_t count;
 	char comm[BPROF_COMM_LEN];
-	/* (1.4, SPEC.md 6.13) BPROF_STATE_ON_CPU for an on-CPU row (the
+	/* (1.5, SPEC.md 6.13) BPROF_STATE_ON_CPU for an on-CPU row (the
 	 * COUNTS section); else the state the thread was off the CPU in (an
 	 * OFFCPU row): count is then samples of blocked time and blocked_ns
 	 * the blocked time of the blocks that produced them */
@@ -119,7 +119,7 @@ struct bprof_count {
 	uint64_t blocked_ns;
 };
 
-/* The OFFCPU section's header (1.4, SPEC.md 6.13): how off-CPU time was
+/* The OFFCPU section's header (1.5, SPEC.md 6.13): how off-CPU time was
  * recorded and the recorder's counters.  Its rows are the counts whose
  * state is not BPROF_STATE_ON_CPU. */
 enum { BPROF_OFFCPU_NONE = 0, BPROF_OFFCPU_BLOCKED = 1, BPROF_OFFCPU_WALL = 2 };
@@ -436,7 +436,7 @@ struct bprof_recording {
 	/* Set by the reader: every kernel symbol's name lives in this one
 	 * block, freed whole; NULL when each name was malloc'ed on its own. */
 	char *ksym_names;
-	/* (1.4) what was recorded off the CPU; mode 0: nothing */
+	/* (1.5) what was recorded off the CPU; mode 0: nothing */
 	struct bprof_offcpu offcpu;
 };
 

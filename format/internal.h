@@ -35,7 +35,7 @@ enum bprof_section_type {
 	BPROF_SECT_IMAGES = 10, /* optional (1.1) */
 	BPROF_SECT_ACCESS = 11, /* optional (1.2) */
 	BPROF_SECT_GENERATIONS = 12, /* optional (1.3) */
-	BPROF_SECT_OFFCPU = 13, /* optional (1.4) */
+	BPROF_SECT_OFFCPU = 13, /* optional (1.5) */
 	BPROF_SECT_LAST_KNOWN = BPROF_SECT_OFFCPU,
 };
 

@@ -332,7 +332,7 @@ static int parse_counts(struct cur *c, struct bprof_recording *r)
 	return 0;
 }
 
-/* OFFCPU (1.4, SPEC.md 6.13): rows appended to the counts, with their
+/* OFFCPU (1.5, SPEC.md 6.13): rows appended to the counts, with their
  * state and blocked time. */
 static int parse_offcpu(struct cur *c, struct bprof_recording *r)
 {

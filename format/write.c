@@ -255,7 +255,7 @@ static uint64_t nr_offcpu(const struct bprof_recording *r)
 	return n;
 }
 
-/* COUNTS has the on-CPU rows, OFFCPU (1.4) the others: a reader of 1.3
+/* COUNTS has the on-CPU rows, OFFCPU (1.5) the others: a reader of 1.4
  * skips OFFCPU and never takes blocked time for CPU time. */
 static void put_counts(struct sink *s, const struct bprof_recording *r, bool off)
 {

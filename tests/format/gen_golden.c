@@ -1377,7 +1377,7 @@ int main(int argc, char **argv)
 			free(d.p);
 		}
 	}
-	/* ---- OFFCPU (1.4) ---- */
+	/* ---- OFFCPU (1.5) ---- */
 	{
 		struct bprof_recording *o = fx_offcpu();
 		struct bb oc = content_of(o);

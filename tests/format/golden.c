@@ -83,7 +83,7 @@ static void expect_fixture(const char *name, struct bprof_recording *want)
 	bprof_recording_free(want);
 }
 
-/* A file of format 1.4 with off-CPU time (OFFCPU section). */
+/* A file of format 1.5 with off-CPU time (OFFCPU section). */
 Test(golden, valid_offcpu_file_reads)
 {
 	expect_fixture("offcpu", fx_offcpu());

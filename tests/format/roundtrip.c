@@ -105,9 +105,9 @@ Test(roundtrip, generations_extremes)
 	check_roundtrip(r);
 }
 
-/* Off-CPU rows (1.4, OFFCPU): after the on-CPU rows, as the reader
- * appends them; every state, the largest values; the file is 1.4, and a
- * file without them stays 1.3. */
+/* Off-CPU rows (1.5, OFFCPU): after the on-CPU rows, as the reader
+ * appends them; every state, the largest values; the file is 1.5, and a
+ * file without them stays 1.4. */
 static void add_offcpu_rows(struct bprof_recording *r)
 {
 	uint64_t n = r->nr_counts;
@@ -135,7 +135,7 @@ Test(roundtrip, offcpu)
 	free(buf);
 	add_offcpu_rows(r);
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
-	cr_assert_eq(((unsigned char *)buf)[10], 4);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
 	free(buf);
 	check_roundtrip(r);
 }

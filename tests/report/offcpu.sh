@@ -131,12 +131,12 @@ check "exec while a thread sleeps: the new image's sleep counted" \
 "$BPROF_REPORT" -q -f --off-cpu "$T_DIR/fp.bprof" > "$T_DIR/fp.off"
 check "--unwind=fp: off-CPU samples recorded" test "$(sum "$T_DIR/fp.off" '^sleeper;')" -gt 50
 
-# a recording without --off-cpu has no off-CPU line and stays a 1.3 file
+# a recording without --off-cpu has no off-CPU line and stays a 1.4 file
 "$BPROF_RECORD" -q -F 99 -o "$T_DIR/on.bprof" -- "$BPROF_WORKLOADS/offcpu" 1
 "$BPROF_REPORT" -q -f "$T_DIR/on.bprof" > "$T_DIR/on.folded"
 check "without --off-cpu: no off-CPU line" bash -c "! grep -q 'off-cpu' '$T_DIR/on.folded'"
-check "without --off-cpu: format 1.3 header" \
-	test "$(od -An -tu2 -j10 -N2 "$T_DIR/on.bprof" | tr -d ' ')" = 3
-check "with --off-cpu: format 1.4 header" \
-	test "$(od -An -tu2 -j10 -N2 "$T_DIR/off99.bprof" | tr -d ' ')" = 4
+check "without --off-cpu: format 1.4 header" \
+	test "$(od -An -tu2 -j10 -N2 "$T_DIR/on.bprof" | tr -d ' ')" = 4
+check "with --off-cpu: format 1.5 header" \
+	test "$(od -An -tu2 -j10 -N2 "$T_DIR/off99.bprof" | tr -d ' ')" = 5
 finish
