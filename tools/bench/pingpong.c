@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 static int ab[2], ba[2];
-static volatile int stop;
 
 static double now(void)
 {
