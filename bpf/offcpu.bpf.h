@@ -57,6 +57,9 @@ const volatile __u64 offcpu_period_ns = 10101010;
 const volatile bool offcpu_kthreads = false;
 /* the unwinder's tables are loaded (--unwind=auto|cfi) */
 const volatile bool offcpu_cfi = false;
+/* set by prof-record before the end pass (handle_offcpu_end): from then on
+ * the switch and resume programs leave the threads' state to that pass */
+volatile bool offcpu_ended = false;
 
 /* What a thread carries between its switches. */
 struct offcpu_task {
@@ -329,6 +332,8 @@ int BPF_PROG(handle_offcpu_switch, bool preempt, struct task_struct *prev,
 	__u64 now = bpf_ktime_get_ns();
 	__u32 state = offcpu_state_of(preempt, prev_state);
 
+	if (offcpu_ended)
+		return 0;
 	/* switched in: a tracked block ends */
 	t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
 	if (t && t->out_ns)
@@ -363,7 +368,7 @@ int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 	__u64 *seq;
 	long err = -EFAULT;
 
-	if (!t || !t->pend_n)
+	if (!t || !t->pend_n || offcpu_ended)
 		return 0; /* nearly always: one lookup */
 	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!s || cur->self_exec_id != t->pend.k.exec_id) {
@@ -403,5 +408,103 @@ int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 	offcpu_stat(OFFCPU_STAT_WALKS, 1);
 	offcpu_count(t, gen);
 	offcpu_seq_end(seq);
+	return 0;
+}
+
+/*
+ * Blocks that span the recording's start or end (prof-record runs these
+ * two task iterators once each: record/offcpu/offcpu_rec.c).
+ *
+ * At the start, a thread already blocked has no switch-out record: the
+ * start pass gives each thread that is off its CPU in a counted state the
+ * pass's time as its switch-out time, so that its block counts from the
+ * recording's start.  A thread that switched out since the switch program
+ * was attached has its own time already and is left alone.
+ *
+ * The race: the thread may wake and be switched in between the pass
+ * reading its state and storing the time; its switch-in then saw nothing
+ * to count and the stored time would stay, to be counted at its next
+ * switch-in as a block it did not have.  So the pass reads the state again
+ * after storing: on_cpu is set after trace_sched_switch (in
+ * prepare_task()), so a thread now on its CPU had its switch-in handled,
+ * and the time, if still there, is taken back (compare-and-swap: unless
+ * that switch-in counted it, which is right too: it was blocked from the
+ * start).  A thread woken but not yet on a CPU keeps it: its switch-in
+ * will count it.  Not applied with --cgroup (the filter is current's
+ * cgroup, and the iterator's current is prof-record): those threads count
+ * from their first switch-out, as before.
+ */
+SEC("iter/task")
+int handle_offcpu_start(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct offcpu_task *t;
+	__u32 tgid, tid, state;
+	__u64 now;
+
+	if (!task || offcpu_mode == 0 || filter_cgroup)
+		return 0;
+	tgid = task->tgid;
+	tid = task->pid;
+	if (!tid)
+		return 0;
+	if (!offcpu_kthreads && (task->flags & PF_KTHREAD))
+		return 0;
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	if (filter_tid && !bpf_map_lookup_elem(&tids, &tid))
+		return 0;
+	if (task->on_cpu || task->exit_state)
+		return 0;
+	state = offcpu_state_of(false, task->__state);
+	if (!state)
+		return 0;
+	t = bpf_task_storage_get(&offcpu_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		offcpu_stat(OFFCPU_STAT_LOST, 1);
+		return 0;
+	}
+	if (t->out_ns)
+		return 0; /* switched out since the attach: its own time */
+	if (!t->carry_ns && !t->pend_n && !t->state)
+		t->carry_ns = bpf_get_prandom_u32() % offcpu_period_ns;
+	now = bpf_ktime_get_ns();
+	t->state = state;
+	t->out_ns = now;
+	if (task->on_cpu) /* woke meanwhile and its switch-in is handled */
+		__sync_val_compare_and_swap(&t->out_ns, now, 0);
+	return 0;
+}
+
+/*
+ * At the end, a thread still blocked is never switched in while we
+ * record.  The end pass (run after offcpu_ended stopped the other two
+ * programs) counts each such block up to the pass's time as a switch-in
+ * would, its kernel stack from the task's saved stack (bpf_get_task_stack:
+ * the thread is not current); its user stack cannot be read from here (not
+ * current, and an iterator may not sleep to copy it), so those samples are
+ * counted without one (no_user_stack), as are sampled blocks still waiting
+ * for their thread to return to user space.  Then it deletes the thread's
+ * state: nothing is left in offcpu_tasks.  offcpu_end_left counts the
+ * states this pass found; a second pass must find none.
+ */
+__u64 offcpu_end_left = 0;
+
+SEC("iter/task")
+int handle_offcpu_end(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct offcpu_task *t;
+
+	if (!task || offcpu_mode == 0)
+		return 0;
+	t = bpf_task_storage_get(&offcpu_tasks, task, 0, 0);
+	if (!t)
+		return 0;
+	__sync_fetch_and_add(&offcpu_end_left, 1);
+	if (t->out_ns)
+		offcpu_switch_in(task, t, bpf_ktime_get_ns());
+	offcpu_flush(t);
+	bpf_task_storage_delete(&offcpu_tasks, task);
 	return 0;
 }

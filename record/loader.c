@@ -662,6 +662,11 @@ static int prog_fd(const struct loader *ld, struct bpf_program *p)
 	return -1;
 }
 
+int loader_prog_fd(const struct loader *ld, struct bpf_program *p)
+{
+	return prog_fd(ld, p);
+}
+
 int loader_sampler_fd(const struct loader *ld)
 {
 	int fd = prog_fd(ld, ld->skel->progs.do_perf_event_cfi);

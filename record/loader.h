@@ -40,6 +40,11 @@ struct profile_bpf *loader_skeleton(const struct loader *ld);
 /* The perf_event program that was loaded, for sampler_create(). */
 int loader_sampler_fd(const struct loader *ld);
 
+/* The fd of one of the skeleton's programs as loaded (the loader program
+ * may have loaded it, not libbpf); -1 if it was not loaded. */
+struct bpf_program;
+int loader_prog_fd(const struct loader *ld, struct bpf_program *p);
+
 /* -p, -L and --cgroup into the filter maps.  0, or -1 after printing. */
 int loader_set_filters(struct profile_bpf *obj, const struct env *env, int cgroup_fd);
 

@@ -486,6 +486,11 @@ int main(int argc, char **argv)
 	if (sampler_start(smp, &env, &nr_sampled, &event))
 		goto cleanup;
 
+	/* threads blocked since before the recording count from its start */
+	err = offcpu_start(obj, ld);
+	if (err)
+		fprintf(stderr, "prof-record: warning: cannot count the blocks under way at the start (%s): threads blocked since before it count from their first switch\n",
+			strerror(-err));
 	if (!env.quiet)
 		status_header(&env);
 	start_mono = sampler_mono_ns();
@@ -544,6 +549,21 @@ int main(int argc, char **argv)
 	/* Stop sampling, then drain what the kernel already queued. */
 	sampler_stop(smp);
 	stop_mono = sampler_mono_ns();
+	/* the blocks still under way count up to the end, in the last file */
+	{
+		uint64_t found, left;
+
+		err = offcpu_end(obj, ld, &found, &left);
+		if (err)
+			fprintf(stderr, "prof-record: warning: cannot count the blocks under way at the end (%s): threads still blocked have no samples for them\n",
+				strerror(-err));
+		else if (left)
+			fprintf(stderr, "prof-record: warning: %llu thread states left after the end pass\n",
+				(unsigned long long)left);
+		if (env.verbose && offcpu_enabled(obj))
+			fprintf(stderr, "prof-record: off-CPU: %llu thread states at the end, %llu left\n",
+				(unsigned long long)found, (unsigned long long)left);
+	}
 	if (sampler_drain(smp) || manifest_flush(man) || manifest_rescan(man)) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;

@@ -333,10 +333,10 @@ static void print_offcpu(FILE *f, const struct bprof_recording *rec)
 		o->mode == BPROF_OFFCPU_WALL ? "states S, D, T and R" : "states S, D and T");
 	fprintf(f, "  on-CPU, off-CPU samples:         %llu (%.3f s), %llu (%.3f s)\n",
 		(unsigned long long)on, on * p, (unsigned long long)off, off * p);
-	fprintf(f, "  blocks ended:                    %llu (%.3f s), %llu too short to cross a period\n",
+	fprintf(f, "  blocks ended:                    %llu (%.3f s), %llu too short to cross a period (blocks under way at the end included)\n",
 		(unsigned long long)o->blocks, (double)o->blocked_ns / 1e9,
 		(unsigned long long)o->blocks_short);
-	fprintf(f, "  user stacks walked:              %llu; %llu sampled blocks without one (no rseq, or blocked again before resuming)\n",
+	fprintf(f, "  user stacks walked:              %llu; %llu sampled blocks without one (no rseq, blocked again before resuming, or still blocked at the end)\n",
 		(unsigned long long)o->walks, (unsigned long long)o->no_user_stack);
 	fprintf(f, "  off-CPU samples lost:            %llu\n", (unsigned long long)o->lost);
 	v = calloc(rec->nr_counts ? rec->nr_counts : 1, sizeof(*v));

@@ -5,11 +5,14 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bprof.h"
+#include "loader.h"
 #include "offcpu/offcpu_rec.h"
 #include "profile.skel.h"
 
@@ -38,6 +41,8 @@ void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, 
 
 	bpf_program__set_autoload(obj->progs.handle_offcpu_switch, on);
 	bpf_program__set_autoload(obj->progs.handle_offcpu_resume, on);
+	bpf_program__set_autoload(obj->progs.handle_offcpu_start, on);
+	bpf_program__set_autoload(obj->progs.handle_offcpu_end, on);
 	if (!on) {
 		bpf_map__set_max_entries(obj->maps.offcpu_counts, 1);
 		bpf_map__set_max_entries(obj->maps.offcpu_counts_b, 1);
@@ -63,6 +68,62 @@ void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, 
 bool offcpu_enabled(const struct profile_bpf *obj)
 {
 	return obj->rodata->offcpu_mode != 0;
+}
+
+/* Run a task iterator to its end (what it prints: nothing). */
+static int run_iter(int prog_fd)
+{
+	char buf[256];
+	int link, fd, err = 0;
+	ssize_t n;
+
+	if (prog_fd < 0)
+		return -ENOENT;
+	link = bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, NULL);
+	if (link < 0)
+		return -errno;
+	fd = bpf_iter_create(link);
+	if (fd < 0) {
+		err = -errno;
+		close(link);
+		return err;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	close(link);
+	return err;
+}
+
+int offcpu_start(struct profile_bpf *obj, const struct loader *ld)
+{
+	if (!offcpu_enabled(obj))
+		return 0;
+	return run_iter(loader_prog_fd(ld, obj->progs.handle_offcpu_start));
+}
+
+int offcpu_end(struct profile_bpf *obj, const struct loader *ld, uint64_t *found, uint64_t *left)
+{
+	int end_fd = loader_prog_fd(ld, obj->progs.handle_offcpu_end), err;
+
+	*found = *left = 0;
+	if (!offcpu_enabled(obj))
+		return 0;
+	obj->bss->offcpu_ended = true;
+	/* a switch or resume program that read the flag before it was set
+	 * runs for microseconds, with preemption off: let it finish before
+	 * the pass takes the threads' state */
+	usleep(10000);
+	err = run_iter(end_fd);
+	if (err)
+		return err;
+	*found = obj->bss->offcpu_end_left;
+	obj->bss->offcpu_end_left = 0;
+	err = run_iter(end_fd);
+	*left = obj->bss->offcpu_end_left;
+	return err;
 }
 
 void offcpu_stats(const struct profile_bpf *obj, uint64_t *sum, int nr_cpus)

@@ -32,6 +32,16 @@ void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, 
 /* Whether the off-CPU programs are part of the loaded object. */
 bool offcpu_enabled(const struct profile_bpf *obj);
 
+/* The passes over every thread for the blocks that span the recording's
+ * start and end (bpf/offcpu.bpf.h): offcpu_start() once sampling began;
+ * offcpu_end() once it stopped, before the last file's counts are read.
+ * offcpu_end() says in *found how many thread states the pass found and
+ * deleted and in *left how many a second pass still found (0: none leak).
+ * ld: where the programs' fds are (loader_prog_fd()).  0 or -errno. */
+struct loader;
+int offcpu_start(struct profile_bpf *obj, const struct loader *ld);
+int offcpu_end(struct profile_bpf *obj, const struct loader *ld, uint64_t *found, uint64_t *left);
+
 /* The per-CPU counters summed into sum[OFFCPU_STAT_MAX]; zeros when they
  * cannot be read. */
 void offcpu_stats(const struct profile_bpf *obj, uint64_t *sum, int nr_cpus);

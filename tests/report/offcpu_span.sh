@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Off-CPU blocks that span the recording's start or end (issue 28): the
+# offcpu workload (-O2 -fomit-frame-pointer) is started BEFORE prof-record
+# and outlives it; its main thread waits in pthread_join all along, so it
+# is never switched out nor in while recorded, and its sleeper's naps
+# straddle both ends.
+# - The main thread gets its whole recording as off-CPU time: duration x F
+#   +- 10 % (before: no samples at all), with its kernel stack (the futex
+#   wait) and, since it never ran while recorded, no user stack: no frame
+#   is invented, the sample is counted in --info's "without one".
+# - The sleeper's on + off samples are the duration x F too.
+# - No thread state is left in the task storage after the end pass
+#   (prof-record -v says how many it found and that a second pass found
+#   none), and -p keeps other processes' blocked threads out.
+# - --wall: the same for a thread blocked all along.
+source "$BPROF_SRC/tests/e2e/lib.sh"
+require_bpf
+
+SECS=3
+HZ=99
+between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+sum() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
+
+"$BPROF_WORKLOADS/offcpu" 60 &
+wl=$!
+sleep 0.5 # its main thread is in pthread_join well before we start
+sleep 600 &
+other=$!
+trap 'kill $wl $other 2>/dev/null; t_exit' EXIT
+
+for mode in off-cpu wall; do
+	f=$T_DIR/$mode
+	"$BPROF_RECORD" -v -F $HZ --$mode -p $wl -o "$f.bprof" $SECS 2> "$f.log"
+	cat "$f.log" | grep -E 'off-CPU|warning' || true
+	"$BPROF_REPORT" -q -f "$f.bprof" > "$f.folded"
+	"$BPROF_REPORT" -q --info "$f.bprof" > "$f.info"
+	main=$(sum "$f.folded" '^offcpu;')
+	sl=$(sum "$f.folded" '^sleeper;')
+	echo "--$mode: main thread $main, sleeper $sl (each ~$((SECS * HZ)))"
+	check "--$mode: main thread, blocked all along, = duration x F +- 10 %" \
+		between "$main" $((SECS * HZ * 90 / 100)) $((SECS * HZ * 110 / 100))
+	check "--$mode: its kernel stack is the futex wait" \
+		grep -qE '^offcpu;.*__x64_sys_futex;.*\[off-cpu:S\] [0-9]+$' "$f.folded"
+	check "--$mode: no user frame invented for it (it never ran)" \
+		awk '/^offcpu;/ && $0 !~ /^offcpu;\[Missed User Stack\];entry_SYSCALL/ { exit 1 }' "$f.folded"
+	if [ $mode = wall ]; then
+		check "--wall: sleeper's samples = duration x F +- 10 %" \
+			between "$sl" $((SECS * HZ * 90 / 100)) $((SECS * HZ * 110 / 100))
+	else
+		# its naps: all but the microseconds it runs between them
+		check "--off-cpu: sleeper's off-CPU samples = duration x F +- 10 %" \
+			between "$sl" $((SECS * HZ * 90 / 100)) $((SECS * HZ * 110 / 100))
+		check "--off-cpu: the naps that cross the start and end do not lose their user stacks' majority" \
+			test "$(sum "$f.folded" '^sleeper;clone3;start_thread;')" -ge $((sl * 9 / 10))
+	fi
+	check "--$mode: -p keeps other blocked processes out" bash -c "! grep -q '^sleep;' '$f.folded'"
+	check "--$mode: --info counts the samples without a user stack" \
+		grep -qE 'user stacks walked: +[0-9]+; [1-9][0-9]* sampled blocks without one' "$f.info"
+	check "--$mode: the end pass found the thread states and left none" \
+		grep -qE 'off-CPU: [1-9][0-9]* thread states at the end, 0 left' "$f.log"
+done
+
+# no -p: every thread of the machine; the other sleeper's whole recording
+# is counted too, and no state is left
+"$BPROF_RECORD" -v -F $HZ --off-cpu -o "$T_DIR/all.bprof" 2 2> "$T_DIR/all.log"
+"$BPROF_REPORT" -q -f --off-cpu "$T_DIR/all.bprof" > "$T_DIR/all.folded"
+s=$(sum "$T_DIR/all.folded" "^sleep;")
+echo "all threads: sleep(1) $s (~$((2 * HZ)), more if other tests' sleeps ran)"
+check "all threads: sleep(1), blocked all along, counted" test "$s" -ge $((2 * HZ * 90 / 100))
+check "all threads: no thread state left" grep -qE 'thread states at the end, 0 left' "$T_DIR/all.log"
+
+finish
