@@ -39,8 +39,9 @@ TEST_PKGS=(
 	# ENOSPC/EIO in the writer's system calls (hardening_disk_full)
 	valgrind strace
 	# benchmark: perf to compare with, zstd to compress perf.data fairly,
-	# bpftrace as the minimal stack-counting BPF profiler (per-sample cost)
-	linux-perf zstd time bpftrace
+	# bpftrace as the minimal stack-counting BPF profiler (per-sample cost),
+	# libbpf-tools' offcputime beside --off-cpu/--wall (part 13)
+	linux-perf zstd time bpftrace libbpf-tools
 	# exports (report/): protobuf-c for pprof's profile.proto; their consumers in
 	# tests/export: go tool pprof, Chromium (flame graphs, speedscope app),
 	# elfutils' debuginfod (+ iproute2/util-linux for a loopback-only netns),
