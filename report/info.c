@@ -299,7 +299,7 @@ static void line(FILE *f, const char *label, const char *s)
 /* --off-cpu / --wall recordings: on- and off-CPU time per process, in
  * seconds (samples x period), and the recorder's off-CPU counters. */
 struct proc_time {
-	uint32_t pid;
+	uint32_t pid, tid;
 	char comm[BPROF_COMM_LEN];
 	uint64_t on, off[BPROF_STATE_MAX + 1];
 	uint64_t n; /* the row's samples: the comm of the largest is shown */
@@ -310,6 +310,54 @@ static int cmp_proc_time(const void *a, const void *b)
 	const struct proc_time *x = a, *y = b;
 
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* by process, then thread (-L recordings) and thread name: the rows of
+ * one thread of a process are adjacent */
+static int cmp_thread_time(const void *a, const void *b)
+{
+	const struct proc_time *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return strncmp(x->comm, y->comm, BPROF_COMM_LEN);
+}
+
+/* w: the on-CPU column's width (13, less what a long id took) */
+static void print_time_row(FILE *f, const struct proc_time *t, double p, int w)
+{
+	fprintf(f, "%*.3f %8.3f %8.3f %8.3f %8.3f  ", w > 6 ? w : 6, t->on * p, t->off[BPROF_STATE_S] * p,
+		t->off[BPROF_STATE_D] * p, t->off[BPROF_STATE_R] * p, t->off[BPROF_STATE_T] * p);
+	rep_fputs_clean(f, t->comm);
+	fputc('\n', f);
+}
+
+/* A wall-clock profile's question is which threads wait, and for what:
+ * each thread's time (by name: rows carry the thread's comm; by tid too in
+ * an -L recording), in the order of the processes. */
+static void print_thread_times(FILE *f, struct proc_time *v, size_t n, double p)
+{
+	qsort(v, n, sizeof(*v), cmp_thread_time);
+	fprintf(f, "  per thread (s):     on-CPU        S        D        R        T  thread\n");
+	for (size_t i = 0; i < n;) {
+		struct proc_time t = v[i];
+		size_t j = i + 1;
+
+		for (; j < n && !cmp_thread_time(&v[j], &t); j++) {
+			t.on += v[j].on;
+			for (int s = 1; s <= BPROF_STATE_MAX; s++)
+				t.off[s] += v[j].off[s];
+		}
+		char id[24];
+		int len = t.tid ? snprintf(id, sizeof(id), "%u/%u", t.pid, t.tid)
+				: snprintf(id, sizeof(id), "%u", t.pid);
+
+		fprintf(f, "  %8s ", id);
+		print_time_row(f, &t, p, len > 8 ? 13 - (len - 8) : 13);
+		i = j;
+	}
 }
 
 static void print_offcpu(FILE *f, const struct bprof_recording *rec)
@@ -344,6 +392,7 @@ static void print_offcpu(FILE *f, const struct bprof_recording *rec)
 		return;
 	for (uint64_t i = 0; i < rec->nr_counts; i++) {
 		v[n].pid = rec->counts[i].pid;
+		v[n].tid = rec->counts[i].tid;
 		memcpy(v[n].comm, rec->counts[i].comm, BPROF_COMM_LEN);
 		v[n].n = rec->counts[i].count;
 		if (rec->counts[i].state == BPROF_STATE_ON_CPU)
@@ -367,13 +416,11 @@ static void print_offcpu(FILE *f, const struct bprof_recording *rec)
 			for (int s = 1; s <= BPROF_STATE_MAX; s++)
 				t.off[s] += v[j].off[s];
 		}
-		fprintf(f, "  %8u %13.3f %8.3f %8.3f %8.3f %8.3f  ", t.pid, t.on * p,
-			t.off[BPROF_STATE_S] * p, t.off[BPROF_STATE_D] * p, t.off[BPROF_STATE_R] * p,
-			t.off[BPROF_STATE_T] * p);
-		rep_fputs_clean(f, t.comm);
-		fputc('\n', f);
+		fprintf(f, "  %8u ", t.pid);
+		print_time_row(f, &t, p, 13);
 		i = j;
 	}
+	print_thread_times(f, v, n, p);
 	free(v);
 }
 

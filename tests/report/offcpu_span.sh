@@ -13,6 +13,7 @@
 #   (prof-record -v says how many it found and that a second pass found
 #   none), and -p keeps other processes' blocked threads out.
 # - --wall: the same for a thread blocked all along.
+# - --info's per-thread table gives each thread its own S time.
 source "$BPROF_SRC/tests/e2e/lib.sh"
 require_bpf
 
@@ -56,6 +57,12 @@ for mode in off-cpu wall; do
 	check "--$mode: -p keeps other blocked processes out" bash -c "! grep -q '^sleep;' '$f.folded'"
 	check "--$mode: --info counts the samples without a user stack" \
 		grep -qE 'user stacks walked: +[0-9]+; [1-9][0-9]* sampled blocks without one' "$f.info"
+	# --info's per-thread table: each thread's S time is the duration
+	for th in offcpu sleeper; do
+		st=$(awk -v t=$th '/^  per thread/ { on = 1; next } on && $NF == t { print $3 }' "$f.info")
+		check "--$mode: --info per thread: $th asleep ${st:-?} s of $SECS +- 10 %" \
+			python3 -c "import sys; sys.exit(0 if abs(float('${st:-0}') - $SECS) <= 0.1 * $SECS else 1)"
+	done
 	check "--$mode: the end pass found the thread states and left none" \
 		grep -qE 'off-CPU: [1-9][0-9]* thread states at the end, 0 left' "$f.log"
 done
