@@ -794,7 +794,11 @@ static __always_inline void notify(__u32 type, struct task_struct *task, __u32 t
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	e->parent_exec_id = BPF_CORE_READ(task, parent_exec_id);
 	e->ktime_ns = bpf_ktime_get_ns();
-	bpf_get_current_comm(&e->comm, sizeof(e->comm));
+	/* the process's name is its group leader's (what ps and
+	 * /proc/PID/comm show), not that of whichever thread was sampled
+	 * first: a worker's name would otherwise name the whole process */
+	if (BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm) < 0)
+		bpf_get_current_comm(&e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
 

@@ -606,7 +606,7 @@ int dump_meta(struct bprof_meta *meta, const struct env *env, char **options,
 	meta->flags = (env->kernel_only ? 0 : BPROF_META_USER_STACKS) |
 		      (env->user_only ? 0 : BPROF_META_KERNEL_STACKS) |
 		      (env->include_idle ? BPROF_META_INCLUDE_IDLE : 0) |
-		      (env->nr_tids ? BPROF_META_PER_THREAD : 0);
+		      (env->per_thread || env->nr_tids ? BPROF_META_PER_THREAD : 0);
 	if (!meta->hostname || !meta->kernel_release || !meta->arch || !meta->recorder_version ||
 	    !meta->event)
 		return -ENOMEM;

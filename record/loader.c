@@ -359,7 +359,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	obj->rodata->filter_pid = env->nr_pids > 0 || env->command;
 	obj->rodata->filter_tid = env->nr_tids > 0;
 	obj->rodata->filter_cgroup = env->cgroup != NULL;
-	obj->rodata->per_thread = env->nr_tids > 0;
+	obj->rodata->per_thread = env->per_thread || env->nr_tids > 0;
 	obj->rodata->follow_children = env->command != NULL;
 
 	/* a recording of known length needs no more counts than samples

@@ -72,6 +72,7 @@ enum {
 	OPT_NO_TABLE_CACHE,
 	OPT_OFF_CPU,
 	OPT_WALL,
+	OPT_PER_THREAD,
 };
 
 /* --unwind, indexed by OPTS_UNWIND_* */
@@ -80,6 +81,7 @@ static const char *const unwind_arg_names[] = { "auto", "fp", "cfi" };
 static const struct argp_option argp_options[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Profile these processes only", 0 },
 	{ "tid", 'L', "TID[,TID...]", 0, "Profile these threads only; counts are kept per thread", 0 },
+	{ "per-thread", OPT_PER_THREAD, NULL, 0, "Keep counts per thread (thread id and the thread's name at the sample) for every process, for prof-report --threads", 0 },
 	{ "user-stacks-only", 'U', NULL, 0, "Record user stacks only (no kernel stacks)", 0 },
 	{ "kernel-stacks-only", 'K', NULL, 0, "Record kernel stacks only (no user stacks)", 0 },
 	{ "frequency", 'F', "HZ", 0, "Sample frequency in Hertz (default 49)", 0 },
@@ -332,6 +334,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_WALL:
 		env->off_cpu = 2;
+		break;
+	case OPT_PER_THREAD:
+		env->per_thread = true;
 		break;
 	case 'q':
 		env->quiet = true;

@@ -25,6 +25,7 @@ struct env {
 	int nr_pids;
 	pid_t tids[OPTS_MAX_IDS];
 	int nr_tids;
+	bool per_thread;   /* --per-thread (implied by -L): a count per thread */
 	bool user_only;
 	bool kernel_only;
 	bool include_idle;
