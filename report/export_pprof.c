@@ -64,12 +64,14 @@ static int pv_push(struct pvec *p, void *x)
 }
 
 struct pp {
+	const struct rep_config *cfg;
 	bool symbolize;
 	size_t input;          /* index of the input being walked */
 	int64_t period;        /* ns (or events) per sample of this input */
 	bool offcpu;           /* a third value: off-CPU time */
 	int64_t offperiod;     /* ns per off-CPU sample of this input */
 	struct rep_map strings, mappings, locations, functions, samples;
+	struct rep_map named;  /* --threads' process and thread frames -> location id */
 	struct pvec strtab, mapv, locv, funcv, samplev;
 	uint64_t *ids;         /* scratch: location ids of one sample */
 	size_t ids_cap;
@@ -382,6 +384,38 @@ static int location_id(struct pp *p, const struct rep_input *in, const struct re
 	return err;
 }
 
+/* A location of no mapping whose one line is a function named name: the
+ * process and thread frames of --threads.  kind keeps the two apart (a
+ * thread could be named like a process). */
+static int named_location(struct pp *p, char kind, const char *name, uint64_t *out)
+{
+	size_t n = strlen(name);
+	char key[BPROF_COMM_LEN + 64];
+	uint64_t v = p->locv.nr + 1, fid;
+	bool found;
+	int err;
+
+	if (n + 1 > sizeof(key))
+		n = sizeof(key) - 1;
+	key[0] = kind;
+	memcpy(key + 1, name, n);
+	err = rep_map_get(&p->named, key, n + 1, &v, &found);
+	if (err)
+		return err;
+	*out = v;
+	if (found)
+		return 0;
+	Location *l = malloc(sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	*l = (Location)PERFTOOLS__PROFILES__LOCATION__INIT;
+	l->id = v;
+	err = pv_push(&p->locv, l);
+	if (!err)
+		err = function_id(p, name, name, NULL, &fid);
+	return err ? err : add_line(l, fid, 0, 0);
+}
+
 static int add_label(Sample *s, int64_t key, int64_t str, int64_t num)
 {
 	Label **v = realloc(s->label, (s->n_label + 1) * sizeof(*v));
@@ -418,8 +452,9 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	int err;
 
 	(void)nr_kernel;
-	/* key: pid, tid, comm, then the location ids */
-	size_t need = 4 + nr;
+	/* key: pid, tid, comm, then the location ids (with --threads, the
+	 * thread's and the process's last: the root) */
+	size_t need = 4 + nr + (p->cfg->threads ? 2 : 0);
 	if (need > p->ids_cap) {
 		uint64_t *ids = realloc(p->ids, need * sizeof(*ids));
 		if (!ids)
@@ -434,6 +469,17 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 		err = location_id(p, in, &frames[i], &p->ids[4 + i]);
 		if (err)
 			return err;
+	}
+	if (p->cfg->threads) {
+		char pbuf[BPROF_COMM_LEN + 1], thread[BPROF_COMM_LEN + 32];
+		rep_thread_frame_name(thread, sizeof(thread), c);
+		err = named_location(p, 'T', thread, &p->ids[4 + nr]);
+		if (!err)
+			err = named_location(p, 'P', rep_process_name(p->cfg, in, c, pbuf),
+					     &p->ids[4 + nr + 1]);
+		if (err)
+			return err;
+		nr += 2;
 	}
 	uint64_t v = p->samplev.nr;
 	bool found;
@@ -583,6 +629,7 @@ static void free_all(struct pp *p)
 	rep_map_free(&p->locations);
 	rep_map_free(&p->functions);
 	rep_map_free(&p->samples);
+	rep_map_free(&p->named);
 }
 
 static int kernel_mappings_last(struct pp *p)
@@ -627,7 +674,7 @@ static int kernel_mappings_last(struct pp *p)
 int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
 		     const struct rep_input *in, size_t nr_in, bool symbolize, struct rep_stats *st)
 {
-	struct pp p = { .symbolize = symbolize, .sym = sym };
+	struct pp p = { .cfg = cfg, .symbolize = symbolize, .sym = sym };
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	ValueType *types[3] = { NULL, NULL, NULL }, *period_type = NULL;
 	uint8_t *buf = NULL;

@@ -159,7 +159,8 @@ static int add_named(struct ss *s, size_t *n, const char *name, const char *suff
 	return err ? err : push_stack(s, n, id);
 }
 
-static struct sprofile *profile_of(struct ss *s, const struct bprof_count *c, int *err)
+static struct sprofile *profile_of(struct ss *s, const struct rep_input *in,
+				   const struct bprof_count *c, int *err)
 {
 	uint64_t key[2] = { s->input, c->pid }; /* no padding to hash */
 	uint64_t v = s->nr_profiles;
@@ -184,7 +185,7 @@ static struct sprofile *profile_of(struct ss *s, const struct bprof_count *c, in
 	memset(p, 0, sizeof(*p));
 	p->input = s->input;
 	p->pid = c->pid;
-	memcpy(p->comm, c->comm, BPROF_COMM_LEN);
+	rep_process_name(s->cfg, in, c, p->comm);
 	return p;
 }
 
@@ -235,10 +236,16 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 			err = add_named(s, &n, name, suffix, NULL, 0);
 		}
 	}
+	/* --threads: the thread at the root of the process's profile */
+	if (!err && s->cfg->threads) {
+		char thread[BPROF_COMM_LEN + 32];
+		rep_thread_frame_name(thread, sizeof(thread), c);
+		err = add_named(s, &n, thread, NULL, NULL, 0);
+	}
 	if (err)
 		return err;
 
-	struct sprofile *p = profile_of(s, c, &err);
+	struct sprofile *p = profile_of(s, in, c, &err);
 	if (!p)
 		return err;
 	if (p->nr + 1 >= p->cap) {

@@ -11,7 +11,8 @@
  * the counts and the number of rows it stands for (for the summary).
  *
  * Truthful: a row's key holds everything walk.c and render.c read to
- * print it - comm; the pid in the outputs that print it; the lost-stack
+ * print it - comm; the pid in the outputs that print it; with --threads
+ * the process's name and the tid; the lost-stack
  * codes and the unwinder's flag; every kernel address with the kernel's
  * identity (libsym's kernel, _stext, the module table); every user frame
  * as (libsym object, the object's recorded path, file offsets) or, where
@@ -38,7 +39,9 @@ struct rep_fold {
 /* A row's key; every byte set (padding-free), so equal rows compare equal. */
 struct row_key {
 	char comm[BPROF_COMM_LEN];
+	char process[BPROF_COMM_LEN]; /* --threads: the process's name */
 	uint32_t pid;          /* multi-line prints it; 0 otherwise */
+	uint32_t tid;          /* --threads prints it; 0 otherwise */
 	int32_t kernel_code;   /* kernel_stack_id when < 0: which loss */
 	int32_t user_code;
 	uint32_t unwound;      /* decides the "[missing caller]" frame */
@@ -251,6 +254,12 @@ static int fold_row(struct rep_fold *f, struct in_state *s, const struct rep_con
 	k.state = c->state;
 	if (cfg->mode == REP_MULTILINE)
 		k.pid = c->pid;
+	if (cfg->threads) {
+		char pbuf[BPROF_COMM_LEN + 1];
+		const char *pname = rep_process_name(cfg, in, c, pbuf);
+		memcpy(k.process, pname, strnlen(pname, BPROF_COMM_LEN));
+		k.tid = c->tid;
+	}
 	if (show_kernel) {
 		k.kernel_code = c->kernel_stack_id < 0 ? c->kernel_stack_id : 0;
 		if (!rep_stack_missed(c->kernel_stack_id))

@@ -51,6 +51,9 @@ enum {
 	OPT_CACHE_DIR,
 	OPT_NO_CACHE,
 	OPT_BEFORE,
+	OPT_THREADS,
+	OPT_INVERTED,
+	OPT_MIN_WIDTH,
 };
 
 struct args {
@@ -120,6 +123,7 @@ static const struct argp_option options[] = {
 	{ "user-stacks-only", 'U', NULL, 0, "Show user stacks only", 1 },
 	{ "kernel-stacks-only", 'K', NULL, 0, "Show kernel stacks only", 1 },
 	{ "addresses", OPT_ADDRESSES, NULL, 0, "Print unnamed frames as object+0xoffset, not [object]", 1 },
+	{ "threads", OPT_THREADS, NULL, 0, "A frame for the thread (name and tid) under the process, in every output (needs prof-record --per-thread)", 1 },
 	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 1 },
 	{ "quiet", 'q', NULL, 0, "No summary or warnings on standard error", 1 },
 	{ "diff", OPT_DIFF, NULL, 0, "Compare two recordings: \"stack before after\" lines", 1 },
@@ -211,6 +215,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SYSROOT: a->sysroot = arg; break;
 	case OPT_VMLINUX: a->vmlinux = arg; break;
 	case OPT_ADDRESSES: a->cfg.addresses = true; break;
+	case OPT_THREADS: a->cfg.threads = true; break;
 	case OPT_NO_INLINE: a->sym_flags |= BSYM_NO_INLINE; break;
 	case OPT_NO_DEMANGLE: a->sym_flags |= BSYM_NO_DEMANGLE; break;
 	case OPT_NO_DEBUGINFOD: a->sym_flags |= BSYM_NO_DEBUGINFOD; break;
@@ -496,6 +501,24 @@ static int add_sides(const struct args *a, struct rep_agg **agg, const struct re
 	return err;
 }
 
+/*
+ * What the options ask of a file that it cannot give: --threads of a
+ * recording whose counts carry no thread ids.  An error rather than a
+ * warning: its rows would go under no thread, or all under one, and a
+ * graph that looks per-thread but is not is worse than none.
+ */
+static int check_input(const struct args *a, const struct rep_input *in)
+{
+	if (a->cfg.threads && !a->info && !rep_input_per_thread(in)) {
+		fputs("prof-report: ", stderr);
+		rep_fputs_clean(stderr, in->path);
+		fputs(": recorded without per-thread counts: --threads needs a recording made "
+		      "with prof-record --per-thread (or -L)\n", stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int open_input(const struct args *a, struct bsym_ctx *sym, struct rep_input *in, size_t i)
 {
 	char errbuf[512];
@@ -503,7 +526,7 @@ static int open_input(const struct args *a, struct bsym_ctx *sym, struct rep_inp
 
 	if (err)
 		fprintf(stderr, "prof-report: %s: %s\n", a->files[i], errbuf);
-	return err;
+	return err ? err : check_input(a, &in[i]);
 }
 
 /*
@@ -549,6 +572,10 @@ static int fold_sides(const struct args *a, struct rep_agg **agg, struct bsym_ct
 						      sizeof(errbuf));
 			if (err) {
 				fprintf(stderr, "prof-report: %s: %s\n", a->files[i], errbuf);
+				*bad_file = true;
+				break;
+			}
+			if ((err = check_input(a, &in[i]))) {
 				*bad_file = true;
 				break;
 			}

@@ -379,14 +379,17 @@ static void add_unnamed_wframe(struct rep_agg *agg, struct row *r, const struct 
  * Render one row.  kernel frames [kb, ke) and user frames [ub, ue) of r are
  * leaf first; folded prints them root first, user before kernel.
  */
-static void render(struct sbuf *out, const struct rep_config *cfg, const struct bprof_count *c,
-		   const struct row *r, size_t kb, size_t ke, size_t ub, size_t ue, bool kmiss,
-		   bool umiss, bool delim)
+static void render(struct sbuf *out, const struct rep_config *cfg, const struct rep_input *in,
+		   const struct bprof_count *c, const struct row *r, size_t kb, size_t ke,
+		   size_t ub, size_t ue, bool kmiss, bool umiss, bool delim)
 {
 	bool show_user = !cfg->kernel_only, show_kernel = !cfg->user_only;
+	char pbuf[BPROF_COMM_LEN + 1], thread[BPROF_COMM_LEN + 32];
+	const char *comm = rep_process_name(cfg, in, c, pbuf);
 
-	/* an empty comm would start the line with ';' (or leave no frame) */
-	const char *comm = c->comm[0] ? c->comm : "[unknown]";
+	/* --threads: the thread is the frame under the process */
+	if (cfg->threads)
+		rep_thread_frame_name(thread, sizeof(thread), c);
 	/* an off-CPU row's "[off-cpu:S]" is its first frame (walk.c): the
 	 * leaf, printed with -U too */
 	const char *off = NULL;
@@ -397,6 +400,10 @@ static void render(struct sbuf *out, const struct rep_config *cfg, const struct 
 	}
 	if (cfg->mode == REP_FOLDED) {
 		sb_put_sanitized(out, comm);
+		if (cfg->threads) {
+			sb_putn(out, ";", 1);
+			sb_put_sanitized(out, thread);
+		}
 		if (show_user) {
 			if (umiss)
 				sb_puts(out, ";[Missed User Stack]");
@@ -436,6 +443,11 @@ static void render(struct sbuf *out, const struct rep_config *cfg, const struct 
 			sb_puts(out, "    [Missed User Stack]\n");
 		for (size_t i = ub; i < ue; i++)
 			sb_printf(out, "    %s\n", r->text.s + r->frames[i].off);
+	}
+	if (cfg->threads) {
+		sb_puts(out, "    ");
+		sb_put_sanitized(out, thread);
+		sb_puts(out, "\n");
 	}
 	sb_printf(out, "    %-16s ", "-");
 	sb_put_sanitized(out, comm);
@@ -504,7 +516,7 @@ static int agg_row(void *arg, const struct rep_input *in, const struct bprof_cou
 		     c->user_stack_id >= 0;
 
 	w->line.len = 0;
-	render(&w->line, cfg, c, r, 0, ke, ke, ue, kmiss, umiss, delim);
+	render(&w->line, cfg, in, c, r, 0, ke, ke, ue, kmiss, umiss, delim);
 	if (r->oom || r->text.oom || w->line.oom)
 		return -ENOMEM;
 	struct rep_stats *total = w->st;

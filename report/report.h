@@ -38,6 +38,7 @@ struct rep_config {
 	size_t nr_pids;
 	const char *comm;   /* --comm filter */
 	int cpu_sel;        /* REP_SEL_*: --on-cpu, --off-cpu */
+	bool threads;       /* --threads: a thread frame under the process */
 	/* called now and then while rows are symbolized (NULL: never) */
 	void (*progress)(void *arg, const char *file, uint64_t done, uint64_t total);
 	void *progress_arg;
@@ -196,6 +197,21 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
  * be NULL, gen the row's mapping generation); fold.c keys rows by these. */
 void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct rep_process_map *pm,
 		     uint64_t addr, size_t depth, uint32_t gen, bool symbolize);
+/*
+ * The process frame, the root of every output's stacks: the row's comm (the
+ * name of the thread sampled, as bcc's profile prints it); with --threads,
+ * the process's name (PROCESSES' comm, its group leader's, or the row's
+ * where the process has no snapshot), the thread getting a frame of its own
+ * below it, rep_thread_frame_name().  buf: BPROF_COMM_LEN + 1 bytes.
+ */
+const char *rep_process_name(const struct rep_config *cfg, const struct rep_input *in,
+			     const struct bprof_count *c, char *buf);
+/* "NAME (tid TID)": the thread's name when the row was sampled (a thread
+ * that renamed itself has rows under each name, with one tid). */
+void rep_thread_frame_name(char *buf, size_t len, const struct bprof_count *c);
+/* Whether in's rows carry thread ids (META flag, prof-record --per-thread
+ * or -L): --threads refuses a recording without them. */
+bool rep_input_per_thread(const struct rep_input *in);
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);
 /* "[off-cpu:S]" and the like: the leaf frame of an off-CPU row (state,

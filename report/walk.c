@@ -12,6 +12,7 @@
  * frame-pointer walk ends where the CFI says it went astray.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,6 +306,37 @@ const char *rep_offcpu_frame_name(uint32_t state)
 	};
 
 	return state >= 1 && state <= BPROF_STATE_MAX ? names[state] : "[off-cpu]";
+}
+
+const char *rep_process_name(const struct rep_config *cfg, const struct rep_input *in,
+			     const struct bprof_count *c, char *buf)
+{
+	const char *name = c->comm;
+
+	if (cfg->threads) {
+		const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
+		if (pm && pm->proc->comm[0])
+			name = pm->proc->comm;
+	}
+	/* comm fields hold a NUL (SPEC.md); copied so that none is trusted */
+	size_t n = strnlen(name, BPROF_COMM_LEN);
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	/* an empty name would start a folded line with ';' (or leave no frame) */
+	return n ? buf : REP_UNKNOWN_FRAME;
+}
+
+void rep_thread_frame_name(char *buf, size_t len, const struct bprof_count *c)
+{
+	size_t n = strnlen(c->comm, BPROF_COMM_LEN);
+
+	snprintf(buf, len, "%.*s (tid %u)", (int)(n ? n : strlen(REP_UNKNOWN_FRAME)),
+		 n ? c->comm : REP_UNKNOWN_FRAME, c->tid);
+}
+
+bool rep_input_per_thread(const struct rep_input *in)
+{
+	return in->rec->meta.flags & BPROF_META_PER_THREAD;
 }
 
 const char *rep_wframe_missed_name(enum rep_wkind kind)
