@@ -13,6 +13,12 @@
  * --wall: stacks whose leaf is "[off-cpu:S]" and the like) is cold: a
  * frame most of whose samples are off-CPU is drawn in blues and greys,
  * data-kind "o", so that waiting and running read apart in one graph.
+ *
+ * Views, spelt as flamegraph.pl spells them where it has them: --inverted
+ * draws an icicle graph (roots at the top, "Icicle Graph"); --min-width
+ * (flamegraph.pl's --minwidth: pixels, or a percentage of all samples)
+ * leaves out frames narrower than that, and the title says how many were
+ * left out, so that a trimmed graph never passes for a whole one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -359,17 +365,25 @@ struct draw {
 	const struct tree *t;
 	const struct rep_svg_opts *o;
 	double xpad, wpt; /* pixels per sample */
-	unsigned height, frameheight, ypad2;
+	unsigned height, frameheight, ypad1, ypad2;
 	uint64_t total_before;
+	double min_px;    /* frames narrower are not drawn */
 };
+
+/* Whether node n is wide enough to draw.  A child is never wider than its
+ * parent, so the frames not drawn are exactly those failing this. */
+static bool wide_enough(const struct draw *d, const struct node *n)
+{
+	return n->value && (double)n->value * d->wpt >= d->min_px;
+}
 
 static void draw_node(struct draw *d, uint32_t i, uint64_t x, uint32_t depth)
 {
 	const struct node *n = &d->t->n[i];
 	double w = (double)n->value * d->wpt;
 
-	if (n->value == 0 || w < 0.1)
-		return; /* flamegraph.pl's --minwidth 0.1 */
+	if (!wide_enough(d, n))
+		return;
 	size_t len = n->name_len;
 	const char *name = i == 0 ? "all" : n->name;
 	if (i == 0)
@@ -380,7 +394,9 @@ static void draw_node(struct draw *d, uint32_t i, uint64_t x, uint32_t depth)
 		kind = 'o';
 	color(kind, n, d->o->diff, d->t->n[0].value, d->total_before, fill, sizeof(fill));
 	double x1 = d->xpad + (double)x * d->wpt;
-	double y1 = d->height - d->ypad2 - (double)(depth + 1) * d->frameheight + 1;
+	/* an icicle hangs from the top, as flamegraph.pl --inverted draws it */
+	double y1 = d->o->inverted ? d->ypad1 + (double)depth * d->frameheight
+				   : d->height - d->ypad2 - (double)(depth + 1) * d->frameheight + 1;
 	double pct = d->t->n[0].value ? 100.0 * (double)n->value / (double)d->t->n[0].value : 0;
 
 	fprintf(d->f, "<g class=\"frame\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%u\" data-kind=\"%c\" data-name=\"",
@@ -452,15 +468,23 @@ int rep_flamegraph_svg(FILE *f, const char *folded, size_t len, const struct rep
 	unsigned height = (t.depth_max + 1) * frameheight + ypad1 + ypad2;
 	struct draw d = {
 		.f = f, .t = &t, .o = o, .xpad = 10, .height = height, .frameheight = frameheight,
-		.ypad2 = ypad2, .total_before = t.n[0].before,
+		.ypad1 = ypad1, .ypad2 = ypad2, .total_before = t.n[0].before,
 	};
 	d.wpt = t.n[0].value ? (width - 2 * d.xpad) / (double)t.n[0].value : 0;
+	/* flamegraph.pl's default: 0.1 px; a percentage is of the whole width */
+	d.min_px = o->min_width <= 0 ? 0.1
+		   : o->min_width_pct ? o->min_width / 100.0 * (width - 2 * d.xpad)
+				      : o->min_width;
+	uint64_t omitted = 0;
+	for (size_t i = 1; i < t.nr; i++)
+		omitted += t.n[i].value && !wide_enough(&d, &t.n[i]);
 
 	fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		   "<svg version=\"1.1\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" onload=\"init(evt)\" "
 		   "xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
-		   "data-total=\"%llu\" data-xpad=\"%.0f\" data-width=\"%u\">\n",
-		width, height, width, height, (unsigned long long)t.n[0].value, d.xpad, width);
+		   "data-total=\"%llu\" data-xpad=\"%.0f\" data-width=\"%u\" data-omitted=\"%llu\"%s>\n",
+		width, height, width, height, (unsigned long long)t.n[0].value, d.xpad, width,
+		(unsigned long long)omitted, o->inverted ? " data-inverted=\"1\"" : "");
 	fputs("<!-- Flame graph by prof-report (bprof); layout after Brendan Gregg's flamegraph.pl -->\n", f);
 	fputs("<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
 	      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
@@ -472,8 +496,21 @@ int rep_flamegraph_svg(FILE *f, const char *folded, size_t len, const struct rep
 	fputs(script, f);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"url(#background)\"/>\n", width, height);
 	fprintf(f, "<text id=\"title\" x=\"%u\" y=\"24\" text-anchor=\"middle\">", width / 2);
-	const char *title = o->title ? o->title : o->diff ? "Differential Flame Graph" : "Flame Graph";
+	const char *title = o->title      ? o->title
+			    : o->inverted ? (o->diff ? "Differential Icicle Graph" : "Icicle Graph")
+			    : o->diff     ? "Differential Flame Graph"
+					  : "Flame Graph";
 	xml_text(f, title, strlen(title));
+	/* frames left out are said where the graph is read: the default
+	 * 0.1 px only when it left some out */
+	if (omitted) {
+		if (o->min_width_pct)
+			fprintf(f, " (%llu frames under %g%% not drawn)", (unsigned long long)omitted,
+				o->min_width);
+		else
+			fprintf(f, " (%llu frames under %g px not drawn)", (unsigned long long)omitted,
+				d.min_px);
+	}
 	fputs("</text>\n", f);
 	if (o->diff)
 		fprintf(f, "<text x=\"%u\" y=\"44\" text-anchor=\"middle\">width: after; red: grew, blue: shrank (share of samples)</text>\n",

@@ -66,6 +66,8 @@ struct args {
 	unsigned sym_flags;
 	bool diff, normalize, info;
 	const char *pprof, *speedscope, *svg; /* exports (export_*.c, flamegraph_svg.c) */
+	struct rep_svg_opts svg_opts;         /* --inverted, --min-width */
+	bool min_width_set;
 	bool no_symbolize, missing_buildids;
 	const char *cache_dir; /* --cache-dir */
 	bool no_cache;
@@ -112,6 +114,8 @@ static const char doc[] =
 	"  prof-report --pprof web.pb.gz web*.bprof && go tool pprof -top web.pb.gz\n"
 	"  prof-report --pprof raw.pb.gz --no-symbolize web1.bprof  # a backend names\n"
 	"  prof-report --svg web1.svg web1.bprof    # open in a browser, click to zoom\n"
+	"  prof-report --svg icicle.svg --inverted --min-width=2 web1.bprof\n"
+	"  prof-report -f --threads web1.bprof  # prof-record --per-thread's\n"
 	"\n"
 	"Exit status: 0 success, 1 a file cannot be read or output failed, 2 usage.";
 
@@ -136,6 +140,9 @@ static const struct argp_option options[] = {
 	{ "no-symbolize", OPT_NO_SYMBOLIZE, NULL, 0, "With --pprof, raw addresses with build-ids, no names", 4 },
 	{ "speedscope", OPT_SPEEDSCOPE, "FILE", 0, "Write speedscope JSON, one profile per process", 4 },
 	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph (differential with --diff)", 4 },
+	{ "inverted", OPT_INVERTED, NULL, 0, "With --svg, an icicle graph: roots at the top (flamegraph.pl --inverted)", 4 },
+	{ "min-width", OPT_MIN_WIDTH, "PX", 0,
+	  "With --svg, leave out frames narrower than PX pixels, or PX% of the samples (default 0.1; counted in the title)", 4 },
 	{ "missing-buildids", OPT_MISSING_BUILDIDS, NULL, 0,
 	  "Print \"BUILDID PATH\" for objects with frames but no debuginfo", 4 },
 	{ NULL, 0, NULL, 0, "Selection:", 2 },
@@ -224,6 +231,23 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_PPROF: a->pprof = arg; break;
 	case OPT_SPEEDSCOPE: a->speedscope = arg; break;
 	case OPT_SVG: a->svg = arg; break;
+	case OPT_INVERTED: a->svg_opts.inverted = true; break;
+	case OPT_MIN_WIDTH: {
+		char *end;
+		errno = 0;
+		double v = strtod(arg, &end);
+		bool pct = *end == '%';
+		if (pct)
+			end++;
+		/* "inf" and "nan" are numbers to strtod, not widths */
+		if (errno || end == arg || *end || !(v >= 0 && v <= (pct ? 100 : 100000)) ||
+		    !strchr("0123456789.", arg[0]))
+			argp_error(state, "--min-width '%s': a width in pixels (0 to 100000) or a percentage (0%% to 100%%)", arg);
+		a->svg_opts.min_width = v;
+		a->svg_opts.min_width_pct = pct;
+		a->min_width_set = true;
+		break;
+	}
 	case OPT_NO_SYMBOLIZE: a->no_symbolize = true; break;
 	case OPT_MISSING_BUILDIDS: a->missing_buildids = true; break;
 	case OPT_CACHE_DIR:
@@ -273,6 +297,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--diff only combines with --svg among the exports");
 		if (a->info && (a->pprof || a->speedscope || a->svg || a->missing_buildids))
 			argp_error(state, "--info does not combine with exports");
+		if ((a->svg_opts.inverted || a->min_width_set) && !a->svg)
+			argp_error(state, "--inverted and --min-width only apply to --svg");
 		if (a->no_symbolize && !a->pprof)
 			argp_error(state, "--no-symbolize only applies to --pprof");
 		if (a->no_cache && a->cache_dir)
@@ -640,7 +666,8 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *i
 				err = -errno;
 		}
 		if (!err) {
-			struct rep_svg_opts so = { .diff = a->diff };
+			struct rep_svg_opts so = a->svg_opts;
+			so.diff = a->diff;
 			err = rep_flamegraph_svg(f, buf ? buf : "", len, &so);
 		}
 		if (f && f != out && fclose(f) != 0 && !err)

@@ -305,6 +305,12 @@ struct rep_svg_opts {
 	const char *title;
 	unsigned width;       /* 0: 1200 */
 	bool diff;
+	bool inverted;        /* --inverted: an icicle graph, the roots at the top */
+	/* --min-width: frames narrower than this many pixels (or, with
+	 * min_width_pct, this percent of all samples) are not drawn, and
+	 * counted in the title; 0: flamegraph.pl's 0.1 px */
+	double min_width;
+	bool min_width_pct;
 };
 int rep_flamegraph_svg(FILE *out, const char *folded, size_t len, const struct rep_svg_opts *o);
 

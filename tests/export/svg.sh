@@ -2,7 +2,8 @@
 # --svg and --diff --svg: flame graphs drawn by prof-report itself, checked
 # in a real browser (Debian's Chromium, headless: screenshot; playwright-core
 # for hover, click-to-zoom and search) and against what flamegraph.pl draws
-# for the same folded stacks (same frames, samples and widths).
+# for the same folded stacks (same frames, samples and widths), also as an
+# icicle (--inverted) and with frames left out (--min-width).
 source "$BPROF_SRC/tests/e2e/lib.sh"
 source "$BPROF_SRC/tests/export/lib-export.sh"
 require_bpf
@@ -87,6 +88,72 @@ for k, f in re.findall(r'data-kind="(.)".*?fill="(rgb\([^)]*\))"', s):
 assert all(int(f[4:-1].split(",")[2]) >= 230 for f in fills["k"]), fills["k"]
 assert all(int(f[4:-1].split(",")[2]) <= 55 for f in fills["u"]), fills["u"]
 PY
+
+# views (issue 30): --inverted draws what flamegraph.pl --inverted draws (an
+# icicle: the same frames and widths, each frame below its parent, "Icicle
+# Graph"); --min-width=PX leaves out what flamegraph.pl --minwidth PX leaves
+# out, and the title counts the frames left out
+for view in "--inverted:--inverted" "--min-width=4:--minwidth 4" "--inverted --min-width=2.5:--inverted --minwidth 2.5"; do
+	ours=${view%%:*} theirs=${view#*:}
+	# shellcheck disable=SC2086 # options are words
+	"$BPROF_REPORT" -q --svg "$T_DIR/view.svg" $ours "$T_DIR/d.bprof"
+	# shellcheck disable=SC2086
+	perl "$FLAMEGRAPH" $theirs "$T_DIR/d.folded" > "$T_DIR/fgview.svg"
+	check "$ours: same frames and widths as flamegraph.pl $theirs; orientation; omitted frames counted in the title" \
+		python3 - "$T_DIR/fgview.svg" "$T_DIR/view.svg" "$OUT/demo.svg" "$ours" <<'PY'
+import re, sys, html
+def frames(path):
+    s = open(path).read()
+    out = []
+    for g in re.findall(r"<g[^>]*>(.*?)</g>", s, re.S):
+        t = re.search(r"<title>(.*?)</title>", g, re.S)
+        r = re.search(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"', g)
+        if not t or not r:
+            continue
+        m = re.match(r"(.*) \(([\d,]+) samples?, ", html.unescape(t.group(1)))
+        name = re.sub(r"_\[[kij]\]$", "", m.group(1)).replace("<", "(").replace(">", ")")
+        out.append((name, int(m.group(2).replace(",", "")), float(r.group(1)), float(r.group(3)), float(r.group(2))))
+    return sorted(out)
+theirs, ours, full, opts = frames(sys.argv[1]), frames(sys.argv[2]), frames(sys.argv[3]), sys.argv[4]
+print(len(theirs), "frames from flamegraph.pl,", len(ours), "from prof-report,", len(full), "in the whole graph")
+assert [(n, c) for n, c, *_ in theirs] == [(n, c) for n, c, *_ in ours], set(theirs) ^ set(ours)
+for (n, c, x1, w1, _), (_, _, x2, w2, _) in zip(theirs, ours):
+    assert abs(x1 - x2) <= 0.11 and abs(w1 - w2) <= 0.11, (n, c, x1, w1, x2, w2)
+svg = open(sys.argv[2]).read()
+title = re.search(r'<text id="title"[^>]*>([^<]*)<', svg).group(1)
+print("title:", title)
+y = {n: yy for n, _, _, _, yy in ours}
+if "--inverted" in opts:
+    assert title.startswith("Icicle Graph"), title
+    assert y["all"] < min(v for n, v in y.items() if n != "all"), "the root is not at the top"
+else:
+    assert title.startswith("Flame Graph"), title
+    assert y["all"] > max(v for n, v in y.items() if n != "all"), "the root is not at the bottom"
+m = re.search(r"--min-width=([\d.]+)", opts)
+if m:
+    dropped = len(full) - len(ours)
+    assert dropped > 0, "the demo should have frames narrower than %s px" % m.group(1)
+    assert all(w >= float(m.group(1)) - 0.05 for _, _, _, w, _ in ours)
+    assert title.endswith("(%d frames under %s px not drawn)" % (dropped, m.group(1))), (title, dropped)
+    assert 'data-omitted="%d"' % dropped in svg
+PY
+done
+"$BPROF_REPORT" -q --svg "$OUT/ratio-icicle.svg" --inverted "$T_DIR/r.bprof"
+node "$BPROF_SRC/tests/export/svg-click.js" "$OUT/ratio-icicle.svg" func_a "$OUT/icicle-before.png" \
+	"$OUT/icicle-zoomed.png" > "$T_DIR/click3.json" || fail "svg-click.js --inverted: $(cat "$T_DIR/click3.json")"
+check "--inverted: the icicle zooms, hovers and searches in the browser" python3 - "$T_DIR/click3.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not r["errors"], r["errors"]
+assert r["details"].startswith("func_a ("), r["details"]
+assert abs(r["after"]["w"] - r["fullWidth"]) < 0.2, r
+assert r["shown1"] < r["shown0"] and r["shown2"] == r["shown0"], r
+assert r["matched"].startswith("Matched: "), r["matched"]
+PY
+check "--inverted/--min-width without --svg: a usage error" \
+	bash -c "'$BPROF_REPORT' -q -f --inverted '$T_DIR/r.bprof' > /dev/null 2>&1; test \$? = 2"
+check "--min-width=garbage: a usage error" \
+	bash -c "'$BPROF_REPORT' -q --svg /dev/null --min-width=nan '$T_DIR/r.bprof' 2> /dev/null; test \$? = 2"
 
 # differential: two recordings whose shares are exact (made with the format
 # library: main->func_a 100 then 300 samples, main->func_b 300 then 100), so

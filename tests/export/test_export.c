@@ -43,6 +43,17 @@ Test(json, invalid_utf8_replaced)
 	free(j);
 }
 
+static char *svg_o(const char *folded, const struct rep_svg_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert(f);
+	cr_assert_eq(rep_flamegraph_svg(f, folded, strlen(folded), o), 0);
+	fclose(f);
+	return buf;
+}
+
 static char *svg(const char *folded, bool diff)
 {
 	char *buf = NULL;
@@ -149,6 +160,50 @@ Test(svg, differential_colours)
 	cr_assert(strstr(frame(s, "grew"), "before 1 samples, +50.00%"));
 	/* widths come from AFTER */
 	cr_assert_float_eq(attr(frame(s, "grew"), "width"), 1180.0 * 3 / 4, 0.06);
+	free(s);
+}
+
+Test(svg, inverted_hangs_from_the_top)
+{
+	struct rep_svg_opts o = { .inverted = true };
+	char *s = svg_o("x;a;c 1\nx;a;b 3\nx;a 2\n", &o);
+	const char *all = frame(s, "all"), *a = frame(s, "a"), *b = frame(s, "b");
+
+	cr_assert(all && a && b);
+	/* the same x and widths, the root at the top, deeper frames lower */
+	cr_assert_float_eq(attr(b, "x"), 10 + 2 * 1180.0 / 6, 0.06);
+	cr_assert_float_eq(attr(all, "y"), 60.0, 0.06);
+	cr_assert_lt(attr(all, "y"), attr(a, "y"));
+	cr_assert_lt(attr(a, "y"), attr(b, "y"));
+	cr_assert(strstr(s, ">Icicle Graph</text>"), "%s", s);
+	cr_assert(strstr(s, "data-inverted=\"1\""));
+	free(s);
+}
+
+Test(svg, min_width_leaves_out_and_counts)
+{
+	/* 1180 px for 1000 samples: c (2 samples, 2.4 px) and its child d go
+	 * under 3 px; b (998) stays */
+	struct rep_svg_opts o = { .min_width = 3 };
+	char *s = svg_o("x;b 998\nx;c;d 2\n", &o);
+
+	cr_assert(frame(s, "b") && frame(s, "x"));
+	cr_assert_null(frame(s, "c"));
+	cr_assert_null(frame(s, "d"));
+	cr_assert(strstr(s, ">Flame Graph (2 frames under 3 px not drawn)</text>"), "%s", s);
+	cr_assert(strstr(s, "data-omitted=\"2\""));
+	free(s);
+	/* a percentage of the samples: c is 0.2 % */
+	o = (struct rep_svg_opts){ .min_width = 0.5, .min_width_pct = true };
+	s = svg_o("x;b 998\nx;c;d 2\n", &o);
+	cr_assert_null(frame(s, "c"));
+	cr_assert(strstr(s, "(2 frames under 0.5% not drawn)"), "%s", s);
+	free(s);
+	/* nothing left out: the title says nothing */
+	o = (struct rep_svg_opts){ .min_width = 1 };
+	s = svg_o("x;b 998\nx;c;d 2\n", &o);
+	cr_assert(frame(s, "d"));
+	cr_assert(strstr(s, ">Flame Graph</text>"), "%s", s);
 	free(s);
 }
 

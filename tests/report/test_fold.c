@@ -99,6 +99,8 @@ struct spec {
 	const char *comm;
 	bool other_build_id;
 	uint64_t counts[11];
+	uint32_t tid;         /* 0: pid + 1 */
+	const char *process;  /* the process's comm (PROCESSES); NULL: comm */
 };
 
 static void add_stack(struct bprof_recording *rec, uint32_t id, const uint64_t *ips, uint32_t n)
@@ -113,7 +115,8 @@ static void add_stack(struct bprof_recording *rec, uint32_t id, const uint64_t *
 static void add_count(struct bprof_recording *rec, const struct spec *sp, int32_t user,
 		      int32_t kernel, uint64_t kip, uint64_t count)
 {
-	struct bprof_count c = { .pid = sp->pid, .exec_id = 1, .user_stack_id = user,
+	struct bprof_count c = { .pid = sp->pid, .tid = sp->tid ? sp->tid : sp->pid + 1,
+				 .exec_id = 1, .user_stack_id = user,
 				 .kernel_stack_id = kernel, .kernel_ip = kip, .count = count };
 	memcpy(c.comm, sp->comm, strlen(sp->comm));
 	cr_assert_eq(bprof_recording_add_count(rec, &c), 0);
@@ -133,7 +136,7 @@ static struct bprof_recording *build(const struct self *self, const struct spec 
 	rec->meta.sample_freq = 99;
 	rec->meta.duration_ns = 1000000000;
 	rec->meta.ncpus = 1;
-	rec->meta.flags = BPROF_META_USER_STACKS | BPROF_META_KERNEL_STACKS;
+	rec->meta.flags = BPROF_META_USER_STACKS | BPROF_META_KERNEL_STACKS | BPROF_META_PER_THREAD;
 	rec->kernel.release = xstrdup("");
 	/* one kernel: libsym gives recordings of it one id */
 	rec->kernel.build_id_len = 20;
@@ -154,7 +157,8 @@ static struct bprof_recording *build(const struct self *self, const struct spec 
 	cr_assert_eq(bprof_recording_add_object(rec, &obj, &idx), 0);
 
 	struct bprof_process proc = { .pid = sp->pid, .ns_pid = sp->pid, .exec_id = 1, .nr_mappings = 2 };
-	memcpy(proc.comm, sp->comm, strlen(sp->comm));
+	const char *pcomm = sp->process ? sp->process : sp->comm;
+	memcpy(proc.comm, pcomm, strlen(pcomm));
 	proc.mappings = calloc(2, sizeof(*proc.mappings));
 	cr_assert(proc.mappings);
 	proc.mappings[0] = (struct bprof_mapping){ sp->base, sp->base + 0x10000000, 0, idx, 0, 0 };
@@ -198,15 +202,20 @@ static struct bprof_recording *build(const struct self *self, const struct spec 
 }
 
 static const struct spec specs[] = {
-	{ 100, 0x555500000000ull, "app", false, { 3, 1, 20, 2, 1, 1, 1, 1, 1, 2, 4 } },
+	{ 100, 0x555500000000ull, "app", false, { 3, 1, 20, 2, 1, 1, 1, 1, 1, 2, 4 }, 0, NULL },
 	/* another process of the same build elsewhere in memory: folds */
-	{ 200, 0x563400000000ull, "app", false, { 5, 2, 30, 7, 2, 1, 1, 1, 1, 3, 1 } },
+	{ 200, 0x563400000000ull, "app", false, { 5, 2, 30, 7, 2, 1, 1, 1, 1, 3, 1 }, 0, NULL },
 	/* the same frames, another build-id: nothing names them */
-	{ 300, 0x555500000000ull, "app", true, { 11, 1, 1, 13, 1, 1, 1, 1, 1, 1, 1 } },
+	{ 300, 0x555500000000ull, "app", true, { 11, 1, 1, 13, 1, 1, 1, 1, 1, 1, 1 }, 0, NULL },
 	/* another comm */
-	{ 100, 0x555500000000ull, "other", false, { 17, 1, 1, 19, 1, 1, 1, 1, 1, 1, 1 } },
+	{ 100, 0x555500000000ull, "other", false, { 17, 1, 1, 19, 1, 1, 1, 1, 1, 1, 1 }, 0, NULL },
 	/* the first once more (a copy of a file) */
-	{ 100, 0x555500000000ull, "app", false, { 3, 1, 20, 2, 1, 1, 1, 1, 1, 2, 4 } },
+	{ 100, 0x555500000000ull, "app", false, { 3, 1, 20, 2, 1, 1, 1, 1, 1, 2, 4 }, 0, NULL },
+	/* the first's process, another thread of the same name: folds unless
+	 * --threads (which prints the tid) */
+	{ 100, 0x555500000000ull, "app", false, { 3, 1, 20, 2, 1, 1, 1, 1, 1, 2, 4 }, 102, NULL },
+	/* a thread named otherwise than its process ("app") */
+	{ 100, 0x555500000000ull, "worker", false, { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, 103, "app" },
 };
 #define NSPECS (sizeof(specs) / sizeof(specs[0]))
 
@@ -280,6 +289,9 @@ Test(fold, every_text_output_byte_identical)
 		{ .mode = REP_FOLDED, .kernel_only = true },
 		{ .mode = REP_MULTILINE, .kernel_only = true, .delimited = true },
 		{ .mode = REP_FOLDED, .comm = "other" },
+		{ .mode = REP_FOLDED, .threads = true },
+		{ .mode = REP_MULTILINE, .threads = true },
+		{ .mode = REP_FOLDED, .threads = true, .kernel_only = true },
 	};
 
 	setup(&f);
@@ -340,6 +352,31 @@ Test(fold, folds_equal_rows_only)
 	char line[4200];
 	snprintf(line, sizeof(line), "app;[%s];[%s];[%s] 13\n", base, base, base);
 	cr_assert(strstr(out, line), "%s", out);
+	free(out);
+	teardown(&f);
+}
+
+Test(fold, threads_apart_under_their_process)
+{
+	struct fixture f;
+	struct rep_config folded = { .mode = REP_FOLDED }, threads = { .mode = REP_FOLDED, .threads = true };
+
+	setup(&f);
+	/* recordings 0, 4 and 5: one process, threads 101 (twice) and 102 of
+	 * one name: folded together without --threads, apart with */
+	cr_assert_eq(unique_rows(&f, &folded, 6), 29);
+	/* every recording's rows apart but the copy's (4): other tids */
+	cr_assert_eq(unique_rows(&f, &threads, 6), 5 * 11);
+
+	/* the process frame is the process's name, the thread's below it */
+	struct fixture g = f;
+	g.in[0] = f.in[6];
+	char *out = report(&g, &threads, 1, false);
+	cr_assert(strstr(out, "app;worker (tid 103);fold_root;fold_mid;fold_leaf 1\n"), "%s", out);
+	cr_assert_null(strstr(out, "\nworker;"), "%s", out);
+	free(out);
+	out = report(&g, &folded, 1, false);
+	cr_assert(strstr(out, "worker;fold_root;fold_mid;fold_leaf 1\n"), "%s", out);
 	free(out);
 	teardown(&f);
 }
