@@ -108,6 +108,19 @@ PY
 "$BPROF_REPORT" -q --threads --svg "$T_DIR/t.svg" "$T_DIR/t.bprof"
 check "svg: a frame 'alpha (tid $atid)'" grep -q "data-name=\"alpha (tid $atid)\"" "$T_DIR/t.svg"
 
+# off-CPU rows are per thread too: the main thread blocks in pthread_join
+# all along, under its own thread frame
+"$BPROF_RECORD" -q -F 99 --per-thread --off-cpu -o "$T_DIR/off.bprof" -- "$BPROF_WORKLOADS/threads" 2
+"$BPROF_REPORT" -q -f --threads --off-cpu "$T_DIR/off.bprof" > "$T_DIR/off.folded"
+mainoff=$(sum "$T_DIR/off.folded" '^threads;threads \(tid [0-9]+\);.*pthread.*join.*\[off-cpu:S\] [0-9]+$')
+echo "main thread's off-CPU samples in pthread_join: $mainoff"
+check "--off-cpu: the main thread's blocked samples under its own thread frame" test "$mainoff" -gt 100
+check "--off-cpu: the main thread's rows have one tid" python3 - "$T_DIR/off.folded" <<'PY'
+import re, sys
+tids = {m.group(1) for m in re.finditer(r"^threads;threads \(tid (\d+)\);", open(sys.argv[1]).read(), re.M)}
+assert len(tids) == 1, tids
+PY
+
 # a recording made without --per-thread
 "$BPROF_RECORD" -q -F 99 -o "$T_DIR/plain.bprof" -- "$BPROF_WORKLOADS/threads" 1
 check "a recording without per-thread counts: --threads fails" \
