@@ -306,6 +306,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char errbuf[512];
 	struct bprof_recording *rec = build(&r, &ex);
 	struct fz_out o;
+	uint8_t b0 = size ? data[0] : 0; /* options from the first byte */
 
 	if (!tmp_json[0]) {
 		snprintf(tmp_json, sizeof(tmp_json), "/tmp/fuzz_exports.%d.json", (int)getpid());
@@ -335,7 +336,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	fz_close(&o);
 	struct fz_out svg;
-	struct rep_svg_opts so = { .title = "fuzz <&> \"title\"" };
+	/* the views too: an icicle, frames left out (pixels or percent) */
+	struct rep_svg_opts so = { .title = "fuzz <&> \"title\"", .inverted = b0 & 2,
+				   .min_width = (b0 >> 2) & 7, .min_width_pct = b0 & 32 };
 	if (rep_flamegraph_svg(fz_open(&svg), o.buf, o.len, &so) != 0)
 		abort();
 	fz_close(&svg);
@@ -358,7 +361,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rep_agg_destroy(agg2);
 
 	/* speedscope JSON */
-	const struct rep_config wcfg = { .mode = REP_FOLDED };
+	/* --threads: the thread and process frames from hostile comms */
+	const struct rep_config wcfg = { .mode = REP_FOLDED, .threads = b0 & 64 };
 	if (rep_export_speedscope(tmp_json, &wcfg, sym, &in, 1, NULL) != 0)
 		abort();
 	size_t jlen;
@@ -368,7 +372,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(json);
 
 	/* pprof: written, gzip */
-	if (rep_export_pprof(tmp_pprof, &wcfg, sym, &in, 1, (data[0] & 1) == 0, NULL) != 0)
+	if (rep_export_pprof(tmp_pprof, &wcfg, sym, &in, 1, (b0 & 1) == 0, NULL) != 0)
 		abort();
 	size_t plen;
 	char *pb = slurp(tmp_pprof, &plen);

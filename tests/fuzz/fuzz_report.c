@@ -69,6 +69,8 @@ static void run_configs(struct bsym_ctx *sym, const struct rep_input *in)
 		{ .mode = REP_FOLDED, .user_only = true, .addresses = true },
 		{ .mode = REP_FOLDED, .kernel_only = true, .annotate = true },
 		{ .mode = REP_FOLDED, .pids = pids, .nr_pids = 4, .comm = "worker" },
+		{ .mode = REP_FOLDED, .threads = true, .annotate = true },
+		{ .mode = REP_MULTILINE, .threads = true },
 	};
 	struct rep_agg *agg[sizeof(cfgs) / sizeof(cfgs[0])] = { 0 };
 	struct fz_out o;
