@@ -18,7 +18,9 @@
  * draws an icicle graph (roots at the top, "Icicle Graph"); --min-width
  * (flamegraph.pl's --minwidth: pixels, or a percentage of all samples)
  * leaves out frames narrower than that, and the title says how many were
- * left out, so that a trimmed graph never passes for a whole one.
+ * left out, so that a trimmed graph never passes for a whole one.  With
+ * --threads the frames under the processes are threads, drawn grey
+ * (data-kind "t").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -270,6 +272,10 @@ static void color(char kind, const struct node *n, bool diff, uint64_t total_aft
 		return;
 	}
 	switch (kind) {
+	case 't': /* a thread (--threads): grey, a place rather than code */
+		snprintf(out, outlen, "rgb(%d,%d,%d)", 175 + (int)(40 * v1), 175 + (int)(40 * v1),
+			 175 + (int)(40 * v1));
+		break;
 	case 'o': /* off-CPU: cold blues (kernel frames greyer) */
 		snprintf(out, outlen, "rgb(%d,%d,%d)", (int)(70 * v2), 110 + (int)(80 * v1),
 			 200 + (int)(55 * v2));
@@ -392,6 +398,8 @@ static void draw_node(struct draw *d, uint32_t i, uint64_t x, uint32_t depth)
 	char fill[64];
 	if (i != 0 && n->off * 2 > n->value)
 		kind = 'o';
+	if (d->o->threads && depth == 2)
+		kind = 't';
 	color(kind, n, d->o->diff, d->t->n[0].value, d->total_before, fill, sizeof(fill));
 	double x1 = d->xpad + (double)x * d->wpt;
 	/* an icicle hangs from the top, as flamegraph.pl --inverted draws it */

@@ -668,6 +668,7 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *i
 		if (!err) {
 			struct rep_svg_opts so = a->svg_opts;
 			so.diff = a->diff;
+			so.threads = a->cfg.threads;
 			err = rep_flamegraph_svg(f, buf ? buf : "", len, &so);
 		}
 		if (f && f != out && fclose(f) != 0 && !err)

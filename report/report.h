@@ -311,6 +311,7 @@ struct rep_svg_opts {
 	 * counted in the title; 0: flamegraph.pl's 0.1 px */
 	double min_width;
 	bool min_width_pct;
+	bool threads;         /* --threads: depth 2 holds thread frames (drawn grey) */
 };
 int rep_flamegraph_svg(FILE *out, const char *folded, size_t len, const struct rep_svg_opts *o);
 

@@ -207,6 +207,18 @@ Test(svg, min_width_leaves_out_and_counts)
 	free(s);
 }
 
+Test(svg, threads_drawn_grey)
+{
+	struct rep_svg_opts o = { .threads = true };
+	char *s = svg_o("app;worker (tid 7);main;f 2\napp;app (tid 6);main 1\n", &o);
+
+	cr_assert(strstr(frame(s, "worker (tid 7)"), "data-kind=\"t\""));
+	cr_assert(strstr(frame(s, "app (tid 6)"), "data-kind=\"t\""));
+	cr_assert(strstr(frame(s, "app"), "data-kind=\"u\""));
+	cr_assert(strstr(frame(s, "main"), "data-kind=\"u\""));
+	free(s);
+}
+
 Test(map, insert_find_grow)
 {
 	struct rep_map m = {0};

@@ -106,7 +106,8 @@ PY
 
 # SVG: the thread frames are drawn
 "$BPROF_REPORT" -q --threads --svg "$T_DIR/t.svg" "$T_DIR/t.bprof"
-check "svg: a frame 'alpha (tid $atid)'" grep -q "data-name=\"alpha (tid $atid)\"" "$T_DIR/t.svg"
+check "svg: a frame 'alpha (tid $atid)', drawn as a thread (grey)" \
+	grep -q "data-kind=\"t\" data-name=\"alpha (tid $atid)\"" "$T_DIR/t.svg"
 
 # off-CPU rows are per thread too: the main thread blocks in pthread_join
 # all along, under its own thread frame
