@@ -188,6 +188,8 @@ static __always_inline void offcpu_count(struct offcpu_task *t, __u32 gen)
 		t->pend.k.kernel_stack_id = -ENOENT;
 		count_loss(PROFILE_LOSS_OTHER);
 	}
+	/* --slice: the slice the block ended in, when its samples are counted */
+	t->pend.k.slice = slice_now();
 	if (gen)
 		offcpu_add_in(&offcpu_counts_b, &t->pend, t->pend_n, t->pend_ns);
 	else

@@ -67,6 +67,31 @@ volatile __u32 rotate_gen = 0;
 const volatile bool rotating = false;
 
 /*
+ * --slice: every count carries the time slice it fell in, so the counting
+ * stays in the kernel and a file still keeps when each stack ran.  A slice
+ * index in the key (rather than a swap of the two sets every slice) keeps
+ * user space out of the sampling path: the maps are read as before, once
+ * per file; the price is a row per (stack, slice) instead of per stack
+ * (record/DESIGN.md, "Time slices").  slice_base_ns is CLOCK_MONOTONIC at
+ * slice 0, set by user space before sampling starts.
+ */
+const volatile __u64 slice_ns = 0;
+volatile __u64 slice_base_ns = 0;
+
+static __always_inline __u32 slice_now(void)
+{
+	__u64 now, base = slice_base_ns, n;
+
+	if (!slice_ns)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (now <= base)
+		return 0;
+	n = (now - base) / slice_ns;
+	return n > 0xffffffffULL ? 0xffffffffU : (__u32)n;
+}
+
+/*
  * --rotate: how user space knows that no sample still uses the old set.
  * A sample makes its CPU's sequence odd before it reads rotate_gen and even
  * again when it is done (locked adds: full barriers, so the read cannot
@@ -890,6 +915,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	key.tid = per_thread ? tid : 0;
 	key.exec_id = BPF_CORE_READ(task, self_exec_id);
 	key.map_gen = sample_gen(tgid, key.exec_id);
+	key.slice = slice_now();
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 
 	if (user_stacks && in_execve(task)) {

@@ -27,6 +27,9 @@ struct profile_key {
 				* PROFILE_GEN_UNKNOWN; 0 without the hook */
 	__u64 kernel_ip;       /* interrupted kernel ip, 0 in user mode */
 	char comm[PROFILE_COMM_LEN];
+	__u32 slice;           /* --slice: the time slice the sample fell in,
+				* counted from slice_base_ns; 0 without */
+	__u32 pad;
 };
 
 /*

@@ -32,9 +32,11 @@ extern "C" {
  * file with the same major version (minor versions only add sections or
  * append fields, which older readers skip) and refuses other majors. */
 #define BPROF_FORMAT_MAJOR 1
-#define BPROF_FORMAT_MINOR 5
-/* The minor a file without off-CPU rows is written as: it is a 1.4 file
- * (SPEC.md 7), which readers of 1.4 read strictly. */
+#define BPROF_FORMAT_MINOR 6
+/* The minor a file without time slices is written as (1.5, or 1.4 without
+ * off-CPU rows either): such a file is what readers of those versions read
+ * strictly (SPEC.md 7). */
+#define BPROF_FORMAT_MINOR_NO_SLICES 5
 #define BPROF_FORMAT_MINOR_NO_OFFCPU 4
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
@@ -117,6 +119,18 @@ struct bprof_count {
 	 * the blocked time of the blocks that produced them */
 	uint32_t state;
 	uint64_t blocked_ns;
+	/* (1.6, SPEC.md 6.14) the time slice the row's samples fell in,
+	 * counted from bprof_recording.slices.origin_ns; 0 without slices */
+	uint32_t slice;
+};
+
+/* The SLICES section (1.6, SPEC.md 6.14): when each row's samples were
+ * taken.  slice_ns 0: the recording has no slices (every row's time is
+ * the whole recording). */
+struct bprof_slices {
+	uint64_t slice_ns;  /* length of a slice, > 0 */
+	uint64_t origin_ns; /* CLOCK_REALTIME at the start of slice 0, ns since
+			     * the epoch; the same in every file of a --rotate run */
 };
 
 /* The OFFCPU section's header (1.5, SPEC.md 6.13): how off-CPU time was
@@ -438,6 +452,8 @@ struct bprof_recording {
 	char *ksym_names;
 	/* (1.5) what was recorded off the CPU; mode 0: nothing */
 	struct bprof_offcpu offcpu;
+	/* (1.6) the counts' time slices; slice_ns 0: none */
+	struct bprof_slices slices;
 };
 
 /* ---- building ---------------------------------------------------------- */

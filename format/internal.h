@@ -36,13 +36,16 @@ enum bprof_section_type {
 	BPROF_SECT_ACCESS = 11, /* optional (1.2) */
 	BPROF_SECT_GENERATIONS = 12, /* optional (1.3) */
 	BPROF_SECT_OFFCPU = 13, /* optional (1.5) */
-	BPROF_SECT_LAST_KNOWN = BPROF_SECT_OFFCPU,
+	/* 14 is reserved (issue 29) */
+	BPROF_SECT_SLICES = 15, /* optional (1.6) */
+	BPROF_SECT_LAST_KNOWN = BPROF_SECT_SLICES,
 };
 
 /* Fixed sizes of table entries (the part before variable data). */
 #define BPROF_COUNT_ENTRY_LEN 56
 #define BPROF_OFFCPU_ENTRY_LEN 72 /* a count entry, state, reserved, blocked_ns */
 #define BPROF_OFFCPU_FIXED_LEN 72 /* mode, reserved, period, 6 counters, nr_counts */
+#define BPROF_SLICES_FIXED_LEN 24 /* slice_ns, origin_ns, nr_rows */
 #define BPROF_STACK_FIXED_LEN 8      /* u32 id, u32 nr_ips */
 #define BPROF_OBJECT_FIXED_LEN 48    /* flags .. fallback_hash, build_id_len */
 #define BPROF_OBJECT_MIN_LEN (BPROF_OBJECT_FIXED_LEN + 4)

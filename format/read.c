@@ -908,6 +908,34 @@ static int parse_generations(struct cur *c, struct bprof_recording *r)
 	return 0;
 }
 
+/* SLICES (1.6, SPEC.md 6.14): the time slice of every row read so far,
+ * COUNTS' then OFFCPU's (the order the reader appended them in). */
+static int parse_slices(struct cur *c, struct bprof_recording *r)
+{
+	uint64_t n;
+	int rc;
+
+	if (c->len - c->pos < BPROF_SLICES_FIXED_LEN - 8)
+		return cerr(c, BPROF_E_TRUNCATED, "%llu bytes, the header takes %d",
+			    (unsigned long long)(c->len - c->pos), BPROF_SLICES_FIXED_LEN - 8);
+	r->slices.slice_ns = g64(c);
+	r->slices.origin_ns = g64(c);
+	if (!r->slices.slice_ns) {
+		c->pos = 0;
+		return cerr(c, BPROF_E_CORRUPT, "slices of 0 ns");
+	}
+	if ((rc = get_count(c, &n, 4, "slices")))
+		return rc;
+	if (n != r->nr_counts) {
+		c->pos -= 8;
+		return cerr(c, BPROF_E_CORRUPT, "%llu slices for %llu count rows",
+			    (unsigned long long)n, (unsigned long long)r->nr_counts);
+	}
+	for (uint64_t i = 0; i < n; i++)
+		r->counts[i].slice = g32(c);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*parse)(struct cur *, struct bprof_recording *);
@@ -925,11 +953,12 @@ static const struct {
 	[BPROF_SECT_ACCESS] = { "access", parse_access },
 	[BPROF_SECT_GENERATIONS] = { "generations", parse_generations },
 	[BPROF_SECT_OFFCPU] = { "off-cpu", parse_offcpu },
+	[BPROF_SECT_SLICES] = { "slices", parse_slices },
 };
 
 static const char *sect_label(uint32_t type, char *buf, size_t len)
 {
-	if (type >= 1 && type <= BPROF_SECT_LAST_KNOWN)
+	if (type >= 1 && type <= BPROF_SECT_LAST_KNOWN && sections[type].parse)
 		snprintf(buf, len, "%s section", sections[type].name);
 	else
 		snprintf(buf, len, "section of type %u", type);
@@ -971,7 +1000,7 @@ static int parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t l
 					       sect_label(type, label, sizeof(label)),
 					       (unsigned long long)pos, (unsigned long long)slen,
 					       (unsigned long long)(len - pos - BPROF_SECTION_HEADER_LEN));
-		if (type <= BPROF_SECT_LAST_KNOWN) {
+		if (type <= BPROF_SECT_LAST_KNOWN && sections[type].parse) {
 			struct cur c = {
 				.b = b + pos + BPROF_SECTION_HEADER_LEN,
 				.len = slen,

@@ -359,6 +359,9 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 		if (c->state == BPROF_STATE_R && rec->offcpu.mode != BPROF_OFFCPU_WALL)
 			return bprof_set_error(err, code, 0, "%s: count %llu: runnable time in a recording without --wall",
 					       what, (unsigned long long)i);
+		if (c->slice && !rec->slices.slice_ns)
+			return bprof_set_error(err, code, 0, "%s: count %llu: time slice %u in a recording without slices",
+					       what, (unsigned long long)i, c->slice);
 		if (c->state == BPROF_STATE_ON_CPU && c->blocked_ns)
 			return bprof_set_error(err, code, 0, "%s: count %llu: an on-CPU row with blocked time",
 					       what, (unsigned long long)i);

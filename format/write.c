@@ -311,6 +311,23 @@ static void sect_offcpu(struct sink *s, const struct bprof_recording *r)
 	put_counts(s, r, true);
 }
 
+/* SLICES (1.6, SPEC.md 6.14): one u32 per row, in the order the rows are
+ * written: COUNTS' (on-CPU) rows, then OFFCPU's. */
+static void sect_slices(struct sink *s, const struct bprof_recording *r)
+{
+	put64(s, r->slices.slice_ns);
+	put64(s, r->slices.origin_ns);
+	put64(s, r->nr_counts);
+	if (s->counting) {
+		s->total += r->nr_counts * 4;
+		return;
+	}
+	for (int off = 0; off < 2; off++)
+		for (uint64_t i = 0; i < r->nr_counts; i++)
+			if ((r->counts[i].state != BPROF_STATE_ON_CPU) == off)
+				put32(s, r->counts[i].slice);
+}
+
 static void sect_objects(struct sink *s, const struct bprof_recording *r)
 {
 	put64(s, r->nr_objects);
@@ -500,11 +517,13 @@ static void (*const sections[])(struct sink *, const struct bprof_recording *) =
 	[BPROF_SECT_KERNEL] = sect_kernel,     [BPROF_SECT_KSYMS] = sect_ksyms,
 	[BPROF_SECT_UNWIND] = sect_unwind,     [BPROF_SECT_IMAGES] = sect_images,
 	[BPROF_SECT_ACCESS] = sect_access,     [BPROF_SECT_GENERATIONS] = sect_generations,
-	[BPROF_SECT_OFFCPU] = sect_offcpu,
+	[BPROF_SECT_OFFCPU] = sect_offcpu,     [BPROF_SECT_SLICES] = sect_slices,
 };
 
 static bool section_written(const struct bprof_recording *rec, int t)
 {
+	if (!sections[t])
+		return false; /* a type reserved for another version */
 	if (t == BPROF_SECT_UNWIND)
 		return rec->unwind.mode != BPROF_UNWIND_UNKNOWN;
 	if (t == BPROF_SECT_IMAGES)
@@ -513,6 +532,8 @@ static bool section_written(const struct bprof_recording *rec, int t)
 		return rec->access.present != 0;
 	if (t == BPROF_SECT_OFFCPU)
 		return rec->offcpu.mode != BPROF_OFFCPU_NONE;
+	if (t == BPROF_SECT_SLICES)
+		return rec->slices.slice_ns != 0;
 	if (t == BPROF_SECT_GENERATIONS) {
 		for (uint64_t i = 0; i < rec->nr_processes; i++)
 			if (rec->processes[i].has_gens)
@@ -570,7 +591,9 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 
 	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
 	bprof_put16(hdr + 8, BPROF_FORMAT_MAJOR);
-	bprof_put16(hdr + 10, rec->offcpu.mode ? BPROF_FORMAT_MINOR : BPROF_FORMAT_MINOR_NO_OFFCPU);
+	bprof_put16(hdr + 10, rec->slices.slice_ns ? BPROF_FORMAT_MINOR :
+			      rec->offcpu.mode   ? BPROF_FORMAT_MINOR_NO_SLICES :
+						   BPROF_FORMAT_MINOR_NO_OFFCPU);
 	bprof_put32(hdr + 12, 0); /* flags */
 	bprof_put64(hdr + 16, content);
 	emit(s, hdr, sizeof(hdr));

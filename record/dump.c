@@ -198,6 +198,7 @@ static int take_row(struct counts_walk *w, const struct profile_key *key, uint64
 	c.kernel_stack_id = key->kernel_stack_id;
 	c.kernel_ip = key->kernel_ip;
 	c.map_gen = key->map_gen;
+	c.slice = key->slice;
 	c.count = val;
 	memcpy(c.comm, key->comm, BPROF_COMM_LEN);
 	c.comm[BPROF_COMM_LEN - 1] = 0;

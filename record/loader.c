@@ -476,6 +476,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	offcpu_configure(obj, env, cfi, counts);
 
 	obj->rodata->rotating = env->rotate > 0;
+	obj->rodata->slice_ns = (uint64_t)env->slice_ms * 1000000ULL;
 	/* --rotate: the second set of per-interval maps, as large as the
 	 * first; otherwise one entry each (nothing is preallocated for a
 	 * feature not in use) */

@@ -73,6 +73,7 @@ enum {
 	OPT_OFF_CPU,
 	OPT_WALL,
 	OPT_PER_THREAD,
+	OPT_SLICE,
 };
 
 /* --unwind, indexed by OPTS_UNWIND_* */
@@ -106,6 +107,7 @@ static const struct argp_option argp_options[] = {
 	{ "max-disk", OPT_MAX_DISK, "SIZE", 0, "With --rotate: remove this run's oldest files while its files take more than SIZE bytes (suffix K, M or G; the newest file is always kept)", 0 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0, "Also record the time threads spend blocked (states S, D), in samples of the same period, with their stacks (see prof-record(8))", 0 },
 	{ "wall", OPT_WALL, NULL, 0, "As --off-cpu, and the time runnable threads wait for a CPU (state R): each thread's samples add up to its wall time", 0 },
+	{ "slice", OPT_SLICE, "MS", 0, "Keep the time slice of MS milliseconds each count fell in, for prof-report --from/--to and --heatmap (MS divides 1000; default 20; 0: no slices)", 0 },
 	{ "quiet", 'q', NULL, 0, "No start and status lines (warnings and errors still)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf messages and the recorder's statistics at the end", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
@@ -316,6 +318,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_usage(state);
 		}
 		break;
+	case OPT_SLICE:
+		if (parse_long(arg, 0, 1000, &env->slice_ms) || (env->slice_ms && 1000 % env->slice_ms)) {
+			fprintf(stderr, "prof-record: invalid --slice '%s' (milliseconds that divide 1000, such as 10, 20, 50 or 100; 0: no slices)\n", arg);
+			argp_usage(state);
+		}
+		break;
 	case OPT_KEEP:
 		if (parse_long(arg, 1, INT_MAX, &env->keep)) {
 			fprintf(stderr, "prof-record: invalid --keep '%s' (a number of files, at least 1)\n", arg);
@@ -372,6 +380,7 @@ int opts_parse(struct env *env, int argc, char **argv)
 		.cpu = -1,
 		.stack_storage_size = 16384,
 		.hash_storage_size = 40960,
+		.slice_ms = OPTS_SLICE_DEFAULT_MS,
 	};
 	/* "--" starts the command: argp must not see it or what follows. */
 	for (int i = 1; i < argc; i++) {

@@ -17,6 +17,10 @@
 #define OPTS_UNWIND_MEMORY_MIN (4ULL << 20)
 #define OPTS_UNWIND_MEMORY_MAX (64ULL << 30)
 
+/* --slice's default (ms): FlameScope's 50 rows a second; 0 would make it
+ * opt-in (record/DESIGN.md, "Time slices", says what it costs) */
+#define OPTS_SLICE_DEFAULT_MS 20
+
 /* --unwind */
 enum { OPTS_UNWIND_AUTO = 0, OPTS_UNWIND_FP, OPTS_UNWIND_CFI };
 
@@ -53,6 +57,7 @@ struct env {
 	long keep;         /* --keep: files kept in the --rotate directory; 0: all */
 	unsigned long long max_disk; /* --max-disk bytes; 0: no bound */
 	int off_cpu;       /* 0; 1 --off-cpu; 2 --wall (OFFCPU_MODE_*) */
+	long slice_ms;     /* --slice: each count's time slice, ms; 0: none */
 	char **command;    /* after "--", NULL-terminated, or NULL (points into argv) */
 };
 

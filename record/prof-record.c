@@ -176,6 +176,7 @@ struct recorder {
 	struct knames *kn;              /* kernel addresses named in the kernel */
 	bool kn_tried;
 	struct dump_base base;          /* the BPF counters earlier files carried */
+	uint64_t slice_origin;          /* --slice: CLOCK_REALTIME at slice 0 */
 	struct manifest_stats mst_base; /* the ACCESS counters earlier files carried */
 	bool hidden_said;
 	uint64_t samples_written;       /* over all files */
@@ -206,6 +207,10 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 		goto nomem;
 	if (dump_counts(r->obj, gen, rec, r->man, &tot))
 		goto nomem;
+	/* every file of a --rotate run has the same origin: they join into
+	 * one timeline */
+	rec->slices.slice_ns = (uint64_t)r->env->slice_ms * 1000000ULL;
+	rec->slices.origin_ns = rec->slices.slice_ns ? r->slice_origin : 0;
 	dump_losses(r->obj, &rec->losses, r->nr_cpus, &r->base);
 	if (!r->env->kernel_only)
 		dump_unwind(rec, r->obj, r->env, r->cfi, r->unw, r->nr_cpus, &r->base);
@@ -483,6 +488,12 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* --slice: slice 0 starts here, in both clocks (the kernel counts in
+	 * CLOCK_MONOTONIC, the file says CLOCK_REALTIME) */
+	if (env.slice_ms) {
+		sampler_slice_base(smp, sampler_mono_ns());
+		r.slice_origin = sampler_real_ns();
+	}
 	if (sampler_start(smp, &env, &nr_sampled, &event))
 		goto cleanup;
 
@@ -508,6 +519,7 @@ int main(int argc, char **argv)
 		.env = &env, .obj = obj, .man = man, .unw = unw, .smp = smp, .cfi = cfi,
 		.nr_cpus = nr_cpus, .nr_sampled = nr_sampled, .event = event,
 		.options = options, .acc = acc, .kcache = r.kcache,
+		.slice_origin = r.slice_origin,
 	};
 	run.start_ns = start_mono;
 	run.duration = env.duration;

@@ -347,6 +347,11 @@ int sampler_run(struct sampler *s, struct sampler_run *run)
 	return 0;
 }
 
+void sampler_slice_base(struct sampler *s, uint64_t mono_ns)
+{
+	__atomic_store_n(&s->obj->bss->slice_base_ns, mono_ns, __ATOMIC_SEQ_CST);
+}
+
 unsigned sampler_gen(const struct sampler *s)
 {
 	return __atomic_load_n(&s->obj->bss->rotate_gen, __ATOMIC_RELAXED) & 1;

@@ -66,6 +66,10 @@ int sampler_run(struct sampler *s, struct sampler_run *run);
  */
 unsigned sampler_flip(struct sampler *s);
 
+/* --slice: slice 0 of the counts' time slices begins at mono_ns
+ * (sampler_mono_ns()); before sampler_start(). */
+void sampler_slice_base(struct sampler *s, uint64_t mono_ns);
+
 /* The set samples go to now. */
 unsigned sampler_gen(const struct sampler *s);
 

@@ -287,6 +287,27 @@ struct bprof_recording *fx_offcpu(void)
 	return r;
 }
 
+struct bprof_recording *fx_slices(void)
+{
+	struct bprof_recording *r = fx_offcpu();
+	struct bprof_count c;
+
+	if (!r)
+		return NULL;
+	r->slices.slice_ns = 20000000;
+	r->slices.origin_ns = r->meta.start_time_ns - 5000000;
+	c = r->counts[r->nr_counts - 1]; /* an off-CPU row: rows stay in file order */
+	c.count = 2;
+	if (bprof_recording_add_count(r, &c)) {
+		bprof_recording_free(r);
+		return NULL;
+	}
+	for (uint64_t i = 0; i + 1 < r->nr_counts; i++)
+		r->counts[i].slice = (uint32_t)(3 * i);
+	r->counts[r->nr_counts - 1].slice = 1000;
+	return r;
+}
+
 struct bprof_recording *fx_odd_strings(void)
 {
 	struct bprof_recording *r = fx_typical();
@@ -426,9 +447,11 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		    x->user_stack_id != y->user_stack_id || x->kernel_stack_id != y->kernel_stack_id ||
 		    x->kernel_ip != y->kernel_ip || x->count != y->count ||
 		    x->map_gen != y->map_gen || strncmp(x->comm, y->comm, BPROF_COMM_LEN) ||
-		    x->state != y->state || x->blocked_ns != y->blocked_ns)
+		    x->state != y->state || x->blocked_ns != y->blocked_ns || x->slice != y->slice)
 			DIFF("count %llu differs", (unsigned long long)i);
 	}
+	if (memcmp(&a->slices, &b->slices, sizeof(a->slices)))
+		DIFF("slices differ");
 	if (memcmp(&a->offcpu, &b->offcpu, sizeof(a->offcpu)))
 		DIFF("off-CPU header differs");
 	for (uint64_t i = 0; i < a->nr_stacks; i++) {

@@ -26,6 +26,9 @@ struct bprof_recording *fx_typical_v13(void);
 /* fx_typical with off-CPU time (format 1.5, OFFCPU): --wall, a row of
  * each state after the on-CPU rows (where the reader puts them). */
 struct bprof_recording *fx_offcpu(void);
+/* fx_offcpu with time slices (format 1.6, SLICES): 20 ms slices, row i in
+ * slice 3*i, and the first row repeated in a later slice */
+struct bprof_recording *fx_slices(void);
 /* Strings with odd bytes: UTF-8, control characters, high bytes, spaces. */
 struct bprof_recording *fx_odd_strings(void);
 /* nr_counts counts over nr_stacks stacks and nr_ksyms ksyms; seeded. */

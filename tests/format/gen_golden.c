@@ -1381,7 +1381,7 @@ int main(int argc, char **argv)
 	{
 		struct bprof_recording *o = fx_offcpu();
 		struct bb oc = content_of(o);
-		struct frame_opts m4 = { .minor = BPROF_FORMAT_MINOR };
+		struct frame_opts m4 = { .minor = BPROF_FORMAT_MINOR_NO_SLICES };
 		size_t op = payload(&oc, BPROF_SECT_OFFCPU), row = op + BPROF_OFFCPU_FIXED_LEN;
 
 		valid(g, "offcpu", frame(&oc, &m4));
@@ -1458,6 +1458,69 @@ int main(int argc, char **argv)
 			free(d.p);
 		}
 		free(oc.p);
+		bprof_recording_free(o);
+	}
+	/* ---- SLICES (1.6) ---- */
+	{
+		struct bprof_recording *o = fx_slices();
+		struct bb sc = content_of(o);
+		struct frame_opts m6 = { .minor = BPROF_FORMAT_MINOR };
+		size_t sp = payload(&sc, BPROF_SECT_SLICES);
+
+		valid(g, "slices", frame(&sc, &m6));
+		DAMAGED(d, &sc)
+		{
+			set64(&d, sp, 0);
+			invalid(g, "slices-length-zero", BPROF_E_CORRUPT, frame(&d, &m6));
+			free(d.p);
+		}
+		DAMAGED(d, &sc)
+		{
+			set64(&d, sp + 16, o->nr_counts - 1);
+			set_sect_len(&d, BPROF_SECT_SLICES, sect_len(&d, BPROF_SECT_SLICES) - 4);
+			d.len -= 4;
+			invalid(g, "slices-fewer-than-rows", BPROF_E_CORRUPT, frame(&d, &m6));
+			free(d.p);
+		}
+		DAMAGED(d, &sc)
+		{
+			set64(&d, sp + 16, UINT64_C(1) << 40);
+			invalid(g, "slices-claim-2e40-rows", BPROF_E_TRUNCATED, frame(&d, &m6));
+			free(d.p);
+		}
+		DAMAGED(d, &sc)
+		{
+			/* the header cut short */
+			size_t at = sect_at(&d, BPROF_SECT_SLICES);
+
+			d.len = at + 16 + 12;
+			set_sect_len(&d, BPROF_SECT_SLICES, 12);
+			invalid(g, "slices-header-truncated", BPROF_E_TRUNCATED, frame(&d, &m6));
+			free(d.p);
+		}
+		DAMAGED(d, &sc)
+		{
+			size_t at = sect_at(&d, BPROF_SECT_SLICES);
+
+			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_SLICES));
+			invalid(g, "slices-duplicated", BPROF_E_CORRUPT, frame(&d, &m6));
+			free(d.p);
+		}
+		DAMAGED(d, &sc)
+		{
+			/* SLICES moved before OFFCPU, whose rows it indexes */
+			size_t at = sect_at(&d, BPROF_SECT_SLICES), n = 16 + sect_len(&d, BPROF_SECT_SLICES);
+			size_t oat = sect_at(&d, BPROF_SECT_OFFCPU);
+			struct bb moved = bb_copy(&d);
+
+			moved.len = oat;
+			bb_put(&moved, d.p + at, n);
+			bb_put(&moved, d.p + oat, at - oat);
+			invalid(g, "slices-before-offcpu", BPROF_E_CORRUPT, frame(&moved, &m6));
+			free(moved.p);
+			free(d.p);
+		}
+		free(sc.p);
 		bprof_recording_free(o);
 	}
 	(void)bb_str;

@@ -135,8 +135,28 @@ Test(roundtrip, offcpu)
 	free(buf);
 	add_offcpu_rows(r);
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR_NO_SLICES);
+	free(buf);
+	check_roundtrip(r);
+}
+
+/* Time slices (1.6): written as minor 6 only with slices; every row's
+ * slice, on- and off-CPU, and the origin come back; a slice without a
+ * slice length is refused. */
+Test(roundtrip, slices)
+{
+	struct bprof_recording *r = fx_slices();
+	struct bprof_error err = { 0 };
+	void *buf = NULL;
+	size_t len = 0;
+
+	cr_assert_not_null(r);
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
 	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
 	free(buf);
+	r->slices.slice_ns = 0;
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
+	r->slices.slice_ns = 20000000;
 	check_roundtrip(r);
 }
 

@@ -25,6 +25,8 @@
  *   history <pid> <exec_id> 0x<start> 0x<end> 0x<file_offset> <object_index|-1> 0x<flags> <birth>
  *   gaps <pid> <exec_id> <generation> ...        (processes with generations)
  *   countgen <row> <map_gen>                     (rows whose map_gen is not 0)
+ *   slices slice_ns=N origin_ns=N              (only with a SLICES section)
+ *   countslice <row> <slice>                    (with a SLICES section, every row)
  *   kernel <build_id_hex|-> 0x<stext> <nr_modules> <nr_ksyms> 0x<flags> <release>
  *   module 0x<base> <size> <build_id_hex|-> <name>
  *   ksym 0x<addr> <module_index|-1> <name>                   (only with --ksyms)
@@ -158,6 +160,12 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 	for (uint64_t i = 0; i < r->nr_counts; i++)
 		if (r->counts[i].map_gen)
 			fprintf(f, "countgen %llu %u\n", (unsigned long long)i, r->counts[i].map_gen);
+	if (r->slices.slice_ns) {
+		fprintf(f, "slices slice_ns=%llu origin_ns=%llu\n",
+			(unsigned long long)r->slices.slice_ns, (unsigned long long)r->slices.origin_ns);
+		for (uint64_t i = 0; i < r->nr_counts; i++)
+			fprintf(f, "countslice %llu %u\n", (unsigned long long)i, r->counts[i].slice);
+	}
 	for (uint64_t i = 0; i < r->nr_stacks; i++) {
 		const struct bprof_stack *s = &r->stacks[i];
 
