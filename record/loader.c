@@ -366,6 +366,13 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	 * (opts_samples_bound); nor walked stacks, below */
 	long bound = opts_samples_bound(env);
 	long counts = bound && bound < env->hash_storage_size ? bound : env->hash_storage_size;
+
+	/* --slice: a row per (stack, slice), up to one per sample.  A
+	 * recording of known length gets room for all of its samples, one of
+	 * unknown length four times the default, unless the user sized the
+	 * table (999 Hz on 2 CPUs for 30 s filled the default 40960 rows) */
+	if (env->slice_ms && !env->hash_storage_given)
+		counts = bound ? bound : env->hash_storage_size * 4;
 	long ustacks = bound && bound < env->stack_storage_size ? bound : env->stack_storage_size;
 
 	bpf_map__set_max_entries(obj->maps.counts, counts);

@@ -257,6 +257,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_usage(state);
 		}
 		env->hash_storage_size = v;
+		env->hash_storage_given = true;
 		break;
 	case OPT_TABLE_CACHE:
 		if (!*arg) {

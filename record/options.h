@@ -44,6 +44,7 @@ struct env {
 	int cpu;
 	long stack_storage_size;
 	long hash_storage_size;
+	bool hash_storage_given; /* --hash-storage-size was given */
 	int unwind;        /* OPTS_UNWIND_* */
 	long unwind_table_size; /* --unwind-table-size rows; 0: not given */
 	unsigned long long unwind_memory; /* --unwind-memory bytes; 0: the default

@@ -54,6 +54,10 @@ enum {
 	OPT_THREADS,
 	OPT_INVERTED,
 	OPT_MIN_WIDTH,
+	OPT_FROM,
+	OPT_TO,
+	OPT_HEATMAP,
+	OPT_FOLLOW,
 };
 
 struct args {
@@ -76,6 +80,11 @@ struct args {
 	char **before;         /* --before, then moved to the front of files */
 	size_t nr_before;
 	bool files_owned;      /* expand_dirs() made the paths in files */
+	struct rep_timesel time; /* --from, --to */
+	bool said_whole;       /* a file without slices was taken whole */
+	const char *heatmap;   /* --heatmap FILE.html */
+	bool follow;           /* --follow DIR */
+	char *follow_dir;
 };
 
 const char *argp_program_version = "prof-report " BPROF_VERSION;
@@ -150,6 +159,8 @@ static const struct argp_option options[] = {
 	{ "comm", OPT_COMM, "NAME", 0, "Only processes whose comm is NAME", 2 },
 	{ "on-cpu", OPT_ON_CPU, NULL, 0, "Only on-CPU samples (of a prof-record --off-cpu or --wall recording)", 2 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0, "Only off-CPU samples (blocked and, with --wall, runnable time)", 2 },
+	{ "from", OPT_FROM, "TIME", 0, "Only samples from TIME: seconds from the start of the first recording (of each --diff side), or a wall-clock time (HH:MM[:SS], YYYY-MM-DDTHH:MM:SS, Z for UTC; @EPOCH)", 2 },
+	{ "to", OPT_TO, "TIME", 0, "Only samples before TIME (as --from)", 2 },
 	{ NULL, 0, NULL, 0, "Symbolization:", 3 },
 	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0, "Search DIR for debuginfo first (repeatable)", 3 },
 	{ "sysroot", OPT_SYSROOT, "DIR", 0, "Look for recorded paths under DIR (default /)", 3 },
@@ -256,6 +267,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->cache_dir = arg;
 		break;
 	case OPT_NO_CACHE: a->no_cache = true; break;
+	case OPT_FROM:
+	case OPT_TO: {
+		struct rep_time_point *p = key == OPT_FROM ? &a->time.from : &a->time.to;
+
+		if (rep_time_parse(arg, p))
+			argp_error(state, "invalid %s '%s': seconds from the start (12, 1.5, 2m), a wall-clock time (16:20:05, 2026-11-26T16:20:05, Z for UTC) or @EPOCH",
+				   key == OPT_FROM ? "--from" : "--to", arg);
+		if (key == OPT_FROM)
+			a->time.has_from = true;
+		else
+			a->time.has_to = true;
+		a->time.active = true;
+		break;
+	}
 	case OPT_BEFORE:
 	case ARGP_KEY_ARG: {
 		char ***list = key == OPT_BEFORE ? &a->before : &a->files;
@@ -545,11 +570,40 @@ static int check_input(const struct args *a, const struct rep_input *in)
 	return 0;
 }
 
-static int open_input(const struct args *a, struct bsym_ctx *sym, struct rep_input *in, size_t i)
+
+/* --from/--to on file i's recording, before anything else sees it; the
+ * first file of each --diff side starts the count of seconds. */
+static void select_time(struct args *a, size_t i, struct bprof_recording *rec)
+{
+	bool whole;
+
+	if (!a->time.active)
+		return;
+	if (i == 0 || (a->diff && i == a->nr_before))
+		rep_timesel_new_set(&a->time);
+	rep_timesel_apply(&a->time, rec, &whole);
+	if (whole && !a->said_whole && !a->cfg.quiet) {
+		fprintf(stderr, "prof-report: warning: %s has no time slices (recorded with --slice=0 or before them): taken whole though only part of it is in --from/--to\n",
+			a->files[i]);
+		a->said_whole = true;
+	}
+}
+
+static int open_input(struct args *a, struct bsym_ctx *sym, struct rep_input *in, size_t i)
 {
 	char errbuf[512];
-	int err = rep_input_open(&in[i], sym, a->files[i], errbuf, sizeof(errbuf));
+	struct bprof_error berr = {0};
+	struct bprof_recording *rec = NULL;
+	int err = bprof_read_file(&rec, a->files[i], NULL, &berr);
 
+	if (err) {
+		memset(&in[i], 0, sizeof(in[i]));
+		fprintf(stderr, "prof-report: %s: %s\n", a->files[i],
+			berr.message[0] ? berr.message : bprof_strerror(err));
+		return err;
+	}
+	select_time(a, i, rec);
+	err = rep_input_adopt(&in[i], sym, rec, a->files[i], errbuf, sizeof(errbuf));
 	if (err)
 		fprintf(stderr, "prof-report: %s: %s\n", a->files[i], errbuf);
 	return err ? err : check_input(a, &in[i]);
@@ -564,7 +618,7 @@ static int open_input(const struct args *a, struct bsym_ctx *sym, struct rep_inp
  * The files of a set are read a few ahead on another thread (readahead.c).
  * *bad_file: a file could not be read (already said).
  */
-static int fold_sides(const struct args *a, struct rep_agg **agg, struct bsym_ctx *sym,
+static int fold_sides(struct args *a, struct rep_agg **agg, struct bsym_ctx *sym,
 		      struct rep_input *in, struct rep_stats *st, bool *bad_file)
 {
 	size_t bound[3] = { 0, a->diff ? a->nr_before : a->nr_files, a->nr_files };
@@ -593,6 +647,8 @@ static int fold_sides(const struct args *a, struct rep_agg **agg, struct bsym_ct
 			char errbuf[512];
 
 			err = rep_readahead_next(ra, &rec, errbuf, sizeof(errbuf));
+			if (!err)
+				select_time(a, i, rec);
 			if (!err)
 				err = rep_input_adopt(&in[i], sym, rec, a->files[i], errbuf,
 						      sizeof(errbuf));

@@ -284,6 +284,37 @@ int rep_readahead_next(struct rep_readahead *ra, struct bprof_recording **rec, c
 		       size_t errlen);
 void rep_readahead_destroy(struct rep_readahead *ra);
 
+/* ---- time ranges (timesel.c): --from, --to ------------------------------------ */
+
+/* A point in time as given: seconds from the start of the set's first
+ * recording, CLOCK_REALTIME ns, or a time of the day that recording
+ * started (local or UTC). */
+enum { REP_TIME_REL, REP_TIME_ABS, REP_TIME_DAY_LOCAL, REP_TIME_DAY_UTC };
+struct rep_time_point {
+	int kind;
+	int64_t ns;
+};
+/* "12", "1.5s", "2m"; "@1795709951.5"; "2026-11-26T16:20:00[.5][Z]";
+ * "16:20[:05][.5][Z]".  0 or -EINVAL. */
+int rep_time_parse(const char *s, struct rep_time_point *p);
+
+struct rep_timesel {
+	bool active, has_from, has_to;
+	struct rep_time_point from, to;
+	/* resolved against the first recording of the set being read */
+	bool base_set;
+	uint64_t base, lo, hi;
+};
+/* The next recording applied starts a set (--diff's AFTER): relative
+ * times count from its start. */
+void rep_timesel_new_set(struct rep_timesel *t);
+/* Drop the rows of rec outside the range (SPEC.md 6.14: a row is in when
+ * its slice starts in [from, to)) and narrow META's span to it.  A
+ * recording without slices is kept whole or dropped whole: *whole says it
+ * was kept though only part of it is in the range.  t NULL or inactive:
+ * nothing. */
+int rep_timesel_apply(struct rep_timesel *t, struct bprof_recording *rec, bool *whole);
+
 /* ---- exporters (export_*.c, flamegraph_svg.c) ------------------------------ */
 
 /* Each writes path ("-": standard output) from the inputs; 0 or -errno. */
