@@ -84,7 +84,7 @@ struct args {
 	bool said_whole;       /* a file without slices was taken whole */
 	const char *heatmap;   /* --heatmap FILE.html */
 	bool follow;           /* --follow DIR */
-	char *follow_dir;
+	unsigned follow_ms;    /* how often --follow looks (and the page reloads) */
 };
 
 const char *argp_program_version = "prof-report " BPROF_VERSION;
@@ -152,6 +152,8 @@ static const struct argp_option options[] = {
 	{ "inverted", OPT_INVERTED, NULL, 0, "With --svg, an icicle graph: roots at the top (flamegraph.pl --inverted)", 4 },
 	{ "min-width", OPT_MIN_WIDTH, "PX", 0,
 	  "With --svg, leave out frames narrower than PX pixels, or PX% of the samples (default 0.1; counted in the title)", 4 },
+	{ "heatmap", OPT_HEATMAP, "FILE", 0, "Write an HTML page: samples over time (a column a second, a row a slice), the flame graph of any range of it", 4 },
+	{ "follow", OPT_FOLLOW, NULL, 0, "With one prof-record --rotate DIR: rewrite the output (text to -o FILE, or the exports) as new files arrive, until interrupted", 4 },
 	{ "missing-buildids", OPT_MISSING_BUILDIDS, NULL, 0,
 	  "Print \"BUILDID PATH\" for objects with frames but no debuginfo", 4 },
 	{ NULL, 0, NULL, 0, "Selection:", 2 },
@@ -259,6 +261,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->min_width_set = true;
 		break;
 	}
+	case OPT_HEATMAP: a->heatmap = arg; break;
+	case OPT_FOLLOW: a->follow = true; break;
 	case OPT_NO_SYMBOLIZE: a->no_symbolize = true; break;
 	case OPT_MISSING_BUILDIDS: a->missing_buildids = true; break;
 	case OPT_CACHE_DIR:
@@ -318,12 +322,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--diff and --info exclude each other");
 		if (a->normalize && !a->diff)
 			argp_error(state, "-n only applies to --diff");
-		if (a->diff && (a->pprof || a->speedscope || a->missing_buildids))
-			argp_error(state, "--diff only combines with --svg among the exports");
+		if (a->diff && (a->pprof || a->speedscope || a->missing_buildids || a->heatmap))
+			argp_error(state, "--diff only combines with --svg among the exports (the heatmap page has its own differential view)");
+		if (a->info && a->heatmap)
+			argp_error(state, "--info does not combine with exports");
+		if (a->follow && (a->nr_files != 1 || a->info || a->diff))
+			argp_error(state, "--follow takes one directory (prof-record --rotate's), without --diff or --info");
 		if (a->info && (a->pprof || a->speedscope || a->svg || a->missing_buildids))
 			argp_error(state, "--info does not combine with exports");
-		if ((a->svg_opts.inverted || a->min_width_set) && !a->svg)
-			argp_error(state, "--inverted and --min-width only apply to --svg");
+		if ((a->svg_opts.inverted || a->min_width_set) && !a->svg && !a->heatmap)
+			argp_error(state, "--inverted and --min-width only apply to --svg and --heatmap");
 		if (a->no_symbolize && !a->pprof)
 			argp_error(state, "--no-symbolize only applies to --pprof");
 		if (a->no_cache && a->cache_dir)
@@ -693,6 +701,21 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *i
 		what = a->speedscope;
 		err = rep_export_speedscope(a->speedscope, &a->cfg, sym, in, a->nr_files, NULL);
 	}
+	if (!err && a->heatmap) {
+		struct rep_heatmap_opts ho = { .title = "Heatmap",
+					       .follow_ms = a->follow ? a->follow_ms : 0,
+					       .inverted = a->svg_opts.inverted,
+					       .min_width = a->min_width_set ? a->svg_opts.min_width : -1,
+					       .min_width_pct = a->svg_opts.min_width_pct };
+
+		what = a->heatmap;
+		err = rep_heatmap_html(a->heatmap, &a->cfg, sym, in, a->nr_files, &ho, NULL);
+		if (err == -EFBIG) {
+			fprintf(stderr, "prof-report: %s: the recordings span too long a time for one page (over 100 million slices): select a range with --from/--to\n",
+				a->heatmap);
+			return 1;
+		}
+	}
 	if (!err && a->svg) {
 		/* the merged folded stacks, annotated so frame kinds get their hues */
 		struct rep_config cfg = a->cfg;
@@ -758,7 +781,8 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 		fprintf(stderr, "prof-report: out of memory\n");
 		return 1;
 	}
-	bool text = !a->info && !a->pprof && !a->speedscope && !a->svg && !a->missing_buildids;
+	bool text = !a->info && !a->pprof && !a->speedscope && !a->svg && !a->missing_buildids &&
+		    !a->heatmap;
 
 	/* the text outputs open their files one at a time (fold_sides) */
 	for (size_t i = 0; i < a->nr_files && !text; i++) {
@@ -779,7 +803,7 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 		goto out;
 	}
 
-	if (a->pprof || a->speedscope || a->svg || a->missing_buildids) {
+	if (a->pprof || a->speedscope || a->svg || a->missing_buildids || a->heatmap) {
 		ret = run_exports(a, sym, in, out);
 		goto out;
 	}

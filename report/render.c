@@ -123,7 +123,27 @@ struct rep_agg {
 	uint64_t total;
 	uint32_t *unnamed; /* set of bsym object ids lacking symbols */
 	size_t nr_unnamed, cap_unnamed;
+	rep_agg_row_fn row_fn; /* rep_agg_set_row_hook */
+	void *row_arg;
 };
+
+void rep_agg_set_row_hook(struct rep_agg *a, rep_agg_row_fn fn, void *arg)
+{
+	a->row_fn = fn;
+	a->row_arg = arg;
+}
+
+size_t rep_agg_nr(const struct rep_agg *a)
+{
+	return a->nr;
+}
+
+const char *rep_agg_key(const struct rep_agg *a, size_t i, uint64_t *count)
+{
+	if (count)
+		*count = a->entries[i].count;
+	return a->entries[i].key;
+}
 
 static uint64_t hash_str(const char *s, size_t n)
 {
@@ -183,7 +203,7 @@ static int agg_grow(struct rep_agg *a)
 	return 0;
 }
 
-static int agg_add(struct rep_agg *a, const char *key, size_t len, uint64_t count)
+static int agg_add(struct rep_agg *a, const char *key, size_t len, uint64_t count, size_t *idx)
 {
 	uint64_t h = hash_str(key, len);
 	size_t j = h & (a->nslots - 1);
@@ -194,6 +214,7 @@ static int agg_add(struct rep_agg *a, const char *key, size_t len, uint64_t coun
 		if (e->hash == h && strcmp(e->key, key) == 0) {
 			/* saturate rather than wrap: counts come from hostile files */
 			e->count = e->count + count < e->count ? UINT64_MAX : e->count + count;
+			*idx = a->slots[j] - 1;
 			return 0;
 		}
 		j = (j + 1) & (a->nslots - 1);
@@ -210,6 +231,7 @@ static int agg_add(struct rep_agg *a, const char *key, size_t len, uint64_t coun
 	if (!k)
 		return -ENOMEM;
 	a->entries[a->nr] = (struct agg_entry){ .key = k, .count = count, .hash = h };
+	*idx = a->nr;
 	a->slots[j] = ++a->nr;
 	if (a->nr * 2 > a->nslots)
 		return agg_grow(a);
@@ -527,7 +549,12 @@ static int agg_row(void *arg, const struct rep_input *in, const struct bprof_cou
 	total->missed_kernel += st->missed_kernel * w->rows;
 	total->missed_user += st->missed_user * w->rows;
 	total->missed_enomem |= st->missed_enomem;
-	return agg_add(w->agg, w->line.s ? w->line.s : "", w->line.len, c->count);
+	size_t idx;
+	int err = agg_add(w->agg, w->line.s ? w->line.s : "", w->line.len, c->count, &idx);
+
+	if (!err && w->agg->row_fn)
+		err = w->agg->row_fn(w->agg->row_arg, in, c, idx);
+	return err;
 }
 
 int rep_agg_add_input(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,

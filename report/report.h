@@ -98,6 +98,17 @@ int rep_agg_add_inputs(struct rep_agg *agg, const struct rep_config *cfg, struct
 struct rep_fold;
 int rep_agg_add_fold(struct rep_agg *agg, const struct rep_config *cfg, struct bsym_ctx *sym,
 		     const struct rep_fold *fold, const char *name, struct rep_stats *st);
+/* Called for each row added (the heatmap keeps when it was sampled):
+ * entry is the index of the rendered stack it went to (rep_agg_key).  A
+ * non-zero return stops the walk.  Rows folded from several (fold.c)
+ * reach it as one: the heatmap adds its inputs one by one. */
+typedef int (*rep_agg_row_fn)(void *arg, const struct rep_input *in, const struct bprof_count *c,
+			      size_t entry);
+void rep_agg_set_row_hook(struct rep_agg *agg, rep_agg_row_fn fn, void *arg);
+/* The rendered stacks, in the order first added; *count (may be NULL)
+ * their samples. */
+size_t rep_agg_nr(const struct rep_agg *agg);
+const char *rep_agg_key(const struct rep_agg *agg, size_t i, uint64_t *count);
 /* Objects (bsym ids) that had frames but no symbols; owned by agg. */
 size_t rep_agg_unnamed_objects(const struct rep_agg *agg, const uint32_t **ids);
 
@@ -326,6 +337,24 @@ int rep_export_speedscope(const char *path, const struct rep_config *cfg, struct
  * "BUILDID PATH" lines. */
 int rep_print_missing_buildids(FILE *f, const struct rep_config *cfg, struct bsym_ctx *sym,
 			       const struct rep_input *in, size_t nr_in);
+
+/* prof-report --heatmap: one self-contained HTML page (report/heatmap.html)
+ * of the inputs' samples over time and the flame graph of any range;
+ * rep_heatmap_html's follow_ms > 0 makes the page reload itself that often
+ * (--follow).  0 or -errno. */
+struct rep_heatmap_opts {
+	const char *title;
+	unsigned follow_ms;
+	/* the page's flame graph, as --svg's (rep_svg_opts): an icicle;
+	 * frames narrower than min_width pixels (percent of the range's
+	 * samples with min_width_pct) left out, < 0: the default 0.1 px */
+	bool inverted;
+	double min_width;
+	bool min_width_pct;
+};
+int rep_heatmap_html(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
+		     const struct rep_input *in, size_t nr_in, const struct rep_heatmap_opts *o,
+		     struct rep_stats *st);
 
 /* JSON string (with quotes), invalid UTF-8 and control bytes escaped. */
 void rep_json_string(FILE *f, const char *s);
