@@ -851,6 +851,145 @@ out:
 	return ret;
 }
 
+/* --follow: SIGINT/SIGTERM end the loop between reports. */
+static volatile sig_atomic_t follow_stop;
+
+static void follow_signal(int sig)
+{
+	(void)sig;
+	follow_stop = 1;
+}
+
+/* What says the directory changed: its files' names, sizes and times. */
+static uint64_t dir_signature(char **files, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		uint64_t v[3] = { 0, 0, 0 };
+
+		for (const char *p = files[i]; *p; p++)
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+		if (stat(files[i], &st) == 0) {
+			v[0] = (uint64_t)st.st_size;
+			v[1] = (uint64_t)st.st_mtim.tv_sec;
+			v[2] = (uint64_t)st.st_mtim.tv_nsec;
+		}
+		for (int k = 0; k < 3; k++)
+			h = (h ^ v[k]) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Output path p of this round: written under a temporary name and renamed
+ * over p when the round is done, so that a reader (the heatmap page
+ * reloading itself) never sees half a file. */
+static const char *follow_tmp(const char *p, char **tmp)
+{
+	*tmp = NULL;
+	if (!p || strcmp(p, "-") == 0)
+		return p;
+	if (asprintf(tmp, "%s.follow-tmp", p) < 0) {
+		*tmp = NULL;
+		return p;
+	}
+	return *tmp;
+}
+
+static int run(struct args *a, struct bsym_ctx *sym, FILE *out);
+
+/*
+ * --follow DIR: report on the directory's files, then again whenever they
+ * change (prof-record --rotate adds one per interval and --keep removes
+ * old ones), until SIGINT or SIGTERM.  Every output is replaced whole each
+ * round.  0, or 1 when a round failed and nothing was ever written.
+ */
+static int follow(struct args *a, struct bsym_ctx *sym)
+{
+	const char *dir = a->files[0];
+	uint64_t last = 0;
+	bool any = false, wrote = false;
+	struct sigaction sa = { .sa_handler = follow_signal };
+	struct stat st;
+
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "prof-report: --follow: %s is not a directory (prof-record --rotate writes one)\n",
+			dir);
+		return 1;
+	}
+	if (!a->output && !a->pprof && !a->speedscope && !a->svg && !a->heatmap) {
+		fprintf(stderr, "prof-report: --follow rewrites files: give -o FILE or an export (--heatmap FILE, --svg FILE, ...)\n");
+		return 2;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	while (!follow_stop) {
+		struct args r = *a;
+		char *tmp[5];
+		const char **outs[5] = { &r.output, &r.pprof, &r.speedscope, &r.svg, &r.heatmap };
+		const char *final[5];
+
+		size_t cap = 0;
+
+		r.files = NULL;
+		r.nr_files = 0;
+		r.files_owned = true;
+		r.before = NULL;
+		r.nr_before = 0;
+		if (list_dir(dir, &r.files, &r.nr_files, &cap) || !r.nr_files) {
+			/* unreadable for now, or prof-record has not written yet */
+			any = false;
+		} else {
+			uint64_t sig = dir_signature(r.files, r.nr_files);
+
+			if (!any || sig != last) {
+				FILE *out = stdout;
+				int ret;
+
+				for (int k = 0; k < 5; k++) {
+					final[k] = *outs[k];
+					*outs[k] = follow_tmp(*outs[k], &tmp[k]);
+				}
+				if (r.output && !(out = fopen(r.output, "w"))) {
+					fprintf(stderr, "prof-report: cannot write %s: %s\n", r.output,
+						strerror(errno));
+					ret = 1;
+				} else {
+					ret = run(&r, sym, out);
+					if (out != stdout && fclose(out) != 0)
+						ret = 1;
+				}
+				for (int k = 0; k < 5; k++) {
+					if (tmp[k] && ret == 0 && rename(tmp[k], final[k]) != 0) {
+						fprintf(stderr, "prof-report: cannot replace %s: %s\n", final[k],
+							strerror(errno));
+						ret = 1;
+					} else if (tmp[k] && ret != 0) {
+						unlink(tmp[k]);
+					}
+					free(tmp[k]);
+				}
+				if (ret == 0) {
+					wrote = true;
+					if (!a->cfg.quiet)
+						fprintf(stderr, "prof-report: --follow: %zu files reported\n",
+							r.nr_files);
+				}
+				bsym_cache_save(sym);
+				last = sig;
+				any = true;
+			}
+			for (size_t i = 0; i < r.nr_files; i++)
+				free(r.files[i]);
+		}
+		free(r.files);
+		for (unsigned t = 0; t < a->follow_ms / 100 && !follow_stop; t++)
+			usleep(100000);
+	}
+	return wrote ? 0 : 1;
+}
+
 /*
  * The symbol cache's directory: --cache-dir, else $XDG_CACHE_HOME/bprof,
  * else $HOME/.cache/bprof (the XDG base directory rules).  The default is
@@ -911,7 +1050,14 @@ int main(int argc, char **argv)
 	argp_err_exit_status = EXIT_USAGE;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return EXIT_USAGE;
-	if (expand_dirs(&a)) {
+	/* --follow: how often the directory is looked at; the heatmap page
+	 * reloads itself as often */
+	a.follow_ms = 2000;
+	if (getenv("BPROF_FOLLOW_MS"))
+		a.follow_ms = (unsigned)strtoul(getenv("BPROF_FOLLOW_MS"), NULL, 10);
+	if (a.follow_ms < 100)
+		a.follow_ms = 100;
+	if (!a.follow && expand_dirs(&a)) {
 		free(a.cfg.pids);
 		free(a.debug_dirs);
 		free(a.files);
@@ -936,6 +1082,10 @@ int main(int argc, char **argv)
 	err = bsym_create(&sym, &so);
 	if (err) {
 		fprintf(stderr, "prof-report: cannot set up symbolization: %s\n", strerror(-err));
+		goto out;
+	}
+	if (a.follow) {
+		ret = follow(&a, sym);
 		goto out;
 	}
 	if (a.output) {
