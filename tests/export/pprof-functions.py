@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """pprof-functions.py FILE.pb.gz: print "name<TAB>system_name" of every
 Function in a pprof profile, decoding profile.proto's wire format directly
-(no protobuf library: varints and length-delimited fields only)."""
+(no protobuf library: varints and length-delimited fields only).
+pprof-functions.py --samples FILE.pb.gz: "name<TAB>samples" instead, the
+samples (first value) of the stacks that hold the function."""
 import gzip
 import sys
 
@@ -36,12 +38,49 @@ def varint(buf, i):
             return v, i
 
 
-data = gzip.open(sys.argv[1]).read()
-strings, funcs = [], []
+def packed(v):
+    """A repeated varint field: packed bytes, or one varint."""
+    if isinstance(v, int):
+        return [v]
+    out, i = [], 0
+    while i < len(v):
+        x, i = varint(v, i)
+        out.append(x)
+    return out
+
+
+samples_mode = sys.argv[1] == "--samples"
+data = gzip.open(sys.argv[-1]).read()
+strings, funcs, locs, samples = [], [], {}, []
 for num, v in fields(data):
     if num == 6:
         strings.append(v.decode("utf-8"))
     elif num == 5:
         funcs.append(dict(fields(v)))
-for f in funcs:
-    print(f"{strings[f.get(2, 0)]}\t{strings[f.get(3, 0)]}")
+    elif num == 4 and samples_mode:
+        loc = {"id": 0, "funcs": []}
+        for n2, v2 in fields(v):
+            if n2 == 1:
+                loc["id"] = v2
+            elif n2 == 4:
+                loc["funcs"].append(dict(fields(v2)).get(1, 0))
+        locs[loc["id"]] = loc["funcs"]
+    elif num == 2 and samples_mode:
+        ids, vals = [], []
+        for n2, v2 in fields(v):
+            if n2 == 1:
+                ids += packed(v2)
+            elif n2 == 2:
+                vals += packed(v2)
+        samples.append((ids, vals[0] if vals else 0))
+if samples_mode:
+    names = {f.get(1, 0): strings[f.get(2, 0)] for f in funcs}
+    total = {}
+    for ids, n in samples:
+        for name in {names.get(fid, "?") for i in ids for fid in locs.get(i, [])}:
+            total[name] = total.get(name, 0) + n
+    for name, n in sorted(total.items()):
+        print(f"{name}\t{n}")
+else:
+    for f in funcs:
+        print(f"{strings[f.get(2, 0)]}\t{strings[f.get(3, 0)]}")
