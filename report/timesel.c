@@ -72,16 +72,21 @@ int rep_time_parse(const char *s, struct rep_time_point *p)
 	if (!len)
 		return -EINVAL;
 	utc = s[len - 1] == 'Z';
-	if (s[0] == '@') { /* seconds since the epoch */
+	if (s[0] == '@') { /* seconds since the epoch: integer and fraction
+			     * apart, a double would round the nanoseconds */
+		const char *q = s + 1;
 		char *end;
-		double v;
+		unsigned long long sec;
 
+		if (!isdigit((unsigned char)*q))
+			return -EINVAL;
 		errno = 0;
-		v = strtod(s + 1, &end);
-		if (errno || end == s + 1 || *end || !isfinite(v) || v < 0 || v > 1e11)
+		sec = strtoull(q, &end, 10);
+		q = end;
+		if (errno || sec > 100000000000ULL || parse_frac(&q, &frac) || *q)
 			return -EINVAL;
 		p->kind = REP_TIME_ABS;
-		p->ns = (int64_t)(v * 1e9 + 0.5);
+		p->ns = (int64_t)sec * 1000000000LL + frac;
 		return 0;
 	}
 	/* 2026-11-26T16:20:00[.5][Z] (or a space for the T) */

@@ -9,6 +9,10 @@
  *   rep_export_speedscope -> a temporary file: valid JSON (a strict
  *        validator below: UTF-8, escapes, no raw control bytes);
  *   rep_export_pprof -> a temporary file: written, gzip magic;
+ *   rep_heatmap_html -> a temporary file: its data block is valid JSON
+ *        and holds no "</" (it is inside a <script>); the recording gets
+ *        time slices from the input, and a --from/--to range is applied
+ *        first (rep_timesel_apply) when the input asks for one;
  *   rep_print_missing_buildids: runs; its text is checked only with
  *        BPROF_FUZZ_STRICT_INFO=1 (it prints recorded paths raw today,
  *        tests/hardening/exports.sh holds that bug).
@@ -272,7 +276,7 @@ static void check_xml(const char *buf, size_t len)
 
 /* ---- the target ----------------------------------------------------------- */
 
-static char tmp_json[64], tmp_pprof[64];
+static char tmp_json[64], tmp_pprof[64], tmp_html[64];
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -311,9 +315,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!tmp_json[0]) {
 		snprintf(tmp_json, sizeof(tmp_json), "/tmp/fuzz_exports.%d.json", (int)getpid());
 		snprintf(tmp_pprof, sizeof(tmp_pprof), "/tmp/fuzz_exports.%d.pb.gz", (int)getpid());
+		snprintf(tmp_html, sizeof(tmp_html), "/tmp/fuzz_exports.%d.html", (int)getpid());
+	}
+	/* time slices (SPEC.md 6.14) from the first bytes: a slice length
+	 * (0: none), an origin, each row's slice */
+	if (size > 4 && data[1]) {
+		rec->slices.slice_ns = (uint64_t)data[1] * (data[2] & 1 ? 1000000000ULL : 1000ULL);
+		rec->slices.origin_ns = rec->meta.start_time_ns - (uint64_t)data[3] * 1000000ULL;
+		for (uint64_t i = 0; i < rec->nr_counts; i++)
+			rec->counts[i].slice = data[(4 + i) % size] * (data[2] & 2 ? 65537u : 1u);
 	}
 	if (bprof_recording_validate(rec, &err) != 0)
 		abort();
+	if (size > 5 && data[4] & 1) { /* --from/--to */
+		struct rep_timesel ts = { .active = true, .has_from = true, .has_to = data[4] & 2 };
+		bool whole;
+
+		ts.from = (struct rep_time_point){ REP_TIME_REL, (int64_t)data[5] * 10000000LL };
+		ts.to = (struct rep_time_point){ data[4] & 4 ? REP_TIME_ABS : REP_TIME_REL,
+						 (int64_t)data[size - 1] * 30000000LL };
+		rep_timesel_apply(&ts, rec, &whole);
+		if (bprof_recording_validate(rec, &err) != 0)
+			abort();
+	}
 	if (getenv("FUZZ_EXPORTS_SAVE")) { /* debugging: the recording as a file */
 		struct bprof_write_opts wo = { .sz = sizeof(wo), .mode = 0644 };
 		bprof_write_file(rec, getenv("FUZZ_EXPORTS_SAVE"), &wo, &err);
@@ -380,6 +404,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (plen < 2 || (unsigned char)pb[0] != 0x1f || (unsigned char)pb[1] != 0x8b)
 		abort();
 	free(pb);
+
+	/* the heatmap page */
+	{
+		struct rep_heatmap_opts ho = { .title = "fuzz </script> <&>" };
+		int herr = rep_heatmap_html(tmp_html, &wcfg, sym, &in, 1, &ho, NULL);
+		size_t hlen;
+		char *page;
+
+		if (herr == -EFBIG) { /* a span too long for one page: refused */
+			unlink(tmp_html);
+		} else {
+			if (herr != 0)
+				abort();
+			page = slurp(tmp_html, &hlen);
+			unlink(tmp_html);
+			const char *open_tag = "<script id=\"data\" type=\"application/json\">";
+			char *b = memmem(page, hlen, open_tag, strlen(open_tag));
+			if (!b)
+				fz_die("heatmap: no data block", page, hlen, 0);
+			b += strlen(open_tag);
+			char *e = memmem(b, hlen - (size_t)(b - page), "</", 2);
+			if (!e || strncmp(e, "</script>", 9))
+				fz_die("heatmap: \"</\" inside the data block", page, hlen, (size_t)(e ? e - page : 0));
+			check_json(b, (size_t)(e - b));
+			free(page);
+		}
+	}
 
 	/* --missing-buildids */
 	if (rep_print_missing_buildids(fz_open(&o), &wcfg, sym, &in, 1) != 0)

@@ -72,12 +72,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (again->nr_counts != rec->nr_counts || again->nr_stacks != rec->nr_stacks ||
 	    again->nr_objects != rec->nr_objects || again->nr_processes != rec->nr_processes ||
 	    again->kernel.nr_ksyms != rec->kernel.nr_ksyms ||
-	    memcmp(&again->unwind, &rec->unwind, sizeof(rec->unwind)) ||
+	    again->unwind.mode != rec->unwind.mode || again->unwind.flags != rec->unwind.flags ||
+	    memcmp(again->unwind.counters, rec->unwind.counters, sizeof(rec->unwind.counters)) ||
+	    again->unwind.nr_misses != rec->unwind.nr_misses ||
+	    (rec->unwind.nr_misses &&
+	     memcmp(again->unwind.misses, rec->unwind.misses,
+		    rec->unwind.nr_misses * sizeof(*rec->unwind.misses))) ||
+	    memcmp(&again->slices, &rec->slices, sizeof(rec->slices)) ||
 	    again->nr_images != rec->nr_images || again->access.present != rec->access.present ||
 	    again->access.flags != rec->access.flags || again->access.euid != rec->access.euid ||
 	    again->access.capabilities != rec->access.capabilities ||
 	    memcmp(again->access.counters, rec->access.counters, sizeof(rec->access.counters)))
 		abort();
+	/* (the unwind struct holds a pointer: compared field by field) */
+	for (uint64_t i = 0; i < rec->nr_counts; i++)
+		if (again->counts[i].slice != rec->counts[i].slice)
+			abort();
 	free(buf);
 	bprof_recording_free(again);
 	bprof_recording_free(rec);
