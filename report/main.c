@@ -644,7 +644,7 @@ static int fold_sides(struct args *a, struct rep_agg **agg, struct bsym_ctx *sym
 				*bad_file = true;
 				return err;
 			}
-			err = rep_agg_add_input(agg[side], &a->cfg, sym, &in[first], st);
+			err = rep_agg_add_inputs(agg[side], &a->cfg, sym, &in[first], 1, st);
 			continue;
 		}
 		err = rep_fold_create(&fold);

@@ -574,8 +574,10 @@ int rep_agg_add_inputs(struct rep_agg *agg, const struct rep_config *cfg, struct
 		       const struct rep_input *in, size_t nr_in, struct rep_stats *st)
 {
 	/* one file rarely repeats a row that would print the same (another
-	 * pid, in folded output): keying its rows cost 15 % more than it saved */
-	if (nr_in == 1)
+	 * pid, in folded output): keying its rows cost 15 % more than it saved.
+	 * Unless it has time slices: a stack then repeats once per slice it
+	 * was sampled in (SPEC.md 6.14), and is walked once when folded */
+	if (nr_in == 1 && !in->rec->slices.slice_ns)
 		return rep_agg_add_input(agg, cfg, sym, in, st);
 	struct rep_fold *fold = NULL;
 	int err = rep_fold_create(&fold);
