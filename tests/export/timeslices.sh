@@ -118,6 +118,16 @@ assert d1["phase_one"]["rest"] > 0 and d1["phase_one"]["rest"] < d1["all"]["rest
 assert d1["spin_units"]["fill"].startswith("rgb(255,"), d1["spin_units"]
 PY
 
+# --inverted reaches the page's flame graph: the root at the top
+"$BPROF_REPORT" -q --heatmap "$T_DIR/inv.html" --inverted "$T_DIR/p.bprof"
+node "$BPROF_SRC/tests/export/heatmap-click.js" "$T_DIR/inv.html" 0.3 1.7 'x' "$T_DIR/inv.png" \
+	> "$T_DIR/inv.json" || fail "heatmap-click.js (--inverted)"
+check "heatmap --inverted: an icicle (root drawn at the top)" python3 -c "
+import json, sys
+r = json.load(open('$T_DIR/inv.json'))
+f = {x['name']: x for x in r['frames']}
+assert f['all']['y'] == 0 and f['phase_one']['y'] > f['main']['y'], f"
+
 # a --rotate directory joins into one timeline: files of 1 s
 "$BPROF_RECORD" -q -F 199 --rotate=1 -o "$T_DIR/rot" -- "$PHASES" 2 2 2> "$T_DIR/rot.err"
 rswitch=$(sed -n 's/^switch_ns=//p' "$T_DIR/rot.err")
