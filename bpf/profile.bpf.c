@@ -404,6 +404,9 @@ static __always_inline const struct user_regs *ctx_regs(const struct bpf_perf_ev
 	return (const struct user_regs *)(const void *)ctx;
 }
 
+/* CPython frames in the walk (a header of their own, as off-CPU time) */
+#include "python.bpf.h"
+
 /* The walk's working state: too big for the 512-byte BPF stack. */
 struct unwind_scratch {
 	struct user_regs pt;
@@ -419,6 +422,10 @@ struct unwind_scratch {
 	__u64 hash;
 	__u32 events; /* UNWIND_EV_* */
 	int result;
+	/* Python frames (python.bpf.h): the walk's state and mode */
+	__u32 py_mode;   /* PY_MODE_* */
+	__u32 py_exec_id;
+	struct python_walk py;
 };
 
 struct {
@@ -431,7 +438,81 @@ struct {
 struct walk_ctx {
 	struct unwind_scratch *s;
 	const struct unwind_proc *proc;
+	const struct python_proc *py; /* NULL: not a Python process */
 };
+
+enum {
+	PY_MODE_NATIVE = 0, /* native frames: watch for the evaluation loop */
+	PY_MODE_EMIT,       /* naming the Python frames of one loop frame */
+	PY_MODE_DONE,       /* the loop frame whose Python frames were named
+			     * comes next: unwind it natively */
+};
+
+/*
+ * Python frames before a _PyEval_EvalFrameDefault frame (python.bpf.h):
+ * 1 when this step of the walk put a Python frame in the stack, 0 when the
+ * native step is to run.
+ */
+static __always_inline int python_frame(struct walk_ctx *w, struct unwind_scratch *s, __u32 n)
+{
+	const struct python_proc *p = w->py;
+	__u64 pc, w0 = 0, w1 = 0;
+	int r;
+
+	if (s->py_mode == PY_MODE_DONE) {
+		s->py_mode = PY_MODE_NATIVE;
+		return 0;
+	}
+	if (s->py_mode == PY_MODE_NATIVE) {
+		if (s->py.stopped)
+			return 0;
+		pc = s->r.regs[UNWIND_REG_RA];
+		if (n && !s->r.exact_pc)
+			pc--; /* a return address: the call is before it */
+		if (pc < p->eval_start || pc >= p->eval_end)
+			return 0;
+		if (!s->py.started) {
+			__u64 ts;
+
+			s->py.started = 1;
+			python_count(PYTHON_STAT_SAMPLES);
+			ts = python_tstate(p);
+			if (!ts) {
+				python_count(PYTHON_STAT_NO_TSTATE);
+				s->py.stopped = 1;
+				return 0;
+			}
+			if (python_current_frame(0, p, ts, &s->py.frame) < 0) {
+				python_count(PYTHON_STAT_STOP_READ);
+				s->py.stopped = 1;
+				return 0;
+			}
+		}
+		s->py_mode = PY_MODE_EMIT;
+	}
+	if (n + 2 > PROFILE_MAX_STACK_DEPTH) {
+		python_count(PYTHON_STAT_STOP_DEPTH);
+		s->py.stopped = 1;
+		s->py_mode = PY_MODE_NATIVE;
+		return 0;
+	}
+	r = python_step(0, p, &s->py, &w0, &w1);
+	if (r == PYTHON_STEP_END || r == PYTHON_STEP_STOP) {
+		s->py_mode = PY_MODE_NATIVE;
+		return 0;
+	}
+	if (n > PROFILE_MAX_STACK_DEPTH - 2)
+		return 0;
+	s->stack.ips[n] = w0;
+	s->stack.ips[n + 1] = w1;
+	s->stack.nr = n + 2;
+	s->hash = (s->hash ^ w0) * 0x100000001b3ULL;
+	s->hash = (s->hash ^ w1) * 0x100000001b3ULL;
+	python_announce((__u32)(bpf_get_current_pid_tgid() >> 32), s->py_exec_id, w0, w1);
+	if (r == PYTHON_STEP_LAST)
+		s->py_mode = PY_MODE_DONE;
+	return 1;
+}
 
 static long walk_frame(__u32 i, void *data)
 {
@@ -445,6 +526,8 @@ static long walk_frame(__u32 i, void *data)
 		s->result = -1;
 		return 1;
 	}
+	if (w->py && python_frame(w, s, n))
+		return 0;
 	pc = s->r.regs[UNWIND_REG_RA];
 	/* Readers look up every address but the leaf's at address - 1 (a
 	 * return address follows its call).  The pc a signal interrupted is
@@ -722,6 +805,16 @@ static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task
 
 	w.s = s;
 	w.proc = proc;
+	s->py_mode = PY_MODE_NATIVE;
+	s->py.started = 0;
+	s->py.stopped = 0;
+	s->py.frame = 0;
+	if (python_enabled && proc) {
+		w.py = bpf_map_lookup_elem(&py_procs, &sk->pid);
+		if (w.py && w.py->exec_id != sk->exec_id)
+			w.py = 0; /* another image's interpreter */
+		s->py_exec_id = sk->exec_id;
+	}
 	s->hash = 0xcbf29ce484222325ULL;
 	s->events = 0;
 	s->result = 0;

@@ -32,12 +32,14 @@ extern "C" {
  * file with the same major version (minor versions only add sections or
  * append fields, which older readers skip) and refuses other majors. */
 #define BPROF_FORMAT_MAJOR 1
-#define BPROF_FORMAT_MINOR 6
+#define BPROF_FORMAT_MINOR 7
 /* The minor a file without time slices is written as (1.5, or 1.4 without
  * off-CPU rows either): such a file is what readers of those versions read
  * strictly (SPEC.md 7). */
 #define BPROF_FORMAT_MINOR_NO_SLICES 5
 #define BPROF_FORMAT_MINOR_NO_OFFCPU 4
+/* ... and a file with time slices but no PYTHON section: 1.6. */
+#define BPROF_FORMAT_MINOR_NO_PYTHON 6
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
 #define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
@@ -430,6 +432,69 @@ struct bprof_image {
 	uint8_t *data;
 };
 
+/*
+ * CPython frames (1.7, SPEC.md 6.15).  A Python frame is two stack words
+ * (BPROF_PY_TAG_CODE | code object address, BPROF_PY_TAG_INSTR | guard << 24
+ * | instruction byte offset); the PYTHON section carries what names it:
+ * per code object met, copied while the process lived, its qualified name,
+ * file name, first line and line table.
+ */
+#define BPROF_PY_TAG_MASK  0xff00000000000000ULL
+#define BPROF_PY_TAG_CODE  0xb100000000000000ULL
+#define BPROF_PY_TAG_INSTR 0xb200000000000000ULL
+#define BPROF_PY_ADDR_MASK 0x00ffffffffffffffULL
+#define BPROF_PY_OFFSET_MASK 0xffffffULL
+#define BPROF_PY_GUARD_SHIFT 24
+#define BPROF_PY_NAME_MAX 4096        /* qualname, filename bytes */
+#define BPROF_PY_LINETABLE_MAX (1u << 20)
+#define BPROF_PY_NR_COUNTERS 16       /* counters this library knows */
+
+/* Why a process's Python frames were (not) walked. */
+enum bprof_python_status {
+	BPROF_PY_WALKED = 0,        /* a supported CPython: frames walked */
+	BPROF_PY_UNKNOWN_VERSION,   /* a version without offsets (native stacks only) */
+	BPROF_PY_FREE_THREADED,     /* a free-threaded build (not supported) */
+	BPROF_PY_NO_OFFSETS,        /* the offsets could not be read or are implausible */
+	BPROF_PY_STATUS_MAX = BPROF_PY_NO_OFFSETS,
+};
+
+struct bprof_python_proc {
+	uint32_t pid, exec_id;
+	uint32_t version;           /* PY_VERSION_HEX, 0 if unknown */
+	uint32_t status;            /* enum bprof_python_status */
+};
+
+struct bprof_python_code {
+	uint32_t pid, exec_id;
+	uint64_t code;              /* the code object's address */
+	uint32_t guard;             /* as in its frames' second word */
+	int32_t firstlineno;
+	uint32_t code_offset;       /* bytes from the object to its first code unit */
+	uint32_t nr_units;          /* its code's length in 2-byte units */
+	char *qualname;             /* UTF-8, NUL-free */
+	char *filename;
+	uint8_t *linetable;         /* co_linetable (3.11+ location table) */
+	uint32_t linetable_len;
+};
+
+struct bprof_python {
+	uint32_t present;           /* the section is written / was read */
+	uint32_t nr_counters;       /* <= 256 */
+	uint64_t counters[256];     /* SPEC.md 6.14's table */
+	uint64_t nr_procs, nr_codes;
+	struct bprof_python_proc *procs; /* sorted by (pid, exec_id), unique */
+	struct bprof_python_code *codes; /* sorted by (pid, exec_id, code, guard), unique */
+};
+
+/* "samples", "frames", ...: SPEC.md 6.14's name of counter i; NULL past
+ * the end. */
+const char *bprof_python_counter_name(unsigned i);
+/* The code a frame names (binary search); NULL if the recording has none. */
+struct bprof_recording;
+const struct bprof_python_code *bprof_python_code_find(const struct bprof_recording *rec,
+						      uint32_t pid, uint32_t exec_id,
+						      uint64_t code, uint32_t guard);
+
 struct bprof_recording {
 	struct bprof_meta meta;
 	struct bprof_losses losses;
@@ -454,6 +519,8 @@ struct bprof_recording {
 	struct bprof_offcpu offcpu;
 	/* (1.6) the counts' time slices; slice_ns 0: none */
 	struct bprof_slices slices;
+	/* (1.7) CPython frames' names; present 0: none */
+	struct bprof_python python;
 };
 
 /* ---- building ---------------------------------------------------------- */

@@ -36,7 +36,7 @@ enum bprof_section_type {
 	BPROF_SECT_ACCESS = 11, /* optional (1.2) */
 	BPROF_SECT_GENERATIONS = 12, /* optional (1.3) */
 	BPROF_SECT_OFFCPU = 13, /* optional (1.5) */
-	/* 14 is reserved (issue 29) */
+	BPROF_SECT_PYTHON = 14, /* optional (1.7) */
 	BPROF_SECT_SLICES = 15, /* optional (1.6) */
 	BPROF_SECT_LAST_KNOWN = BPROF_SECT_SLICES,
 };
@@ -62,6 +62,8 @@ enum bprof_section_type {
 #define BPROF_ACCESS_FIXED_LEN 24    /* euid, flags, capabilities, nr_counters */
 #define BPROF_GENS_FIXED_LEN 24      /* process_index, nr_births, nr_history, nr_gaps, reserved */
 #define BPROF_HISTORY_LEN 40         /* a mapping entry, birth, reserved */
+#define BPROF_PY_PROC_LEN 16         /* pid, exec_id, version, status */
+#define BPROF_PY_CODE_FIXED_LEN 48   /* pid .. reserved, before the bytes */
 
 /* Reader limits beyond the byte budget (SPEC.md "Limits"). */
 #define BPROF_DEFAULT_MAX_DECOMPRESSED (UINT64_C(1) << 30)

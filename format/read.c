@@ -933,6 +933,119 @@ static int parse_slices(struct cur *c, struct bprof_recording *r)
 	}
 	for (uint64_t i = 0; i < n; i++)
 		r->counts[i].slice = g32(c);
+/* Bytes of a PYTHON code entry: a length checked against the limit and
+ * what remains, copied NUL-terminated (bin: may hold NULs). */
+static int get_py_bytes(struct cur *c, uint32_t n, uint32_t limit, bool bin, char **out,
+			const char *what, uint64_t i)
+{
+	int rc;
+
+	if (n > limit)
+		return cerr(c, BPROF_E_LIMIT, "code %llu: %s of %u bytes (limit %u)",
+			    (unsigned long long)i, what, n, limit);
+	if ((rc = need(c, n, what)))
+		return rc;
+	if (!bin && memchr(c->b + c->pos, '\0', n))
+		return cerr(c, BPROF_E_CORRUPT, "code %llu: %s contains a NUL byte",
+			    (unsigned long long)i, what);
+	if (!(*out = malloc((size_t)n + 1)))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "%s", what);
+	memcpy(*out, c->b + c->pos, n);
+	(*out)[n] = '\0';
+	c->pos += n;
+	return 0;
+}
+
+static int py_code_cmp(const struct bprof_python_code *a, const struct bprof_python_code *b)
+{
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->exec_id != b->exec_id)
+		return a->exec_id < b->exec_id ? -1 : 1;
+	if (a->code != b->code)
+		return a->code < b->code ? -1 : 1;
+	if (a->guard != b->guard)
+		return a->guard < b->guard ? -1 : 1;
+	return 0;
+}
+
+/* CPython frames' names (1.7, SPEC.md 6.15). */
+static int parse_python(struct cur *c, struct bprof_recording *r)
+{
+	struct bprof_python *py = &r->python;
+	uint32_t nc, reserved;
+	uint64_t n;
+	int rc;
+
+	if ((rc = need(c, 8, "header")))
+		return rc;
+	nc = g32(c);
+	reserved = g32(c);
+	if (nc > 256)
+		return cerr(c, BPROF_E_LIMIT, "%u counters (limit 256)", nc);
+	if (c->strict && reserved)
+		return cerr(c, BPROF_E_CORRUPT, "reserved field is 0x%x", reserved);
+	if ((rc = need(c, (uint64_t)nc * 8, "counters")))
+		return rc;
+	py->present = 1;
+	py->nr_counters = nc;
+	for (uint32_t i = 0; i < nc; i++)
+		py->counters[i] = g64(c);
+	if ((rc = get_count(c, &n, BPROF_PY_PROC_LEN, "Python processes")))
+		return rc;
+	if (n && !(py->procs = calloc(n, sizeof(*py->procs))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "Python processes");
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_python_proc *p = &py->procs[i];
+
+		p->pid = g32(c);
+		p->exec_id = g32(c);
+		p->version = g32(c);
+		p->status = g32(c);
+		py->nr_procs = i + 1;
+		if (c->strict && p->status > BPROF_PY_STATUS_MAX)
+			return cerr(c, BPROF_E_CORRUPT, "process %llu: status %u",
+				    (unsigned long long)i, p->status);
+		if (i && (p->pid < p[-1].pid || (p->pid == p[-1].pid && p->exec_id <= p[-1].exec_id)))
+			return cerr(c, BPROF_E_CORRUPT, "process %llu (pid %u) duplicated or out of order",
+				    (unsigned long long)i, p->pid);
+	}
+	if ((rc = get_count(c, &n, BPROF_PY_CODE_FIXED_LEN, "code objects")))
+		return rc;
+	if (n && !(py->codes = calloc(n, sizeof(*py->codes))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "Python code objects");
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_python_code *e = &py->codes[i];
+		uint32_t ql, fl;
+		char *lt = NULL;
+
+		if ((rc = need(c, BPROF_PY_CODE_FIXED_LEN, "code entry")))
+			return rc;
+		py->nr_codes = i + 1;
+		e->pid = g32(c);
+		e->exec_id = g32(c);
+		e->code = g64(c);
+		e->guard = g32(c);
+		e->firstlineno = (int32_t)g32(c);
+		e->code_offset = g32(c);
+		e->nr_units = g32(c);
+		ql = g32(c);
+		fl = g32(c);
+		e->linetable_len = g32(c);
+		reserved = g32(c);
+		if (c->strict && reserved)
+			return cerr(c, BPROF_E_CORRUPT, "code %llu: reserved field 0x%x",
+				    (unsigned long long)i, reserved);
+		if (i && py_code_cmp(e, e - 1) <= 0)
+			return cerr(c, BPROF_E_CORRUPT, "code %llu duplicated or out of order",
+				    (unsigned long long)i);
+		if ((rc = get_py_bytes(c, ql, BPROF_PY_NAME_MAX, false, &e->qualname, "qualname", i)) ||
+		    (rc = get_py_bytes(c, fl, BPROF_PY_NAME_MAX, false, &e->filename, "filename", i)) ||
+		    (rc = get_py_bytes(c, e->linetable_len, BPROF_PY_LINETABLE_MAX, true, &lt,
+				       "line table", i)))
+			return rc;
+		e->linetable = (uint8_t *)lt;
+	}
 	return 0;
 }
 
@@ -954,6 +1067,7 @@ static const struct {
 	[BPROF_SECT_GENERATIONS] = { "generations", parse_generations },
 	[BPROF_SECT_OFFCPU] = { "off-cpu", parse_offcpu },
 	[BPROF_SECT_SLICES] = { "slices", parse_slices },
+	[BPROF_SECT_PYTHON] = { "python", parse_python },
 };
 
 static const char *sect_label(uint32_t type, char *buf, size_t len)

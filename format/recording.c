@@ -94,6 +94,13 @@ void bprof_recording_free(struct bprof_recording *rec)
 		free(rec->images[i].data);
 	free(rec->images);
 	free(rec->unwind.misses);
+	for (uint64_t i = 0; rec->python.codes && i < rec->python.nr_codes; i++) {
+		free(rec->python.codes[i].qualname);
+		free(rec->python.codes[i].filename);
+		free(rec->python.codes[i].linetable);
+	}
+	free(rec->python.codes);
+	free(rec->python.procs);
 	free(rec->kernel.release);
 	if (rec->kernel.modules)
 		for (uint32_t i = 0; i < rec->kernel.nr_modules; i++)
@@ -514,9 +521,64 @@ int bprof_validate_impl(struct bprof_recording *rec, struct bprof_error *err, in
 	return 0;
 }
 
+static int cmp_py_proc(const void *a, const void *b)
+{
+	const struct bprof_python_proc *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->exec_id < y->exec_id ? -1 : x->exec_id > y->exec_id;
+}
+
+static int cmp_py_code(const void *a, const void *b)
+{
+	const struct bprof_python_code *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->exec_id != y->exec_id)
+		return x->exec_id < y->exec_id ? -1 : 1;
+	if (x->code != y->code)
+		return x->code < y->code ? -1 : 1;
+	return x->guard < y->guard ? -1 : x->guard > y->guard;
+}
+
+/* The PYTHON section (SPEC.md 6.14): sorted, unique, within the limits. */
+static int validate_python(struct bprof_recording *rec, struct bprof_error *err)
+{
+	struct bprof_python *py = &rec->python;
+
+	if (!py->present)
+		return 0;
+	if (py->nr_counters > 256)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "python: %u counters", py->nr_counters);
+	if (py->nr_procs)
+		qsort(py->procs, py->nr_procs, sizeof(*py->procs), cmp_py_proc);
+	if (py->nr_codes)
+		qsort(py->codes, py->nr_codes, sizeof(*py->codes), cmp_py_code);
+	for (uint64_t i = 0; i < py->nr_procs; i++)
+		if ((i && !cmp_py_proc(&py->procs[i], &py->procs[i - 1])) ||
+		    py->procs[i].status > BPROF_PY_STATUS_MAX)
+			return bprof_set_error(err, BPROF_E_INVAL, 0, "python process %llu (pid %u)",
+					       (unsigned long long)i, py->procs[i].pid);
+	for (uint64_t i = 0; i < py->nr_codes; i++) {
+		const struct bprof_python_code *c = &py->codes[i];
+
+		if ((i && !cmp_py_code(c, c - 1)) ||
+		    (c->qualname && strlen(c->qualname) > BPROF_PY_NAME_MAX) ||
+		    (c->filename && strlen(c->filename) > BPROF_PY_NAME_MAX) ||
+		    c->linetable_len > BPROF_PY_LINETABLE_MAX || (c->linetable_len && !c->linetable))
+			return bprof_set_error(err, BPROF_E_INVAL, 0, "python code %llu (pid %u)",
+					       (unsigned long long)i, c->pid);
+	}
+	return 0;
+}
+
 int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *err)
 {
-	return bprof_validate_impl(rec, err, BPROF_E_INVAL, true, true);
+	int rc = validate_python(rec, err);
+
+	return rc ? rc : bprof_validate_impl(rec, err, BPROF_E_INVAL, true, true);
 }
 
 static const char *const unwind_counter_names[BPROF_UNW_NR_COUNTERS] = {
@@ -761,4 +823,41 @@ int bprof_process_mapping_at(const struct bprof_process *p, uint64_t addr, uint3
 		return -1;
 	*out = best;
 	return 1;
+}
+
+static const char *const python_counter_names[BPROF_PY_NR_COUNTERS] = {
+	"samples", "frames", "no_thread_state", "thread_list_walks", "stop_unreadable",
+	"stop_not_code", "stop_bad_instruction", "stop_loop", "stop_depth", "codes_announced",
+	"codes_lost", "codes_copied", "codes_changed", "codes_unreadable", NULL, NULL,
+};
+
+const char *bprof_python_counter_name(unsigned i)
+{
+	return i < BPROF_PY_NR_COUNTERS ? python_counter_names[i] : NULL;
+}
+
+const struct bprof_python_code *bprof_python_code_find(const struct bprof_recording *rec,
+						      uint32_t pid, uint32_t exec_id,
+						      uint64_t code, uint32_t guard)
+{
+	const struct bprof_python_code key = { .pid = pid, .exec_id = exec_id, .code = code,
+					       .guard = guard };
+	size_t lo = 0, hi = rec->python.nr_codes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct bprof_python_code *e = &rec->python.codes[mid];
+		int cmp = e->pid != key.pid ? (e->pid < key.pid ? -1 : 1)
+			: e->exec_id != key.exec_id ? (e->exec_id < key.exec_id ? -1 : 1)
+			: e->code != key.code ? (e->code < key.code ? -1 : 1)
+			: e->guard != key.guard ? (e->guard < key.guard ? -1 : 1) : 0;
+
+		if (!cmp)
+			return e;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }

@@ -510,6 +510,45 @@ static void sect_generations(struct sink *s, const struct bprof_recording *r)
 	}
 }
 
+/* PYTHON (1.7, SPEC.md 6.15) */
+static void sect_python(struct sink *s, const struct bprof_recording *r)
+{
+	const struct bprof_python *py = &r->python;
+
+	put32(s, py->nr_counters);
+	put32(s, 0);
+	for (uint32_t i = 0; i < py->nr_counters; i++)
+		put64(s, py->counters[i]);
+	put64(s, py->nr_procs);
+	for (uint64_t i = 0; i < py->nr_procs; i++) {
+		put32(s, py->procs[i].pid);
+		put32(s, py->procs[i].exec_id);
+		put32(s, py->procs[i].version);
+		put32(s, py->procs[i].status);
+	}
+	put64(s, py->nr_codes);
+	for (uint64_t i = 0; i < py->nr_codes; i++) {
+		const struct bprof_python_code *c = &py->codes[i];
+		uint32_t ql = c->qualname ? (uint32_t)strlen(c->qualname) : 0;
+		uint32_t fl = c->filename ? (uint32_t)strlen(c->filename) : 0;
+
+		put32(s, c->pid);
+		put32(s, c->exec_id);
+		put64(s, c->code);
+		put32(s, c->guard);
+		put32(s, (uint32_t)c->firstlineno);
+		put32(s, c->code_offset);
+		put32(s, c->nr_units);
+		put32(s, ql);
+		put32(s, fl);
+		put32(s, c->linetable_len);
+		put32(s, 0);
+		put(s, c->qualname, ql);
+		put(s, c->filename, fl);
+		put(s, c->linetable, c->linetable_len);
+	}
+}
+
 static void (*const sections[])(struct sink *, const struct bprof_recording *) = {
 	[BPROF_SECT_META] = sect_meta,         [BPROF_SECT_LOSSES] = sect_losses,
 	[BPROF_SECT_STACKS] = sect_stacks,     [BPROF_SECT_COUNTS] = sect_counts,
@@ -517,7 +556,8 @@ static void (*const sections[])(struct sink *, const struct bprof_recording *) =
 	[BPROF_SECT_KERNEL] = sect_kernel,     [BPROF_SECT_KSYMS] = sect_ksyms,
 	[BPROF_SECT_UNWIND] = sect_unwind,     [BPROF_SECT_IMAGES] = sect_images,
 	[BPROF_SECT_ACCESS] = sect_access,     [BPROF_SECT_GENERATIONS] = sect_generations,
-	[BPROF_SECT_OFFCPU] = sect_offcpu,     [BPROF_SECT_SLICES] = sect_slices,
+	[BPROF_SECT_OFFCPU] = sect_offcpu,     [BPROF_SECT_PYTHON] = sect_python,
+	[BPROF_SECT_SLICES] = sect_slices,
 };
 
 static bool section_written(const struct bprof_recording *rec, int t)
@@ -534,6 +574,8 @@ static bool section_written(const struct bprof_recording *rec, int t)
 		return rec->offcpu.mode != BPROF_OFFCPU_NONE;
 	if (t == BPROF_SECT_SLICES)
 		return rec->slices.slice_ns != 0;
+	if (t == BPROF_SECT_PYTHON)
+		return rec->python.present != 0;
 	if (t == BPROF_SECT_GENERATIONS) {
 		for (uint64_t i = 0; i < rec->nr_processes; i++)
 			if (rec->processes[i].has_gens)
@@ -591,9 +633,11 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 
 	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
 	bprof_put16(hdr + 8, BPROF_FORMAT_MAJOR);
-	bprof_put16(hdr + 10, rec->slices.slice_ns ? BPROF_FORMAT_MINOR :
-			      rec->offcpu.mode   ? BPROF_FORMAT_MINOR_NO_SLICES :
-						   BPROF_FORMAT_MINOR_NO_OFFCPU);
+	/* the oldest minor that has every section written (SPEC.md 7) */
+	bprof_put16(hdr + 10, rec->python.present    ? BPROF_FORMAT_MINOR :
+			      rec->slices.slice_ns ? BPROF_FORMAT_MINOR_NO_PYTHON :
+			      rec->offcpu.mode     ? BPROF_FORMAT_MINOR_NO_SLICES :
+						     BPROF_FORMAT_MINOR_NO_OFFCPU);
 	bprof_put32(hdr + 12, 0); /* flags */
 	bprof_put64(hdr + 16, content);
 	emit(s, hdr, sizeof(hdr));

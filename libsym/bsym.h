@@ -289,6 +289,18 @@ int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *de
 int bsym_symbolize_kernel(struct bsym_ctx *ctx, uint32_t kernel, uint64_t addr,
 			  const struct bsym_result **out);
 
+/* ---- CPython code objects ------------------------------------------------ */
+
+/*
+ * The line of the instruction at byte offset offset (from the first code
+ * unit; negative before it) of a CPython 3.11+ code object whose first
+ * line is firstlineno and whose location table (co_linetable) is
+ * table[0..len): 0 with *line set (-1: an instruction CPython gives no
+ * line either); -1 for a malformed table or an offset past its end.
+ */
+int bsym_python_line(const uint8_t *table, size_t len, int32_t firstlineno, int64_t offset,
+		     int32_t *line);
+
 #ifdef __cplusplus
 }
 #endif

@@ -431,6 +431,8 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi);
 	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
+	/* Python frames ride on the unwinder's walk (python.bpf.h) */
+	obj->rodata->python_enabled = cfi && !env->no_python;
 	if (cfi) {
 		struct unwinder_sizes us;
 
@@ -888,6 +890,12 @@ void loader_follow(struct profile_bpf *obj, pid_t pid)
 
 	bpf_map_update_elem(bpf_map__fd(obj->maps.pids), &k, &one, BPF_ANY);
 	bpf_map_update_elem(bpf_map__fd(obj->maps.tracked), &k, &one, BPF_ANY);
+}
+
+void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd)
+{
+	*procs_fd = bpf_map__fd(obj->maps.py_procs);
+	*stats_fd = bpf_map__fd(obj->maps.py_stats);
 }
 
 int loader_exec_gen_fd(const struct profile_bpf *obj)

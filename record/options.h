@@ -59,6 +59,7 @@ struct env {
 	unsigned long long max_disk; /* --max-disk bytes; 0: no bound */
 	int off_cpu;       /* 0; 1 --off-cpu; 2 --wall (OFFCPU_MODE_*) */
 	long slice_ms;     /* --slice: each count's time slice, ms; 0: none */
+	bool no_python;    /* --no-python: no CPython frames */
 	char **command;    /* after "--", NULL-terminated, or NULL (points into argv) */
 };
 

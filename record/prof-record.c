@@ -27,6 +27,7 @@
 #include "heap.h"
 #include "access.h"
 #include "offcpu/offcpu_rec.h"
+#include "python/pyrec.h"
 #include "dump.h"
 #include "kernel.h"
 #include "knames.h"
@@ -101,20 +102,41 @@ static pid_t spawn_command(char **argv, int *release_fd)
 
 /* ---- the unwinder's tables ------------------------------------------- */
 
+/* Who learns what the manifest learns: the unwinder, and the Python
+ * frames' recorder side (record/python/), which needs the same objects
+ * and mappings. */
+struct observers {
+	struct unwinder *unw;
+	struct pyrec *py;
+};
+static struct observers observers;
+
 static void obs_object(void *ctx, uint32_t idx, Elf *elf, const struct bprof_object *o)
 {
-	unwinder_object(ctx, idx, elf, o);
+	struct observers *ob = ctx;
+
+	unwinder_object(ob->unw, idx, elf, o);
+	if (ob->py)
+		pyrec_object(ob->py, idx, elf);
 }
 
 static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
 		      const struct manifest_mapping *maps, uint32_t nr)
 {
-	unwinder_image(ctx, pid, exec_id, gen, maps, nr);
+	struct observers *ob = ctx;
+
+	unwinder_image(ob->unw, pid, exec_id, gen, maps, nr);
+	if (ob->py)
+		pyrec_image(ob->py, pid, exec_id, maps, nr);
 }
 
 static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
 {
-	unwinder_image_gone(ctx, pid, exec_id);
+	struct observers *ob = ctx;
+
+	unwinder_image_gone(ob->unw, pid, exec_id);
+	if (ob->py)
+		pyrec_image_gone(ob->py, pid, exec_id);
 }
 
 /* the event loop's tick: tables walks asked for, when the budget was spent */
@@ -126,7 +148,7 @@ static void unwinder_tick_cb(void *ctx)
 /* Let the manifest feed the unwinder what it learns: objects and their
  * ELF as it opens them, images' mappings as they change. */
 static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const struct env *env,
-			  struct unwinder **out, struct tabcache **cache)
+			  struct unwinder **out, struct tabcache **cache, struct pyrec **py)
 {
 	struct unwinder_maps um;
 	const char *why;
@@ -150,8 +172,18 @@ static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const s
 				strerror(-err));
 		unwinder_set_cache(*out, *cache);
 	}
+	int procs_fd, stats_fd;
+
+	loader_python_fds(obj, &procs_fd, &stats_fd);
+	if (!env->no_python &&
+	    pyrec_create(py, procs_fd, stats_fd, libbpf_num_possible_cpus())) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		return -ENOMEM;
+	}
+	observers.unw = *out;
+	observers.py = *py;
 	struct manifest_observer obs = {
-		.ctx = *out,
+		.ctx = &observers,
 		.object = obs_object,
 		.image = obs_image,
 		.image_gone = obs_image_gone,
@@ -166,6 +198,7 @@ struct recorder {
 	struct profile_bpf *obj;
 	struct manifest *man;
 	struct unwinder *unw;
+	struct pyrec *py;               /* Python frames' names, or NULL */
 	struct sampler *smp;
 	bool cfi;
 	int nr_cpus, nr_sampled;
@@ -227,6 +260,7 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 	struct kernel_namer namer = r->kn ? knames_namer(r->kn) : (struct kernel_namer){0};
 
 	if (manifest_emit(r->man, rec, &rec->losses.manifest_lost) ||
+	    pyrec_emit(r->py, rec) ||
 	    (r->unw && dump_unwind_misses(rec, r->unw, r->man)) ||
 	    kernel_collect_for(&rec->kernel, rec, !r->env->no_kallsyms, r->env->full_kallsyms,
 			       r->kcache, r->kn ? &namer : NULL, &hidden))
@@ -368,6 +402,7 @@ int main(int argc, char **argv)
 	struct sampler *smp = NULL;
 	struct manifest *man = NULL;
 	struct unwinder *unw = NULL;
+	struct pyrec *py = NULL;
 	struct tabcache *tcache = NULL;
 	struct rotate *rot = NULL;
 	struct sampler_run run = { .exiting = &exiting };
@@ -465,10 +500,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
-	if (cfi && start_unwinder(obj, man, &env, &unw, &tcache))
+	if (cfi && start_unwinder(obj, man, &env, &unw, &tcache, &py))
 		goto cleanup;
 	if (sampler_create(&smp, obj, loader_sampler_fd(ld), man, nr_cpus))
 		goto cleanup;
+	sampler_set_python(smp, py);
 	if (loader_attach(ld, &env))
 		goto cleanup;
 
@@ -516,7 +552,7 @@ int main(int argc, char **argv)
 	}
 
 	r = (struct recorder){
-		.env = &env, .obj = obj, .man = man, .unw = unw, .smp = smp, .cfi = cfi,
+		.env = &env, .obj = obj, .man = man, .unw = unw, .py = py, .smp = smp, .cfi = cfi,
 		.nr_cpus = nr_cpus, .nr_sampled = nr_sampled, .event = event,
 		.options = options, .acc = acc, .kcache = r.kcache,
 		.slice_origin = r.slice_origin,
@@ -644,6 +680,7 @@ cleanup:
 	sampler_destroy(smp);
 	manifest_free(man);
 	unwinder_destroy(unw);
+	pyrec_destroy(py);
 	if (tcache && env.verbose) {
 		struct tabcache_stats ts;
 

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sampler.h"
+#include "python/pyrec.h"
 #include "profile.h"
 #include "profile.skel.h"
 #include "unwind.h"
@@ -27,6 +28,7 @@
 /* What the ring buffer's callback fills in. */
 struct poll_ctx {
 	struct manifest *man;
+	struct pyrec *py;        /* Python code objects to copy, or NULL */
 	int err;
 	uint64_t events;
 };
@@ -226,6 +228,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 	pc->events++;
 	if (e->type == UNWIND_EVENT_WANTED)
 		return 0; /* only to wake the loop: its tick loads the table */
+	if (e->type == PYTHON_EVENT_CODE) {
+		/* copied now, while the process that runs it lives */
+		if (pc->py && size >= sizeof(struct python_code_event))
+			pyrec_code(pc->py, data);
+		return 0;
+	}
 	if (e->type == PROFILE_EV_VMA) {
 		const struct profile_vma_event *v = data;
 
@@ -294,6 +302,11 @@ int sampler_create(struct sampler **out, struct profile_bpf *obj, int prog_fd, s
 	}
 	*out = s;
 	return 0;
+}
+
+void sampler_set_python(struct sampler *s, struct pyrec *py)
+{
+	s->pc.py = py;
 }
 
 int sampler_run(struct sampler *s, struct sampler_run *run)

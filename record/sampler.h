@@ -33,6 +33,9 @@ uint64_t sampler_real_ns(void);
 int sampler_create(struct sampler **out, struct profile_bpf *obj, int prog_fd, struct manifest *man,
 		   int nr_cpus);
 void sampler_destroy(struct sampler *s);
+/* Hand the code objects the Python walk announces to py (NULL: none). */
+struct pyrec;
+void sampler_set_python(struct sampler *s, struct pyrec *py);
 
 /* Open the perf events (every online CPU, or -C's) and attach the sampler:
  * sampling starts here.  *opened: the CPUs sampled; *event: the event

@@ -366,6 +366,11 @@ static int location_id(struct pp *p, const struct rep_input *in, const struct re
 		err = function_id(p, name, name, NULL, &fid);
 		return err ? err : add_line(l, fid, 0, 0);
 	}
+	if (!f->res && f->kind == REP_W_PYTHON) {
+		uint64_t fid;
+		err = function_id(p, REP_PYTHON_FRAME, REP_PYTHON_FRAME, NULL, &fid);
+		return err ? err : add_line(l, fid, 0, 0);
+	}
 	if (!f->res)
 		return 0;
 	for (uint32_t i = 0; i < f->res->nr_frames && !err; i++) {

@@ -211,12 +211,15 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 				const struct bsym_frame *b = &f->res->frames[j];
 				/* no line: speedscope keys frames by name, file and line,
 				 * and a function must stay one frame to be summed */
+				/* a Python frame keeps its line: its name alone
+				 * is not where in the function it was */
 				err = add_named(s, &n, b->name,
-						suffix ? suffix : b->inlined ? "_[i]" : NULL, b->file, 0);
+						suffix ? suffix : b->inlined ? "_[i]" : NULL, b->file,
+						f->kind == REP_W_PYTHON ? b->line : 0);
 			}
 		} else {
 			char text[4200];
-			const char *name = REP_UNKNOWN_FRAME;
+			const char *name = f->kind == REP_W_PYTHON ? REP_PYTHON_FRAME : REP_UNKNOWN_FRAME;
 			if (f->kind == REP_W_USER && f->object_index != BPROF_NO_OBJECT &&
 			    f->object_index < in->rec->nr_objects) {
 				rep_object_frame_name(text, sizeof(text),

@@ -220,6 +220,36 @@ static int user_frame_key(struct rep_fold *f, struct in_state *s, const struct r
 	return 0;
 }
 
+/* A Python frame's key: its name, file and line, or (unnamed) its code
+ * object's address as --addresses prints it. */
+static int python_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
+		      uint64_t w0, uint64_t w1, struct user_key *k)
+{
+	const struct bprof_python_code *code;
+	int32_t line;
+	size_t ql, fl;
+	char *buf;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	if (rep_python_name(in->rec, c->pid, c->exec_id, w0, w1, &code, &line)) {
+		k->value = w0;
+		return intern(f, "Q", 1, &k->place);
+	}
+	ql = strlen(code->qualname);
+	fl = strlen(code->filename);
+	buf = malloc(1 + sizeof(line) + ql + fl + 2);
+	if (!buf)
+		return -ENOMEM;
+	buf[0] = 'P';
+	memcpy(buf + 1, &line, sizeof(line));
+	memcpy(buf + 1 + sizeof(line), code->qualname, ql + 1);
+	memcpy(buf + 2 + sizeof(line) + ql, code->filename, fl + 1);
+	err = intern(f, buf, 1 + sizeof(line) + ql + fl + 2, &k->place);
+	free(buf);
+	return err;
+}
+
 /* The user frames of row c, as rep_wframe_user makes them. */
 static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_input *in,
 		    const struct bprof_count *c, uint32_t *id)
@@ -235,6 +265,16 @@ static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_inp
 	for (size_t i = 0; i < n && !err; i++) {
 		struct rep_wframe w;
 		struct user_key k;
+		if (rep_python_pair(st->ips, i, n)) {
+			/* a Python frame: keyed by what it prints (its code's
+			 * address means nothing in another process) */
+			struct user_key k2 = { 0 };
+			err = python_key(f, in, c, st->ips[i], st->ips[i + 1], &k);
+			memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
+			memcpy((char *)s->buf + 4 + (i + 1) * sizeof(k2), &k2, sizeof(k2));
+			i++;
+			continue;
+		}
 		rep_wframe_user(&w, NULL, pm, st->ips[i], i, c->map_gen, false);
 		err = user_frame_key(f, s, pm, &w, &k);
 		memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));

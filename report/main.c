@@ -38,6 +38,7 @@ enum {
 	OPT_SYSROOT,
 	OPT_VMLINUX,
 	OPT_ADDRESSES,
+	OPT_PYTHON_NATIVE,
 	OPT_NO_INLINE,
 	OPT_NO_DEMANGLE,
 	OPT_NO_DEBUGINFOD,
@@ -132,11 +133,12 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 1 },
 	{ "folded", 'f', NULL, 0, "Folded stacks, one line per stack (for flame graphs)", 1 },
 	{ "delimited", 'd', NULL, 0, "Insert a delimiter between kernel and user stacks", 1 },
-	{ "annotations", 'a', NULL, 0, "Annotate frames: _[k] kernel, _[i] inlined, _[j] JIT", 1 },
+	{ "annotations", 'a', NULL, 0, "Annotate frames: _[k] kernel, _[i] inlined, _[j] JIT, _[py] Python", 1 },
 	{ "user-stacks-only", 'U', NULL, 0, "Show user stacks only", 1 },
 	{ "kernel-stacks-only", 'K', NULL, 0, "Show kernel stacks only", 1 },
 	{ "addresses", OPT_ADDRESSES, NULL, 0, "Print unnamed frames as object+0xoffset, not [object]", 1 },
 	{ "threads", OPT_THREADS, NULL, 0, "A frame for the thread (name and tid) under the process, in every output (needs prof-record --per-thread)", 1 },
+	{ "python-native", OPT_PYTHON_NATIVE, NULL, 0, "Keep the _PyEval_EvalFrameDefault frames that Python frames stand for (hidden by default)", 1 },
 	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of standard output", 1 },
 	{ "quiet", 'q', NULL, 0, "No summary or warnings on standard error", 1 },
 	{ "diff", OPT_DIFF, NULL, 0, "Compare two recordings: \"stack before after\" lines", 1 },
@@ -236,6 +238,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_VMLINUX: a->vmlinux = arg; break;
 	case OPT_ADDRESSES: a->cfg.addresses = true; break;
 	case OPT_THREADS: a->cfg.threads = true; break;
+	case OPT_PYTHON_NATIVE: a->cfg.python_native = true; break;
 	case OPT_NO_INLINE: a->sym_flags |= BSYM_NO_INLINE; break;
 	case OPT_NO_DEMANGLE: a->sym_flags |= BSYM_NO_DEMANGLE; break;
 	case OPT_NO_DEBUGINFOD: a->sym_flags |= BSYM_NO_DEBUGINFOD; break;

@@ -265,6 +265,7 @@ size_t rep_agg_unnamed_objects(const struct rep_agg *agg, const uint32_t **ids)
 #define FR_KERNEL (1u << 0)
 #define FR_INLINE (1u << 1)
 #define FR_JIT    (1u << 2)
+#define FR_PYTHON (1u << 3)
 
 /* A rendered frame: text in the row's scratch buffer. */
 struct frame {
@@ -300,6 +301,8 @@ static void row_add(struct row *r, const char *name, unsigned flags, const struc
 			sb_puts(&r->text, "_[j]");
 		else if (flags & FR_INLINE)
 			sb_puts(&r->text, "_[i]");
+		else if (flags & FR_PYTHON)
+			sb_puts(&r->text, "_[py]");
 	}
 	sb_putn(&r->text, "", 1); /* keep the NUL as a separator */
 	r->text.len++;
@@ -336,6 +339,31 @@ static void add_result(struct row *r, const struct bsym_result *res, unsigned ba
 			fl |= FR_JIT;
 		row_add(r, f->name, fl, cfg);
 	}
+}
+
+/* A Python frame: "qualname (file.py:line)", one frame in every output
+ * (spaces and parentheses are not separators in folded stacks). */
+static void add_python(struct row *r, const struct rep_wframe *f, const struct rep_config *cfg,
+		       struct rep_stats *st)
+{
+	char text[2 * BPROF_PY_NAME_MAX + 64];
+
+	st->frames++;
+	if (!f->res || !f->res->nr_frames) {
+		if (cfg->addresses)
+			snprintf(text, sizeof(text), "[python]+0x%llx",
+				 (unsigned long long)(f->addr & BPROF_PY_ADDR_MASK));
+		row_add(r, cfg->addresses ? text : REP_PYTHON_FRAME, FR_PYTHON, cfg);
+		return;
+	}
+	const struct bsym_frame *b = &f->res->frames[0];
+
+	st->frames_named++;
+	if (b->line)
+		snprintf(text, sizeof(text), "%s (%s:%u)", b->name, b->file ? b->file : "?", b->line);
+	else
+		snprintf(text, sizeof(text), "%s (%s)", b->name, b->file ? b->file : "?");
+	row_add(r, text, FR_PYTHON, cfg);
 }
 
 /* A frame without a name: addr_text with --addresses, else plain_text
@@ -520,6 +548,8 @@ static int agg_row(void *arg, const struct rep_input *in, const struct bprof_cou
 			umiss = true;
 		else if (f->kind == REP_W_MISSING_CALLER)
 			add_unnamed(r, NULL, REP_MISSING_CALLER_FRAME, 0, cfg, st);
+		else if (f->kind == REP_W_PYTHON)
+			add_python(r, f, cfg, st);
 		else if (f->res)
 			add_result(r, f->res, f->kind == REP_W_JIT ? FR_JIT : 0, cfg, st);
 		else

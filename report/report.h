@@ -34,6 +34,8 @@ struct rep_config {
 	bool kernel_only;   /* -K */
 	bool addresses;     /* --addresses */
 	bool quiet;         /* -q */
+	bool python_native; /* --python-native: keep the evaluation loop's
+			     * frames that Python frames stand for */
 	uint32_t *pids;     /* -p filter, NULL = all */
 	size_t nr_pids;
 	const char *comm;   /* --comm filter */
@@ -59,6 +61,7 @@ struct rep_input {
 	struct rep_process_map *procs; /* parallel to rec->processes */
 	uint32_t kernel;             /* bsym kernel id, BSYM_NO_OBJECT if none */
 	struct bsym_ksym *ksyms;     /* kept for bsym_kernel_register's copy */
+	struct rep_pycache *pycache; /* Python frames named so far (python.c) */
 };
 
 int rep_input_open(struct rep_input *in, struct bsym_ctx *sym, const char *path,
@@ -163,6 +166,9 @@ enum rep_wkind {
 	REP_W_MISSING_CALLER, /* pseudo-frame: the FP walk skipped a caller */
 	REP_W_OFFCPU,         /* pseudo-frame, the leaf of an off-CPU row:
 			       * "[off-cpu:S]"; addr holds the state */
+	REP_W_PYTHON,         /* a CPython frame (SPEC.md 6.15): addr holds
+			       * its first word, lookup an id of its name
+			       * in the input (0: unnamed), res its name */
 };
 
 /* One address of a count row. */
@@ -223,6 +229,29 @@ void rep_thread_frame_name(char *buf, size_t len, const struct bprof_count *c);
 /* Whether in's rows carry thread ids (META flag, prof-record --per-thread
  * or -L): --threads refuses a recording without them. */
 bool rep_input_per_thread(const struct rep_input *in);
+/* ---- Python frames (python.c) -------------------------------------------- */
+
+#define REP_PYTHON_FRAME "[python]"
+struct rep_pycache;
+/* Create in->pycache when the recording names Python frames.  -ENOMEM. */
+int rep_pycache_create(struct rep_input *in);
+void rep_pycache_free(struct rep_pycache *c);
+/* Whether ips[i], ips[i+1] are a Python frame's two words. */
+static inline bool rep_python_pair(const uint64_t *ips, size_t i, size_t nr)
+{
+	return i + 1 < nr && (ips[i] & BPROF_PY_TAG_MASK) == BPROF_PY_TAG_CODE &&
+	       (ips[i + 1] & BPROF_PY_TAG_MASK) == BPROF_PY_TAG_INSTR;
+}
+/* The code a frame's words name in rec and its line (-1: none): 0, or -1
+ * when the recording has no copy of it. */
+int rep_python_name(const struct bprof_recording *rec, uint32_t pid, uint32_t exec_id,
+		    uint64_t w0, uint64_t w1, const struct bprof_python_code **code, int32_t *line);
+/* The frame's name as a bsym_result owned by in (NULL: unnamed); *id a
+ * number of that name unique in in (0: unnamed). */
+const struct bsym_result *rep_python_result(const struct rep_input *in, uint32_t pid,
+					    uint32_t exec_id, uint64_t w0, uint64_t w1,
+					    uint64_t *id);
+
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);
 /* "[off-cpu:S]" and the like: the leaf frame of an off-CPU row (state,

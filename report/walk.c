@@ -143,6 +143,26 @@ static int add_user(struct rep_wbuf *w, struct bsym_ctx *sym, const struct rep_p
 	return 0;
 }
 
+/* A Python frame (SPEC.md 6.15): its two words, named from the
+ * recording's copy of its code object. */
+static int add_python(struct rep_wbuf *w, const struct rep_input *in, const struct bprof_count *c,
+		      uint64_t w0, uint64_t w1, bool symbolize)
+{
+	struct rep_wframe *f = wpush(w);
+
+	if (!f)
+		return -ENOMEM;
+	f->kind = REP_W_PYTHON;
+	f->addr = w0;
+	f->reason = BSYM_R_INVALID;
+	if (symbolize) {
+		f->res = rep_python_result(in, c->pid, c->exec_id, w0, w1, &f->lookup);
+		if (f->res)
+			f->reason = BSYM_OK;
+	}
+	return 0;
+}
+
 static int add_missed(struct rep_wbuf *w, enum rep_wkind kind)
 {
 	struct rep_wframe *f = wpush(w);
@@ -240,6 +260,18 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 		bool fp_walk = symbolize && !bprof_stack_unwound(c->user_stack_id);
 		enum bsym_fp_state prev = BSYM_FP_UNKNOWN; /* of the frame just added */
 		for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
+			if (rep_python_pair(s->ips, i, s->nr_ips)) {
+				err = add_python(w, in, c, s->ips[i], s->ips[i + 1], symbolize);
+				i++;
+				/* the recorder put a loop's Python frames just
+				 * before the _PyEval_EvalFrameDefault frame that ran
+				 * them (SPEC.md 6.15): the frames stand for it */
+				if (!cfg->python_native && i + 1 < s->nr_ips &&
+				    !rep_python_pair(s->ips, i + 1, s->nr_ips))
+					i++;
+				prev = BSYM_FP_UNKNOWN;
+				continue;
+			}
 			/* the step from frame i-1 to i, by frame i-1's CFI */
 			bool skipped = prev == BSYM_FP_NO_FRAME;
 			if (prev == BSYM_FP_CLOBBERED)
