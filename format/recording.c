@@ -576,7 +576,7 @@ static int validate_python(struct bprof_recording *rec, struct bprof_error *err)
 
 int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *err)
 {
-	int rc = validate_python(rec, err);
+	int rc = rec ? validate_python(rec, err) : 0;
 
 	return rc ? rc : bprof_validate_impl(rec, err, BPROF_E_INVAL, true, true);
 }

@@ -305,6 +305,45 @@ struct bprof_recording *fx_slices(void)
 	for (uint64_t i = 0; i + 1 < r->nr_counts; i++)
 		r->counts[i].slice = (uint32_t)(3 * i);
 	r->counts[r->nr_counts - 1].slice = 1000;
+
+/* A location table of a 3-line function (CPython's format, SPEC.md 6.14):
+ * 2 code units on the first line (short form), 3 one line down (one-line
+ * form), 1 two lines down (no-columns form, delta +2). */
+static const uint8_t fx_linetable[] = { 0x80 | 0 << 3 | 1, 0x05,
+					0x80 | 11 << 3 | 2, 0x04, 0x09,
+					0x80 | 13 << 3 | 0, 0x04 };
+
+struct bprof_recording *fx_python(void)
+{
+	struct bprof_recording *r = fx_offcpu();
+	struct bprof_python *py;
+
+	if (!r)
+		return NULL;
+	py = &r->python;
+	py->present = 1;
+	py->nr_counters = BPROF_PY_NR_COUNTERS;
+	for (uint32_t i = 0; i < py->nr_counters; i++)
+		py->counters[i] = 1000 + i;
+	py->nr_procs = 2;
+	py->procs = xcalloc(2, sizeof(*py->procs));
+	py->procs[0] = (struct bprof_python_proc){ 100, 1, 0x030b02f0, BPROF_PY_WALKED };
+	py->procs[1] = (struct bprof_python_proc){ 200, 1, 0x030e00f0, BPROF_PY_UNKNOWN_VERSION };
+	py->nr_codes = 2;
+	py->codes = xcalloc(2, sizeof(*py->codes));
+	for (int i = 0; i < 2; i++) {
+		struct bprof_python_code *c = &py->codes[i];
+
+		*c = (struct bprof_python_code){
+			.pid = 100, .exec_id = 1, .code = 0x7f0000001000ull + 0x1000ull * i,
+			.guard = 0xdeadbeef - i, .firstlineno = 10 + 10 * i, .code_offset = 184,
+			.nr_units = 6, .linetable_len = sizeof(fx_linetable),
+		};
+		c->qualname = fx_strdup(i ? "Outer.method" : "inner");
+		c->filename = fx_strdup(i ? "/srv/app/m\xc3\xa9thode.py" : "app.py");
+		c->linetable = xcalloc(1, sizeof(fx_linetable));
+		memcpy(c->linetable, fx_linetable, sizeof(fx_linetable));
+	}
 	return r;
 }
 
@@ -454,6 +493,23 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		DIFF("slices differ");
 	if (memcmp(&a->offcpu, &b->offcpu, sizeof(a->offcpu)))
 		DIFF("off-CPU header differs");
+	if (a->python.present != b->python.present || a->python.nr_counters != b->python.nr_counters ||
+	    memcmp(a->python.counters, b->python.counters, sizeof(a->python.counters)) ||
+	    a->python.nr_procs != b->python.nr_procs || a->python.nr_codes != b->python.nr_codes ||
+	    (a->python.nr_procs &&
+	     memcmp(a->python.procs, b->python.procs, a->python.nr_procs * sizeof(*a->python.procs))))
+		DIFF("python section differs");
+	for (uint64_t i = 0; i < a->python.nr_codes; i++) {
+		const struct bprof_python_code *x = &a->python.codes[i], *y = &b->python.codes[i];
+
+		if (x->pid != y->pid || x->exec_id != y->exec_id || x->code != y->code ||
+		    x->guard != y->guard || x->firstlineno != y->firstlineno ||
+		    x->code_offset != y->code_offset || x->nr_units != y->nr_units ||
+		    strcmp(x->qualname, y->qualname) || strcmp(x->filename, y->filename) ||
+		    x->linetable_len != y->linetable_len ||
+		    memcmp(x->linetable, y->linetable, x->linetable_len))
+			DIFF("python code %llu differs", (unsigned long long)i);
+	}
 	for (uint64_t i = 0; i < a->nr_stacks; i++) {
 		const struct bprof_stack *x = &a->stacks[i], *y = &b->stacks[i];
 

@@ -1464,7 +1464,7 @@ int main(int argc, char **argv)
 	{
 		struct bprof_recording *o = fx_slices();
 		struct bb sc = content_of(o);
-		struct frame_opts m6 = { .minor = BPROF_FORMAT_MINOR };
+		struct frame_opts m6 = { .minor = BPROF_FORMAT_MINOR_NO_PYTHON };
 		size_t sp = payload(&sc, BPROF_SECT_SLICES);
 
 		valid(g, "slices", frame(&sc, &m6));
@@ -1521,6 +1521,92 @@ int main(int argc, char **argv)
 			free(d.p);
 		}
 		free(sc.p);
+	/* ---- PYTHON (1.7) ---- */
+	{
+		struct bprof_recording *o = fx_python();
+		struct bb pc = content_of(o);
+		struct frame_opts m7 = { .minor = BPROF_FORMAT_MINOR };
+		size_t pp = payload(&pc, BPROF_SECT_PYTHON);
+		size_t procs = pp + 8 + 8 * BPROF_PY_NR_COUNTERS; /* nr_procs */
+		size_t codes = procs + 8 + 2 * BPROF_PY_PROC_LEN; /* nr_codes */
+		size_t code0 = codes + 8;
+
+		valid(g, "python", frame(&pc, &m7));
+		DAMAGED(d, &pc)
+		{
+			set32(&d, pp, 257);
+			invalid(g, "python-257-counters", BPROF_E_LIMIT, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			set32(&d, pp + 4, 1);
+			invalid(g, "python-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			set32(&d, procs + 8 + 12, BPROF_PY_STATUS_MAX + 1);
+			invalid(g, "python-status-unknown", BPROF_E_CORRUPT, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			set32(&d, procs + 8 + BPROF_PY_PROC_LEN, 100); /* pid 200 -> 100 */
+			invalid(g, "python-procs-out-of-order", BPROF_E_CORRUPT, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			set64(&d, codes, UINT64_C(1) << 40);
+			invalid(g, "python-claim-2e40-codes", BPROF_E_TRUNCATED, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			set32(&d, code0 + 32, BPROF_PY_NAME_MAX + 1);
+			invalid(g, "python-qualname-too-long", BPROF_E_LIMIT, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			set32(&d, code0 + 40, BPROF_PY_LINETABLE_MAX + 1);
+			invalid(g, "python-linetable-too-long", BPROF_E_LIMIT, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			set32(&d, code0 + 40, 1000); /* more than remains */
+			invalid(g, "python-linetable-truncated", BPROF_E_TRUNCATED, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			d.p[code0 + BPROF_PY_CODE_FIXED_LEN + 1] = 0; /* "inner" -> "i\0ner" */
+			invalid(g, "python-name-nul", BPROF_E_CORRUPT, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			set32(&d, code0 + 44, 1);
+			invalid(g, "python-code-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			set64(&d, code0 + 8, 0x7f0000009000ull); /* above the second code's */
+			invalid(g, "python-codes-out-of-order", BPROF_E_CORRUPT, frame(&d, &m7));
+			free(d.p);
+		}
+		DAMAGED(d, &pc)
+		{
+			size_t at = sect_at(&d, BPROF_SECT_PYTHON);
+
+			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_PYTHON));
+			invalid(g, "python-duplicated", BPROF_E_CORRUPT, frame(&d, &m7));
+			free(d.p);
+		}
+		free(pc.p);
 		bprof_recording_free(o);
 	}
 	(void)bb_str;

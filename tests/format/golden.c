@@ -84,6 +84,11 @@ static void expect_fixture(const char *name, struct bprof_recording *want)
 }
 
 /* A file of format 1.5 with off-CPU time (OFFCPU section). */
+Test(golden, valid_python_file_reads)
+{
+	expect_fixture("python", fx_python());
+}
+
 Test(golden, valid_offcpu_file_reads)
 {
 	expect_fixture("offcpu", fx_offcpu());

@@ -152,7 +152,7 @@ Test(roundtrip, slices)
 
 	cr_assert_not_null(r);
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
-	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR_NO_PYTHON);
 	free(buf);
 	r->slices.slice_ns = 0;
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
@@ -392,4 +392,30 @@ Test(roundtrip, reader_reused_across_files)
 	rmdir(dir);
 	for (int i = 0; i < 3; i++)
 		bprof_recording_free(src[i]);
+}
+
+Test(roundtrip, python)
+{
+	struct bprof_recording *r = fx_python();
+	struct bprof_error err = { 0 };
+	void *buf = NULL;
+	size_t len = 0;
+
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
+	free(buf);
+	check_roundtrip(fx_python());
+	cr_assert_eq(bprof_recording_validate(r, &err), 0, "%s", err.message);
+	/* the lookup the report names frames by */
+	cr_assert_not_null(bprof_python_code_find(r, 100, 1, 0x7f0000002000ull, 0xdeadbeef - 1));
+	cr_assert_null(bprof_python_code_find(r, 100, 1, 0x7f0000002000ull, 0xdeadbeef));
+	cr_assert_null(bprof_python_code_find(r, 100, 2, 0x7f0000001000ull, 0xdeadbeef));
+	/* two copies of one code object cannot be written */
+	r->python.codes[1] = r->python.codes[0];
+	r->python.codes[1].qualname = fx_strdup("x");
+	r->python.codes[1].filename = fx_strdup("y");
+	r->python.codes[1].linetable = NULL;
+	r->python.codes[1].linetable_len = 0;
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
+	bprof_recording_free(r);
 }
