@@ -360,6 +360,61 @@ static void print_thread_times(FILE *f, struct proc_time *v, size_t n, double p)
 	}
 }
 
+/* The interpreters the recorder found, why each was (not) walked, and
+ * the walk's counters (SPEC.md 6.14). */
+static void print_python(FILE *f, const struct bprof_recording *rec)
+{
+	static const char *const status[] = {
+		[BPROF_PY_WALKED] = "Python frames walked",
+		[BPROF_PY_UNKNOWN_VERSION] = "unknown version: native stacks only",
+		[BPROF_PY_FREE_THREADED] = "free-threaded build: not supported, native stacks only",
+		[BPROF_PY_NO_OFFSETS] = "offsets unreadable or implausible: native stacks only",
+	};
+	const struct bprof_python *py = &rec->python;
+	uint64_t named = 0, frames = 0;
+
+	if (!py->present)
+		return;
+	for (uint64_t i = 0; i < rec->nr_stacks; i++) {
+		const struct bprof_stack *s = &rec->stacks[i];
+
+		for (uint32_t j = 0; j < s->nr_ips; j++) {
+			const struct bprof_python_code *c;
+			int32_t line;
+
+			if (!rep_python_pair(s->ips, j, s->nr_ips))
+				continue;
+			frames++;
+			/* the row's process is not known here: any copy of
+			 * the code object in the file will do for a count */
+			for (uint64_t k = 0; k < rec->nr_processes; k++)
+				if (!rep_python_name(rec, rec->processes[k].pid, rec->processes[k].exec_id,
+						     s->ips[j], s->ips[j + 1], &c, &line)) {
+					named++;
+					break;
+				}
+			j++;
+		}
+	}
+	fprintf(f, "python:         %llu interpreter%s, %llu code objects copied; %llu of %llu Python frames in stacks named\n",
+		(unsigned long long)py->nr_procs, py->nr_procs == 1 ? "" : "s",
+		(unsigned long long)py->nr_codes, (unsigned long long)named,
+		(unsigned long long)frames);
+	for (uint64_t i = 0; i < py->nr_procs; i++) {
+		const struct bprof_python_proc *p = &py->procs[i];
+
+		fprintf(f, "  pid %-8u CPython %u.%u.%u: %s\n", p->pid, p->version >> 24,
+			(p->version >> 16) & 0xff, (p->version >> 8) & 0xff,
+			p->status <= BPROF_PY_STATUS_MAX ? status[p->status] : "?");
+	}
+	for (uint32_t i = 0; i < py->nr_counters; i++) {
+		const char *name = bprof_python_counter_name(i);
+
+		if (name)
+			fprintf(f, "  %-31s %llu\n", name, (unsigned long long)py->counters[i]);
+	}
+}
+
 static void print_offcpu(FILE *f, const struct bprof_recording *rec)
 {
 	const struct bprof_offcpu *o = &rec->offcpu;
@@ -517,6 +572,7 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 	fprintf(f, "  user stacks before their tables: %llu (walked by frame pointer: may lack callers)\n",
 		(unsigned long long)l->user_stack_before_table);
 	print_offcpu(f, rec);
+	print_python(f, rec);
 	print_unwind(f, rec);
 	print_access(f, rec);
 	print_generations(f, rec);

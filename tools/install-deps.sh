@@ -35,6 +35,10 @@ TEST_PKGS=(
 	# its debuginfo (tests/report/unwind_debian.sh)
 	libc6-dbg
 	libdevel-nytprof-perl python3 procps
+	# Python frames (tests/record/python.sh, test_pyoff): Debian's python3.11
+	# (stripped, libpython linked in) and its internal headers, whose
+	# offsetof() the per-version offset tables are checked against
+	python3.11 python3.11-dev
 	# hardening: memory errors on real recordings (hardening_valgrind), injected
 	# ENOSPC/EIO in the writer's system calls (hardening_disk_full)
 	valgrind strace

@@ -1,0 +1,64 @@
+# A deterministic Python workload for the Python frame tests and bench
+# (tests/record/python.sh, tools/bench part 14): known functions on known
+# lines, recursion, a generator, a callback from C (sorted's key) and a
+# thread.  pycheck.py reads this file's syntax tree for the truth, so
+# functions may move; keep one call per line.
+import sys
+import threading
+import time
+
+
+def leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def recurse(depth, n):
+    if depth == 0:
+        return leaf(n)
+    return recurse(depth - 1, n)
+
+
+def gen(n):
+    for i in range(n):
+        yield i * i
+
+
+def run_gen(n):
+    total = 0
+    for v in gen(n):
+        total += v
+    return total
+
+
+def keyfunc(x):
+    return leaf(40) - x
+
+
+def run_callback(n):
+    return sorted(range(n), key=keyfunc)
+
+
+class Worker:
+    def spin(self, stop):
+        while not stop.is_set():
+            leaf(20000)
+
+
+def main(seconds):
+    stop = threading.Event()
+    t = threading.Thread(target=Worker().spin, args=(stop,))
+    t.start()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        recurse(5, 20000)
+        run_gen(20000)
+        run_callback(300)
+    stop.set()
+    t.join()
+
+
+if __name__ == "__main__":
+    main(float(sys.argv[1]) if len(sys.argv) > 1 else 2.0)
