@@ -317,6 +317,18 @@ void pyrec_image_gone(struct pyrec *py, uint32_t pid, uint32_t exec_id)
 	}
 }
 
+int pyrec_walk_info(const struct pyrec *py, uint32_t pid, uint32_t exec_id,
+		    struct python_proc *out)
+{
+	for (uint32_t i = 0; i < py->nr_procs; i++)
+		if (py->procs[i].pid == pid && py->procs[i].exec_id == exec_id &&
+		    py->procs[i].status == BPROF_PY_WALKED) {
+			*out = py->procs[i].walk;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 uint32_t pyrec_nr_interpreters(const struct pyrec *py)
 {
 	return py ? py->nr_procs : 0;

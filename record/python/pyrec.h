@@ -33,6 +33,11 @@ void pyrec_image_gone(struct pyrec *py, uint32_t pid, uint32_t exec_id);
 /* A code object the walk met first (PYTHON_EVENT_CODE): copy its names. */
 void pyrec_code(struct pyrec *py, const struct python_code_event *e);
 
+/* What the BPF walk was given for image (pid, exec_id): 0, or -ENOENT
+ * when it has no interpreter that is walked (for the replay tests). */
+int pyrec_walk_info(const struct pyrec *py, uint32_t pid, uint32_t exec_id,
+		    struct python_proc *out);
+
 /* Interpreters found so far (for the status line). */
 uint32_t pyrec_nr_interpreters(const struct pyrec *py);
 
