@@ -344,6 +344,36 @@ struct bprof_recording *fx_python(void)
 		c->linetable = xcalloc(1, sizeof(fx_linetable));
 		memcpy(c->linetable, fx_linetable, sizeof(fx_linetable));
 	}
+	/* a walked stack with both as frames: inner on its first line (unit
+	 * 1), Outer.method one line down (unit 4), each before the native
+	 * frame of the evaluation loop that ran it */
+	{
+		static const uint64_t ips[] = {
+			0x401010,
+			BPROF_PY_TAG_CODE | 0x7f0000001000ull,
+			BPROF_PY_TAG_INSTR | (uint64_t)0xdeadbeef << BPROF_PY_GUARD_SHIFT | (184 + 2),
+			0x401020,
+			BPROF_PY_TAG_CODE | 0x7f0000002000ull,
+			BPROF_PY_TAG_INSTR | (uint64_t)(0xdeadbeef - 1) << BPROF_PY_GUARD_SHIFT | (184 + 8),
+			0x401030,
+		};
+		struct bprof_stack st = { .id = 0x40000020, .nr_ips = 7, .ips = xcalloc(7, 8) };
+
+		memcpy(st.ips, ips, sizeof(ips));
+		if (bprof_recording_add_stack(r, &st))
+			abort();
+		add_count(r, 100, 0x40000020, -14, 0, 3, "python");
+		/* on-CPU rows come before the off-CPU ones, as they read back */
+		for (uint64_t k = 0; k + 1 < r->nr_counts; k++)
+			if (r->counts[k].state != BPROF_STATE_ON_CPU) {
+				struct bprof_count c = r->counts[r->nr_counts - 1];
+
+				memmove(&r->counts[k + 1], &r->counts[k],
+					(r->nr_counts - 1 - k) * sizeof(c));
+				r->counts[k] = c;
+				break;
+			}
+	}
 	return r;
 }
 

@@ -21,6 +21,8 @@
 #                      fixed, the file's own key): parser invariants
 #   fuzz_tabcache      unwind-table cache files (body hash fixed, the
 #                      file's own key) through record/unwind/tabcache: invariants
+#   fuzz_pyline        CPython location tables (first line, offset, table)
+#                      through libsym's bsym_python_line: invariants
 # BPROF_FUZZ_TARGETS="fuzz_report fuzz_folded" runs only those.
 # Prints executions, seconds and the result per target; exits non-zero on
 # any crash, leak or timeout (reproducers in BUILD_DIR/fuzz-artifacts/).
@@ -97,4 +99,5 @@ selected fuzz_exports && run_target fuzz_exports "$here/corpus/exports"
 selected fuzz_ehtab && run_target fuzz_ehtab "$here/corpus/ehtab" 8192
 selected fuzz_cache && run_target fuzz_cache "$here/corpus/cache" 65536
 selected fuzz_tabcache && run_target fuzz_tabcache "$here/corpus/tabcache" 16384
+selected fuzz_pyline && run_target fuzz_pyline "$here/corpus/pyline" 4096
 exit $failed
