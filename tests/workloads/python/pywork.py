@@ -47,18 +47,28 @@ class Worker:
             leaf(20000)
 
 
-def main(seconds):
+def main(seconds, rounds):
     stop = threading.Event()
     t = threading.Thread(target=Worker().spin, args=(stop,))
     t.start()
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    start = time.monotonic()
+    end = start + seconds
+    done = 0
+    while (time.monotonic() < end) if rounds is None else (done < rounds):
         recurse(5, 20000)
         run_gen(20000)
         run_callback(300)
+        done += 1
     stop.set()
     t.join()
+    if rounds is not None:
+        print(f"{time.monotonic() - start:.3f}")
 
 
 if __name__ == "__main__":
-    main(float(sys.argv[1]) if len(sys.argv) > 1 else 2.0)
+    # SECONDS of work, or n=ROUNDS of the main loop (then its time printed)
+    arg = sys.argv[1] if len(sys.argv) > 1 else "2"
+    if arg.startswith("n="):
+        main(0, int(arg[2:]))
+    else:
+        main(float(arg), None)
