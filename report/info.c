@@ -403,9 +403,13 @@ static void print_python(FILE *f, const struct bprof_recording *rec)
 	for (uint64_t i = 0; i < py->nr_procs; i++) {
 		const struct bprof_python_proc *p = &py->procs[i];
 
-		fprintf(f, "  pid %-8u CPython %u.%u.%u: %s\n", p->pid, p->version >> 24,
-			(p->version >> 16) & 0xff, (p->version >> 8) & 0xff,
-			p->status <= BPROF_PY_STATUS_MAX ? status[p->status] : "?");
+		if (p->version)
+			fprintf(f, "  pid %-8u CPython %u.%u.%u: %s\n", p->pid, p->version >> 24,
+				(p->version >> 16) & 0xff, (p->version >> 8) & 0xff,
+				p->status <= BPROF_PY_STATUS_MAX ? status[p->status] : "?");
+		else /* 3.10 and older: no Py_Version */
+			fprintf(f, "  pid %-8u CPython of an unknown version (before 3.11: no Py_Version): %s\n",
+				p->pid, p->status <= BPROF_PY_STATUS_MAX ? status[p->status] : "?");
 	}
 	for (uint32_t i = 0; i < py->nr_counters; i++) {
 		const char *name = bprof_python_counter_name(i);
