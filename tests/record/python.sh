@@ -80,6 +80,20 @@ check "--info: no walk ended on a wrong frame (not code, bad instruction, loop)"
 check "--no-python records no Python frame" bash -c "! grep -q 'pywork.py' '$T_DIR/np.folded'"
 check "--no-python still records the interpreter's native stacks" test -s "$T_DIR/np.folded"
 
+# off-CPU stacks get Python frames too (the walk runs in the thread's
+# context at its return to user space; it holds no GIL in time.sleep)
+cat > "$T_DIR/nap.py" <<'PY'
+import time
+def napper():
+    for _ in range(20):
+        time.sleep(0.05)
+napper()
+PY
+"$BPROF_RECORD" -q --off-cpu -o "$T_DIR/off.bprof" -- "$PY" "$T_DIR/nap.py"
+"$BPROF_REPORT" -q -f "$T_DIR/off.bprof" > "$T_DIR/off.folded"
+check "--off-cpu: time.sleep's blocked samples under napper (nap.py:4)" \
+	grep -Eq "<module> \([^)]*nap\.py:5\);napper \([^)]*nap\.py:4\);.*\[off-cpu:S\] [0-9]+$" "$T_DIR/off.folded"
+
 # an interpreter without offsets (3.10: no Py_Version) keeps its native
 # stacks and says why, where pyenv has one (the Debian run checks it)
 if [ "$BPROF_PY" = debian ]; then
