@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * python.bpf.h - CPython frames in the unwinder's walk (python.h for the
- * stack words).  Included by profile.bpf.c before walk_frame(), which
- * calls python_frame() at each step; everything Python of the BPF side is
- * here and in python_walk.h (the pure step, shared with the replay tests).
+ * stack words): the maps, the thread state, the announcement of new code
+ * objects, and the step (python_walk.h, the pure function shared with the
+ * replay tests).  Included by profile.bpf.c before the walk's scratch,
+ * which holds a struct python_walk; python_frame() there, beside
+ * walk_frame() whose state it shares, is the only Python code outside
+ * these headers.
  *
  * When the native walk reaches a _PyEval_EvalFrameDefault frame of a
  * process prof-record found an interpreter in (the "py_procs" hash), the
