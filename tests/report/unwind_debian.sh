@@ -66,9 +66,14 @@ run xz /usr/bin/xz -6 -T1 -c "$T_DIR/small.txt"
 run sha256sum /usr/bin/sha256sum $(for i in $(seq 40); do echo "$T_DIR/data.txt"; done)
 run sort /usr/bin/sort -o /dev/null "$T_DIR/data.txt" "$T_DIR/data.txt" "$T_DIR/data.txt" "$T_DIR/data.txt"
 run cc1 /usr/bin/gcc -O2 -c -o "$T_DIR/big.o" "$T_DIR/big.c"
-# and the chains are the programs' own: python's eval loop under its main
-check "python3: the interpreter loop under Py_BytesMain" \
-	grep -qE '^python3;_start;[^ ]*;Py_BytesMain;[^ ]*_PyEval_EvalFrameDefault' "$T_DIR/python3.folded"
+# and the chains are the programs' own: python's eval loop under its main,
+# the script's Python frames in its place (record/DESIGN.md "Python
+# frames"), the loop itself with --python-native
+check "python3: the script's Python frames under Py_BytesMain" \
+	grep -qE '^python3;_start;[^ ]*;Py_BytesMain;[^ ]*;<module> \(<string>:[0-9]+\)' "$T_DIR/python3.folded"
+"$BPROF_REPORT" -q -f -U --python-native "$T_DIR/python3.bprof" > "$T_DIR/python3.native.folded"
+check "python3: the interpreter loop under Py_BytesMain (--python-native)" \
+	grep -qE '^python3;_start;[^ ]*;Py_BytesMain;[^ ]*_PyEval_EvalFrameDefault' "$T_DIR/python3.native.folded"
 check "cc1: the compiler's passes under toplev::main" \
 	grep -qE '^cc1;_start;[^ ]*;main;[^ ]*toplev::main' "$T_DIR/cc1.folded"
 finish
