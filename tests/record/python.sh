@@ -80,6 +80,19 @@ check "--info: no walk ended on a wrong frame (not code, bad instruction, loop)"
 check "--no-python records no Python frame" bash -c "! grep -q 'pywork.py' '$T_DIR/np.folded'"
 check "--no-python still records the interpreter's native stacks" test -s "$T_DIR/np.folded"
 
+# --rotate: every file names the Python frames of its interval (the copies
+# go into every file, those made in an earlier interval included)
+"$BPROF_RECORD" -q --rotate 1 -o "$T_DIR/rot" -- "$PY" "$PYW/pywork.py" 3
+nfiles=0 unnamed=0 named=0
+for f in "$T_DIR"/rot/*.bprof; do
+	nfiles=$((nfiles + 1))
+	"$BPROF_REPORT" -q -f "$f" > "$f.folded"
+	grep -q "leaf ([^)]*pywork.py:[0-9]*)" "$f.folded" && named=$((named + 1))
+	grep -q "\[python\]" "$f.folded" && unnamed=$((unnamed + 1))
+done
+check "--rotate 1: every file with samples names Python frames ($named of $nfiles files), none [python]" \
+	bash -c "[ $nfiles -ge 3 ] && [ $named -ge $((nfiles - 1)) ] && [ $unnamed -eq 0 ]"
+
 # off-CPU stacks get Python frames too (the walk runs in the thread's
 # context at its return to user space; it holds no GIL in time.sleep)
 cat > "$T_DIR/nap.py" <<'PY'
