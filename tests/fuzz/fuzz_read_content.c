@@ -72,6 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (again->nr_counts != rec->nr_counts || again->nr_stacks != rec->nr_stacks ||
 	    again->nr_objects != rec->nr_objects || again->nr_processes != rec->nr_processes ||
 	    again->kernel.nr_ksyms != rec->kernel.nr_ksyms ||
+	    /* field by field: misses is a pointer (format 1.4) */
 	    again->unwind.mode != rec->unwind.mode || again->unwind.flags != rec->unwind.flags ||
 	    memcmp(again->unwind.counters, rec->unwind.counters, sizeof(rec->unwind.counters)) ||
 	    again->unwind.nr_misses != rec->unwind.nr_misses ||
@@ -79,6 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	     memcmp(again->unwind.misses, rec->unwind.misses,
 		    rec->unwind.nr_misses * sizeof(*rec->unwind.misses))) ||
 	    memcmp(&again->slices, &rec->slices, sizeof(rec->slices)) ||
+	    again->python.present != rec->python.present ||
+	    again->python.nr_codes != rec->python.nr_codes ||
+	    again->python.nr_procs != rec->python.nr_procs ||
 	    again->nr_images != rec->nr_images || again->access.present != rec->access.present ||
 	    again->access.flags != rec->access.flags || again->access.euid != rec->access.euid ||
 	    again->access.capabilities != rec->access.capabilities ||
