@@ -933,6 +933,9 @@ static int parse_slices(struct cur *c, struct bprof_recording *r)
 	}
 	for (uint64_t i = 0; i < n; i++)
 		r->counts[i].slice = g32(c);
+	return 0;
+}
+
 /* Bytes of a PYTHON code entry: a length checked against the limit and
  * what remains, copied NUL-terminated (bin: may hold NULs). */
 static int get_py_bytes(struct cur *c, uint32_t n, uint32_t limit, bool bin, char **out,

@@ -543,7 +543,7 @@ static int cmp_py_code(const void *a, const void *b)
 	return x->guard < y->guard ? -1 : x->guard > y->guard;
 }
 
-/* The PYTHON section (SPEC.md 6.14): sorted, unique, within the limits. */
+/* The PYTHON section (SPEC.md 6.15): sorted, unique, within the limits. */
 static int validate_python(struct bprof_recording *rec, struct bprof_error *err)
 {
 	struct bprof_python *py = &rec->python;

@@ -361,7 +361,7 @@ static void print_thread_times(FILE *f, struct proc_time *v, size_t n, double p)
 }
 
 /* The interpreters the recorder found, why each was (not) walked, and
- * the walk's counters (SPEC.md 6.14). */
+ * the walk's counters (SPEC.md 6.15). */
 static void print_python(FILE *f, const struct bprof_recording *rec)
 {
 	static const char *const status[] = {

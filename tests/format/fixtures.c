@@ -305,8 +305,10 @@ struct bprof_recording *fx_slices(void)
 	for (uint64_t i = 0; i + 1 < r->nr_counts; i++)
 		r->counts[i].slice = (uint32_t)(3 * i);
 	r->counts[r->nr_counts - 1].slice = 1000;
+	return r;
+}
 
-/* A location table of a 3-line function (CPython's format, SPEC.md 6.14):
+/* A location table of a 3-line function (CPython's format, SPEC.md 6.15):
  * 2 code units on the first line (short form), 3 one line down (one-line
  * form), 1 two lines down (no-columns form, delta +2). */
 static const uint8_t fx_linetable[] = { 0x80 | 0 << 3 | 1, 0x05,

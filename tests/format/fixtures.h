@@ -29,7 +29,7 @@ struct bprof_recording *fx_offcpu(void);
 /* fx_offcpu with time slices (format 1.6, SLICES): 20 ms slices, row i in
  * slice 3*i, and the first row repeated in a later slice */
 struct bprof_recording *fx_slices(void);
-/* fx_offcpu with a PYTHON section (1.6): two interpreters, two codes */
+/* fx_offcpu with a PYTHON section (1.7): two interpreters, two codes */
 struct bprof_recording *fx_python(void);
 /* Strings with odd bytes: UTF-8, control characters, high bytes, spaces. */
 struct bprof_recording *fx_odd_strings(void);

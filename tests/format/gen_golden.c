@@ -1521,6 +1521,8 @@ int main(int argc, char **argv)
 			free(d.p);
 		}
 		free(sc.p);
+		bprof_recording_free(o);
+	}
 	/* ---- PYTHON (1.7) ---- */
 	{
 		struct bprof_recording *o = fx_python();

@@ -3,7 +3,7 @@
 # fx_python): the PYTHON section's copies and line tables, no interpreter
 # and no BPF.  Its walked stack holds inner (app.py, first line) and
 # Outer.method (one line down), each before the native frame of the
-# evaluation loop that ran it (SPEC.md 6.14).
+# evaluation loop that ran it (SPEC.md 6.15).
 . "${BPROF_SRC:?}/tests/e2e/lib.sh"
 
 f=$BPROF_SRC/tests/data/format/valid/python.bprof
