@@ -46,6 +46,7 @@
 #define TASK_INTERRUPTIBLE 0x1
 #define TASK_UNINTERRUPTIBLE 0x2
 #define TASK_DEAD_STATE 0x80
+#define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
 #define ENOENT 2
 
@@ -60,6 +61,37 @@ const volatile bool offcpu_cfi = false;
 /* set by prof-record before the end pass (handle_offcpu_end): from then on
  * the switch and resume programs leave the threads' state to that pass */
 volatile bool offcpu_ended = false;
+/* Sampled blocks waiting for their user stack (pend_n != 0), all threads
+ * together: a hint that lets the resume program, which runs at every
+ * return to user space after a switch, return at once without a
+ * task-storage lookup when it is 0 (nearly always: blocks are sampled at
+ * most F times per second per thread and wait microseconds). */
+__u64 offcpu_pending = 0;
+
+/*
+ * The clock.  Every time here is the scheduler's clock of the CPU, rq->clock,
+ * which __schedule() updates just before trace_sched_switch: three loads,
+ * where bpf_ktime_get_ns() reads the TSC again (~100 ns per call on this
+ * VM, 40 % of the switch program: record/DESIGN.md, "Cost").  sched_clock
+ * is the TSC scaled, consistent across CPUs where the TSC is stable; where
+ * it is not, a block that seems to end before it began is not counted (the
+ * (__s64)d < 0 test).  The rq is reached from a task running on this CPU
+ * (p->se.cfs_rq->rq: set for every task whatever its class), not from the
+ * per-CPU runqueues symbol, which the verifier resolves through kallsyms,
+ * and kallsyms lists no per-CPU variables without CONFIG_KALLSYMS_ALL (as
+ * here).  The passes over all threads read the clock through prof-record,
+ * current there (it yields first, so that the clock is fresh).  A kernel
+ * without those fields (no CONFIG_FAIR_GROUP_SCHED) uses
+ * bpf_ktime_get_ns() everywhere: never two clocks in one recording.  0
+ * (not expected): the block is not counted rather than misdated.
+ */
+static __always_inline __u64 offcpu_clock(struct task_struct *on_this_cpu)
+{
+	if (bpf_core_field_exists(on_this_cpu->se.cfs_rq) &&
+	    bpf_core_field_exists(on_this_cpu->se.cfs_rq->rq))
+		return on_this_cpu->se.cfs_rq->rq->clock;
+	return bpf_ktime_get_ns();
+}
 
 /* What a thread carries between its switches. */
 struct offcpu_task {
@@ -195,6 +227,7 @@ static __always_inline void offcpu_count(struct offcpu_task *t, __u32 gen)
 	else
 		offcpu_add_in(&offcpu_counts, &t->pend, t->pend_n, t->pend_ns);
 	t->pend_n = 0;
+	__sync_fetch_and_add(&offcpu_pending, -1);
 }
 
 /* The state a thread was switched out in; 0: not one we count. */
@@ -320,9 +353,11 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, struct of
 	}
 	t->pend_n = n;
 	t->pend_ns = d;
+	__sync_fetch_and_add(&offcpu_pending, 1);
 	/* -K: nothing to walk; no rseq: it will not say when it resumes, its
-	 * user stack is lost */
-	if (!user_stacks || !next->rseq)
+	 * user stack is lost; exiting (it blocked in do_exit() after the exit
+	 * tracepoint, closing files say): it will never resume */
+	if (!user_stacks || !next->rseq || (next->flags & PF_EXITING))
 		offcpu_flush(t);
 }
 
@@ -331,13 +366,16 @@ int BPF_PROG(handle_offcpu_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
 	struct offcpu_task *t;
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = offcpu_clock(prev);
 	__u32 state = offcpu_state_of(preempt, prev_state);
 
 	if (offcpu_ended)
 		return 0;
-	/* switched in: a tracked block ends */
-	t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
+	/* switched in: a tracked block ends (the idle task and, unless
+	 * asked, kernel threads never have one: no lookup for them) */
+	t = NULL;
+	if (next->pid && (offcpu_kthreads || !(next->flags & PF_KTHREAD)))
+		t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
 	if (t && t->out_ns)
 		offcpu_switch_in(next, t, now);
 	/* switched out in a state we count: one map update */
@@ -362,16 +400,20 @@ int BPF_PROG(handle_offcpu_switch, bool preempt, struct task_struct *prev,
 SEC("tp_btf/rseq_update")
 int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
-	struct offcpu_task *t = bpf_task_storage_get(&offcpu_tasks, cur, 0, 0);
+	struct task_struct *cur;
+	struct offcpu_task *t;
 	struct unwind_scratch *s;
 	const void *regs;
 	__u32 zero = 0, gen;
 	__u64 *seq;
 	long err = -EFAULT;
 
-	if (!t || !t->pend_n || offcpu_ended)
-		return 0; /* nearly always: one lookup */
+	if (!offcpu_pending || offcpu_ended)
+		return 0; /* nearly always: one load */
+	cur = bpf_get_current_task_btf();
+	t = bpf_task_storage_get(&offcpu_tasks, cur, 0, 0);
+	if (!t || !t->pend_n)
+		return 0;
 	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!s || cur->self_exec_id != t->pend.k.exec_id) {
 		offcpu_flush(t); /* it exec'd: not that image's stack */
@@ -410,6 +452,25 @@ int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 	offcpu_stat(OFFCPU_STAT_WALKS, 1);
 	offcpu_count(t, gen);
 	offcpu_seq_end(seq);
+	return 0;
+}
+
+/* A thread exits: a sampled block still waiting for its return to user
+ * space (a thread killed while it blocked never returns there: the signal
+ * is handled before the resume work) is counted now, without a user stack
+ * (its mm is gone by this tracepoint), rather than freed with the task's
+ * storage and lost. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_offcpu_exit, struct task_struct *p)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct offcpu_task *t;
+
+	if (!offcpu_pending || offcpu_ended)
+		return 0;
+	t = bpf_task_storage_get(&offcpu_tasks, cur, 0, 0);
+	if (t)
+		offcpu_flush(t);
 	return 0;
 }
 
@@ -470,7 +531,7 @@ int handle_offcpu_start(struct bpf_iter__task *ctx)
 		return 0; /* switched out since the attach: its own time */
 	if (!t->carry_ns && !t->pend_n && !t->state)
 		t->carry_ns = bpf_get_prandom_u32() % offcpu_period_ns;
-	now = bpf_ktime_get_ns();
+	now = offcpu_clock(bpf_get_current_task_btf());
 	t->state = state;
 	t->out_ns = now;
 	if (task->on_cpu) /* woke meanwhile and its switch-in is handled */
@@ -505,7 +566,7 @@ int handle_offcpu_end(struct bpf_iter__task *ctx)
 		return 0;
 	__sync_fetch_and_add(&offcpu_end_left, 1);
 	if (t->out_ns)
-		offcpu_switch_in(task, t, bpf_ktime_get_ns());
+		offcpu_switch_in(task, t, offcpu_clock(bpf_get_current_task_btf()));
 	offcpu_flush(t);
 	bpf_task_storage_delete(&offcpu_tasks, task);
 	return 0;

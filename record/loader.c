@@ -830,6 +830,7 @@ int loader_attach(struct loader *ld, const struct env *env)
 	 * a sampled block's user stack is walked (bpf/offcpu.bpf.h) */
 	if (bpf_program__autoload(obj->progs.handle_offcpu_switch) &&
 	    (attach_tracing(ld, obj->progs.handle_offcpu_resume, NULL) ||
+	     attach_tracing(ld, obj->progs.handle_offcpu_exit, NULL) ||
 	     attach_tracing(ld, obj->progs.handle_offcpu_switch, NULL))) {
 		fprintf(stderr, "prof-record: cannot trace the scheduler (sched_switch, rseq_update) for %s: %s\n",
 			env->off_cpu == 2 ? "--wall" : "--off-cpu", strerror(errno));

@@ -6,9 +6,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bprof.h"
@@ -41,6 +44,7 @@ void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, 
 
 	bpf_program__set_autoload(obj->progs.handle_offcpu_switch, on);
 	bpf_program__set_autoload(obj->progs.handle_offcpu_resume, on);
+	bpf_program__set_autoload(obj->progs.handle_offcpu_exit, on);
 	bpf_program__set_autoload(obj->progs.handle_offcpu_start, on);
 	bpf_program__set_autoload(obj->progs.handle_offcpu_end, on);
 	if (!on) {
@@ -79,6 +83,10 @@ static int run_iter(int prog_fd)
 
 	if (prog_fd < 0)
 		return -ENOENT;
+	/* the passes' time is this CPU's scheduler clock (offcpu_clock() in
+	 * bpf/offcpu.bpf.h), updated by a pass through the scheduler:
+	 * microseconds old, not up to a tick */
+	sched_yield();
 	link = bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, NULL);
 	if (link < 0)
 		return -errno;
@@ -112,10 +120,17 @@ int offcpu_end(struct profile_bpf *obj, const struct loader *ld, uint64_t *found
 	if (!offcpu_enabled(obj))
 		return 0;
 	obj->bss->offcpu_ended = true;
-	/* a switch or resume program that read the flag before it was set
-	 * runs for microseconds, with preemption off: let it finish before
-	 * the pass takes the threads' state */
-	usleep(10000);
+	/* A switch, resume or exit program that read the flag before it was
+	 * set may still be running on another CPU, and would then race with
+	 * the pass for the threads' state.  Each runs inside an RCU read-side
+	 * critical section (the kernel's __bpf_trace_run()), so one RCU grace
+	 * period is the end of all of them, and any that starts after it sees
+	 * the flag: membarrier(MEMBARRIER_CMD_GLOBAL) is synchronize_rcu()
+	 * for user space (record/DESIGN.md, "Blocks that span the start or
+	 * the end").  It refuses on nohz_full kernels: there, a wait of 10 ms,
+	 * a thousand times what the programs run, is the fallback. */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0)
+		usleep(10000);
 	err = run_iter(end_fd);
 	if (err)
 		return err;
