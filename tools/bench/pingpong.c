@@ -6,7 +6,13 @@
  * every pass is a sleep and a wake-up: two context switches per round
  * trip.  Prints round trips per second and context switches per second.
  *
- * bench_pingpong SECONDS [CPU]
+ * SPIN > 0 paces it: the first thread computes SPIN loop iterations
+ * between round trips, so that a profiler's cost per switch shows as the
+ * throughput a program doing work between its switches loses, at a switch
+ * rate the bench chooses (tools/bench/run calibrates SPIN for ~100,000
+ * switches/s without a profiler; part 13).
+ *
+ * bench_pingpong SECONDS [CPU [SPIN]]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -37,6 +43,13 @@ static void pin(int cpu)
 
 static int cpu_arg;
 
+/* Work the compiler cannot drop or fold: one iteration, one add. */
+static void spin(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		__asm__ __volatile__("" : : "r"(i) : "memory");
+}
+
 static void *pong(void *arg)
 {
 	char c;
@@ -52,19 +65,22 @@ static void *pong(void *arg)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 5, t0, t;
-	unsigned long n = 0;
+	unsigned long n = 0, work;
 	pthread_t th;
 	char c = 1;
 
 	cpu_arg = argc > 2 ? atoi(argv[2]) : 0;
+	work = argc > 3 ? strtoul(argv[3], NULL, 10) : 0;
 	if (pipe(ab) || pipe(ba) || pthread_create(&th, NULL, pong, NULL))
 		return 1;
 	pin(cpu_arg);
 	t0 = now();
 	do {
-		for (int i = 0; i < 1000; i++, n++)
+		for (int i = 0; i < 1000; i++, n++) {
 			if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
 				return 1;
+			spin(work);
+		}
 		t = now();
 	} while (t - t0 < secs);
 	c = 0;
