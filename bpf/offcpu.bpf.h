@@ -541,32 +541,112 @@ int handle_offcpu_start(struct bpf_iter__task *ctx)
 
 /*
  * At the end, a thread still blocked is never switched in while we
- * record.  The end pass (run after offcpu_ended stopped the other two
+ * record.  The end pass (run after offcpu_ended stopped the other
  * programs) counts each such block up to the pass's time as a switch-in
  * would, its kernel stack from the task's saved stack (bpf_get_task_stack:
- * the thread is not current); its user stack cannot be read from here (not
- * current, and an iterator may not sleep to copy it), so those samples are
- * counted without one (no_user_stack), as are sampled blocks still waiting
- * for their thread to return to user space.  Then it deletes the thread's
- * state: nothing is left in offcpu_tasks.  offcpu_end_left counts the
- * states this pass found; a second pass must find none.
+ * the thread is not current), then deletes the thread's state: nothing is
+ * left in offcpu_tasks.  Its phases (offcpu_end_phase, set by prof-record,
+ * record/offcpu/offcpu_rec.c):
+ * - COLLECT, over every thread: count each block under way; a thread whose
+ *   block gave samples keeps its state and is named (offcpu_end_rec: its
+ *   saved user sp) for the walk, and its image announced (a process that
+ *   only slept while recorded has no unwind tables yet: prof-record reads
+ *   the announcements and loads them before the walk); any other is
+ *   counted and deleted.
+ * - WALK, over one named thread at a time (a link for that tid): its user
+ *   stack, which cannot be read from here (the thread is not current, and
+ *   an iterator may not sleep for bpf_copy_from_user_task), but which
+ *   prof-record has just copied from the thread to the same addresses of
+ *   its own memory (it is current here): so bpf_probe_read_user in the
+ *   unwinder's walk, from the thread's saved entry registers, reads the
+ *   thread's stack as it was, and the walk is the sampler's own.  Then the
+ *   state is deleted.
+ * - FINAL, over every thread: what is left (no copy could be made, more
+ *   threads than prof-record names) is counted without a user stack
+ *   (no_user_stack), as are sampled blocks still waiting for their thread
+ *   to return to user space; and deleted.
+ * offcpu_end_left counts the states a pass found; a pass after FINAL must
+ * find none.
  */
 __u64 offcpu_end_left = 0;
+__u32 offcpu_end_phase = OFFCPU_END_FINAL;
+
+/* The walk phase: task's user stack, from prof-record's copy. */
+static __always_inline void offcpu_end_walk(struct task_struct *task, struct offcpu_task *t)
+{
+	struct unwind_scratch *s;
+	const void *regs;
+	__u32 zero = 0, gen;
+	__u64 *seq;
+	long err = -EFAULT;
+
+	if (!t->pend_n)
+		return;
+	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!s || task->self_exec_id != t->pend.k.exec_id) {
+		offcpu_flush(t);
+		return;
+	}
+	seq = offcpu_seq_begin(&gen);
+	regs = (const void *)bpf_task_pt_regs(task);
+	if (regs && !bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs) && (s->pt.cs & 3) == 3 &&
+	    task->mm) {
+		struct profile_seen_key wk = { .pid = t->pend.k.pid, .exec_id = t->pend.k.exec_id };
+		const struct unwind_proc *proc = NULL;
+
+		if (offcpu_cfi)
+			proc = bpf_map_lookup_elem(&unwind_procs, &wk);
+		if (proc && proc->gen != t->pend.k.map_gen)
+			proc = NULL;
+		/* without tables (--unwind=fp, or none yet): the unwinder's
+		 * frame-pointer walk */
+		err = walk_user_regs(s, task, &wk, proc, gen);
+		if (err < 0)
+			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
+		announce_image(task, wk.pid, wk.exec_id);
+	}
+	t->pend.k.user_stack_id = err;
+	offcpu_stat(OFFCPU_STAT_WALKS, 1);
+	offcpu_count(t, gen);
+	offcpu_seq_end(seq);
+}
 
 SEC("iter/task")
 int handle_offcpu_end(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
 	struct offcpu_task *t;
+	struct pt_regs *regs;
 
 	if (!task || offcpu_mode == 0)
 		return 0;
 	t = bpf_task_storage_get(&offcpu_tasks, task, 0, 0);
 	if (!t)
 		return 0;
+	if (offcpu_end_phase == OFFCPU_END_WALK) {
+		offcpu_end_walk(task, t);
+		bpf_task_storage_delete(&offcpu_tasks, task);
+		return 0;
+	}
 	__sync_fetch_and_add(&offcpu_end_left, 1);
 	if (t->out_ns)
 		offcpu_switch_in(task, t, offcpu_clock(bpf_get_current_task_btf()));
+	if (offcpu_end_phase == OFFCPU_END_COLLECT && t->pend_n && user_stacks && task->mm &&
+	    task->self_exec_id == t->pend.k.exec_id) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		if (regs && (BPF_CORE_READ(regs, cs) & 3) == 3) {
+			struct offcpu_end_rec rec = {
+				.pid = task->tgid, .tid = task->pid, .sp = BPF_CORE_READ(regs, sp),
+			};
+
+			/* a process never sampled nor walked while recorded
+			 * has no unwind tables yet: prof-record loads them
+			 * before the walk phase */
+			announce_image(task, rec.pid, t->pend.k.exec_id);
+			bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+			return 0; /* kept for the walk phase */
+		}
+	}
 	offcpu_flush(t);
 	bpf_task_storage_delete(&offcpu_tasks, task);
 	return 0;

@@ -48,4 +48,19 @@ enum offcpu_stat {
 	OFFCPU_STAT_MAX,
 };
 
+/* What the end pass's first phase writes for each thread still blocked
+ * with a sampled block (bpf/offcpu.bpf.h, handle_offcpu_end): where its
+ * user stack is, for prof-record to map a copy of it at the same address
+ * before the walk phase. */
+struct offcpu_end_rec {
+	__u32 pid;
+	__u32 tid;
+	__u64 sp;
+};
+
+/* offcpu_end_phase (.bss) */
+#define OFFCPU_END_FINAL   0 /* count what is left without user stacks, delete */
+#define OFFCPU_END_COLLECT 1 /* count every block; name the ones to walk */
+#define OFFCPU_END_WALK    2 /* walk the one thread of the link, count, delete */
+
 #endif /* BPROF_OFFCPU_H */

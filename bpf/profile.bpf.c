@@ -914,9 +914,11 @@ static __always_inline void notify(__u32 type, struct task_struct *task, __u32 t
 	e->ktime_ns = bpf_ktime_get_ns();
 	/* the process's name is its group leader's (what ps and
 	 * /proc/PID/comm show), not that of whichever thread was sampled
-	 * first: a worker's name would otherwise name the whole process */
+	 * first: a worker's name would otherwise name the whole process;
+	 * else task's own (not current's: offcpu.bpf.h's end walk announces
+	 * a blocked thread's image from prof-record's context) */
 	if (BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm) < 0)
-		bpf_get_current_comm(&e->comm, sizeof(e->comm));
+		BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 	bpf_ringbuf_submit(e, 0);
 }
 

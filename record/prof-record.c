@@ -145,6 +145,24 @@ static void unwinder_tick_cb(void *ctx)
 	unwinder_tick(ctx);
 }
 
+/* The end pass of --off-cpu/--wall announced the images of threads still
+ * blocked: their mappings are read and their unwind tables loaded (the
+ * manifest feeds the unwinder) before their stacks are walked. */
+struct end_ctx {
+	struct sampler *smp;
+	struct manifest *man;
+};
+
+static void end_before_walk(void *arg)
+{
+	struct end_ctx *c = arg;
+
+	/* errors (out of memory) are met again, and reported, by the drain
+	 * after the end pass */
+	if (!sampler_drain(c->smp))
+		manifest_flush(c->man);
+}
+
 /* Let the manifest feed the unwinder what it learns: objects and their
  * ELF as it opens them, images' mappings as they change. */
 static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const struct env *env,
@@ -599,9 +617,11 @@ int main(int argc, char **argv)
 	stop_mono = sampler_mono_ns();
 	/* the blocks still under way count up to the end, in the last file */
 	{
-		uint64_t found, left;
+		uint64_t found, left, walked;
 
-		err = offcpu_end(obj, ld, &found, &left);
+		struct end_ctx ec = { smp, man };
+
+		err = offcpu_end(obj, ld, end_before_walk, &ec, &found, &left, &walked);
 		if (err)
 			fprintf(stderr, "prof-record: warning: cannot count the blocks under way at the end (%s): threads still blocked have no samples for them\n",
 				strerror(-err));
@@ -609,8 +629,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "prof-record: warning: %llu thread states left after the end pass\n",
 				(unsigned long long)left);
 		if (env.verbose && offcpu_enabled(obj))
-			fprintf(stderr, "prof-record: off-CPU: %llu thread states at the end, %llu left\n",
-				(unsigned long long)found, (unsigned long long)left);
+			fprintf(stderr, "prof-record: off-CPU: %llu thread states at the end, %llu user stacks of blocked threads walked, %llu left\n",
+				(unsigned long long)found, (unsigned long long)walked,
+				(unsigned long long)left);
 	}
 	if (sampler_drain(smp) || manifest_flush(man) || manifest_rescan(man)) {
 		fprintf(stderr, "prof-record: out of memory\n");

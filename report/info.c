@@ -443,7 +443,7 @@ static void print_offcpu(FILE *f, const struct bprof_recording *rec)
 	fprintf(f, "  blocks ended:                    %llu (%.3f s), %llu too short to cross a period (blocks under way at the end included)\n",
 		(unsigned long long)o->blocks, (double)o->blocked_ns / 1e9,
 		(unsigned long long)o->blocks_short);
-	fprintf(f, "  user stacks walked:              %llu; %llu sampled blocks without one (no rseq, blocked again before resuming, or still blocked at the end)\n",
+	fprintf(f, "  user stacks walked:              %llu; %llu sampled blocks without one (no rseq, blocked again before resuming, exited, or still blocked at the end and its stack not copied)\n",
 		(unsigned long long)o->walks, (unsigned long long)o->no_user_stack);
 	fprintf(f, "  off-CPU samples lost:            %llu\n", (unsigned long long)o->lost);
 	v = calloc(rec->nr_counts ? rec->nr_counts : 1, sizeof(*v));

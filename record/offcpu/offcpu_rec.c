@@ -3,15 +3,19 @@
  * offcpu_rec.c - see offcpu_rec.h; the reasoning is in record/DESIGN.md, "Off-CPU
  * and wall-clock time".
  */
+#define _GNU_SOURCE
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bprof.h"
@@ -74,20 +78,31 @@ bool offcpu_enabled(const struct profile_bpf *obj)
 	return obj->rodata->offcpu_mode != 0;
 }
 
-/* Run a task iterator to its end (what it prints: nothing). */
-static int run_iter(int prog_fd)
+/* Run a task iterator to its end, over thread tid only when tid > 0; what
+ * it writes goes to *out (grown with realloc, *len bytes) when out is not
+ * NULL, else nowhere. */
+static int run_iter(int prog_fd, int tid, char **out, size_t *len)
 {
-	char buf[256];
+	union bpf_iter_link_info linfo;
+	LIBBPF_OPTS(bpf_link_create_opts, opts);
+	size_t cap = out ? *len : 0;
+	char buf[4096];
 	int link, fd, err = 0;
 	ssize_t n;
 
 	if (prog_fd < 0)
 		return -ENOENT;
+	if (tid > 0) {
+		memset(&linfo, 0, sizeof(linfo));
+		linfo.task.tid = tid;
+		opts.iter_info = &linfo;
+		opts.iter_info_len = sizeof(linfo);
+	}
 	/* the passes' time is this CPU's scheduler clock (offcpu_clock() in
 	 * bpf/offcpu.bpf.h), updated by a pass through the scheduler:
 	 * microseconds old, not up to a tick */
 	sched_yield();
-	link = bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, NULL);
+	link = bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, tid > 0 ? &opts : NULL);
 	if (link < 0)
 		return -errno;
 	fd = bpf_iter_create(link);
@@ -96,9 +111,22 @@ static int run_iter(int prog_fd)
 		close(link);
 		return err;
 	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		;
-	if (n < 0)
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		if (!out)
+			continue;
+		if (*len + (size_t)n > cap) {
+			char *p = realloc(*out, cap = (*len + (size_t)n) * 2);
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			*out = p;
+		}
+		memcpy(*out + *len, buf, (size_t)n);
+		*len += (size_t)n;
+	}
+	if (n < 0 && !err)
 		err = -errno;
 	close(fd);
 	close(link);
@@ -109,14 +137,73 @@ int offcpu_start(struct profile_bpf *obj, const struct loader *ld)
 {
 	if (!offcpu_enabled(obj))
 		return 0;
-	return run_iter(loader_prog_fd(ld, obj->progs.handle_offcpu_start));
+	return run_iter(loader_prog_fd(ld, obj->progs.handle_offcpu_start), 0, NULL, NULL);
 }
 
-int offcpu_end(struct profile_bpf *obj, const struct loader *ld, uint64_t *found, uint64_t *left)
+/* How much of a blocked thread's stack is copied, from its sp up: the
+ * frames of a blocked call chain take a few KiB; the walk stops at
+ * PROFILE_MAX_STACK_DEPTH frames anyway. */
+#define OFFCPU_STACK_COPY (1u << 20)
+
+/*
+ * A copy of thread tid's stack from sp to the end of its mapping (at most
+ * OFFCPU_STACK_COPY), at the same addresses in our memory, for the end
+ * pass's walk (bpf/offcpu.bpf.h: bpf_probe_read_user reads the memory of
+ * the task running the iterator: us).  MAP_FIXED_NOREPLACE: where that
+ * range is ours already (independent address layouts: rare), no copy and
+ * the thread's block keeps no user stack.  The length mapped, 0: none.
+ */
+static size_t map_stack_copy(const struct offcpu_end_rec *r, void **at)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t start, end, lo, hi = 0;
+	char path[64], line[512];
+	struct iovec l, rv;
+	FILE *f;
+	void *m;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/maps", r->pid, r->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end) == 2 && start <= r->sp &&
+		    r->sp < end) {
+			hi = end;
+			break;
+		}
+	fclose(f);
+	lo = r->sp & ~(uint64_t)(page - 1);
+	if (!hi || hi <= lo)
+		return 0;
+	if (hi - lo > OFFCPU_STACK_COPY)
+		hi = lo + OFFCPU_STACK_COPY;
+	m = mmap((void *)(uintptr_t)lo, hi - lo, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (m == MAP_FAILED)
+		return 0;
+	if (m != (void *)(uintptr_t)lo) { /* a kernel before 4.17 took it as a hint */
+		munmap(m, hi - lo);
+		return 0;
+	}
+	l = (struct iovec){ m, hi - lo };
+	rv = (struct iovec){ (void *)(uintptr_t)lo, hi - lo };
+	if (process_vm_readv((pid_t)r->pid, &l, 1, &rv, 1, 0) <= 0) {
+		munmap(m, hi - lo);
+		return 0;
+	}
+	*at = m;
+	return hi - lo;
+}
+
+int offcpu_end(struct profile_bpf *obj, const struct loader *ld, void (*before_walk)(void *),
+	       void *ctx, uint64_t *found, uint64_t *left, uint64_t *walked)
 {
 	int end_fd = loader_prog_fd(ld, obj->progs.handle_offcpu_end), err;
+	char *recs = NULL;
+	size_t len = 0;
 
-	*found = *left = 0;
+	*found = *left = *walked = 0;
 	if (!offcpu_enabled(obj))
 		return 0;
 	obj->bss->offcpu_ended = true;
@@ -131,12 +218,41 @@ int offcpu_end(struct profile_bpf *obj, const struct loader *ld, uint64_t *found
 	 * a thousand times what the programs run, is the fallback. */
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0)
 		usleep(10000);
-	err = run_iter(end_fd);
+	/* count every block under way; the sampled ones of threads with a
+	 * user stack are named for the walk */
+	obj->bss->offcpu_end_phase = OFFCPU_END_COLLECT;
+	err = run_iter(end_fd, 0, &recs, &len);
+	*found = obj->bss->offcpu_end_left;
+	/* the images it announced get their mappings and unwind tables */
+	if (before_walk && len)
+		before_walk(ctx);
+	/* each named thread's stack, copied to the same addresses here, then
+	 * walked by the pass over that thread alone */
+	obj->bss->offcpu_end_phase = OFFCPU_END_WALK;
+	for (size_t i = 0; !err && i + sizeof(struct offcpu_end_rec) <= len;
+	     i += sizeof(struct offcpu_end_rec)) {
+		struct offcpu_end_rec r;
+		void *at = NULL;
+		size_t n;
+
+		memcpy(&r, recs + i, sizeof(r));
+		n = map_stack_copy(&r, &at);
+		if (!n)
+			continue; /* the final pass counts it without a user stack */
+		if (!run_iter(end_fd, (int)r.tid, NULL, NULL))
+			(*walked)++;
+		munmap(at, n);
+	}
+	free(recs);
 	if (err)
 		return err;
-	*found = obj->bss->offcpu_end_left;
+	/* what is left, without user stacks; then a pass that must find none */
+	obj->bss->offcpu_end_phase = OFFCPU_END_FINAL;
+	err = run_iter(end_fd, 0, NULL, NULL);
+	if (err)
+		return err;
 	obj->bss->offcpu_end_left = 0;
-	err = run_iter(end_fd);
+	err = run_iter(end_fd, 0, NULL, NULL);
 	*left = obj->bss->offcpu_end_left;
 	return err;
 }

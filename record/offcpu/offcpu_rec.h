@@ -36,11 +36,17 @@ bool offcpu_enabled(const struct profile_bpf *obj);
  * start and end (bpf/offcpu.bpf.h): offcpu_start() once sampling began;
  * offcpu_end() once it stopped, before the last file's counts are read.
  * offcpu_end() says in *found how many thread states the pass found and
- * deleted and in *left how many a second pass still found (0: none leak).
- * ld: where the programs' fds are (loader_prog_fd()).  0 or -errno. */
+ * deleted, in *walked how many blocked threads' user stacks it walked
+ * (from a copy of their stacks: it maps memory for a moment) and in *left
+ * how many a last pass still found (0: none leak).  before_walk(ctx), when
+ * there are stacks to walk, must read the events the first pass sent (the
+ * images of blocked threads: their mappings and unwind tables) before
+ * they are walked.  ld: where the programs' fds are (loader_prog_fd()).
+ * 0 or -errno. */
 struct loader;
 int offcpu_start(struct profile_bpf *obj, const struct loader *ld);
-int offcpu_end(struct profile_bpf *obj, const struct loader *ld, uint64_t *found, uint64_t *left);
+int offcpu_end(struct profile_bpf *obj, const struct loader *ld, void (*before_walk)(void *),
+	       void *ctx, uint64_t *found, uint64_t *left, uint64_t *walked);
 
 /* The per-CPU counters summed into sum[OFFCPU_STAT_MAX]; zeros when they
  * cannot be read. */

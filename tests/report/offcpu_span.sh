@@ -6,8 +6,9 @@
 # straddle both ends.
 # - The main thread gets its whole recording as off-CPU time: duration x F
 #   +- 10 % (before: no samples at all), with its kernel stack (the futex
-#   wait) and, since it never ran while recorded, no user stack: no frame
-#   is invented, the sample is counted in --info's "without one".
+#   wait) and, though it never ran while recorded, its complete user stack:
+#   main -> pthread_join's futex wrapper, down to __libc_start_call_main
+#   (the end pass walks a copy of its stack: bpf/offcpu.bpf.h).
 # - The sleeper's on + off samples are the duration x F too.
 # - No thread state is left in the task storage after the end pass
 #   (prof-record -v says how many it found and that a second pass found
@@ -42,8 +43,10 @@ for mode in off-cpu wall; do
 		between "$main" $((SECS * HZ * 90 / 100)) $((SECS * HZ * 110 / 100))
 	check "--$mode: its kernel stack is the futex wait" \
 		grep -qE '^offcpu;.*__x64_sys_futex;.*\[off-cpu:S\] [0-9]+$' "$f.folded"
-	check "--$mode: no user frame invented for it (it never ran)" \
-		awk '/^offcpu;/ && $0 !~ /^offcpu;\[Missed User Stack\];entry_SYSCALL/ { exit 1 }' "$f.folded"
+	check "--$mode: its user stack, though it never ran: main, the join's futex wrapper, __libc_start_call_main" \
+		grep -qE '^offcpu;_start;__libc_start_main_impl;__libc_start_call_main;main;[^;]*join[^;]*;(__futex[^;]*;)+entry_SYSCALL.*\[off-cpu:S\] [0-9]+$' "$f.folded"
+	check "--$mode: all its samples have that stack" \
+		test "$(sum "$f.folded" '^offcpu;_start;__libc_start_main_impl;__libc_start_call_main;main;')" -eq "$main"
 	if [ $mode = wall ]; then
 		check "--wall: sleeper's samples = duration x F +- 10 %" \
 			between "$sl" $((SECS * HZ * 90 / 100)) $((SECS * HZ * 110 / 100))
@@ -55,8 +58,8 @@ for mode in off-cpu wall; do
 			test "$(sum "$f.folded" '^sleeper;clone3;start_thread;')" -ge $((sl * 9 / 10))
 	fi
 	check "--$mode: -p keeps other blocked processes out" bash -c "! grep -q '^sleep;' '$f.folded'"
-	check "--$mode: --info counts the samples without a user stack" \
-		grep -qE 'user stacks walked: +[0-9]+; [1-9][0-9]* sampled blocks without one' "$f.info"
+	check "--$mode: --info counts the user stacks walked and the blocks without one" \
+		grep -qE 'user stacks walked: +[1-9][0-9]*; [0-9]+ sampled blocks without one' "$f.info"
 	# --info's per-thread table: each thread's S time is the duration
 	for th in offcpu sleeper; do
 		st=$(awk -v t=$th '/^  per thread/ { on = 1; next } on && $NF == t { print $3 }' "$f.info")
@@ -64,8 +67,24 @@ for mode in off-cpu wall; do
 			python3 -c "import sys; sys.exit(0 if abs(float('${st:-0}') - $SECS) <= 0.1 * $SECS else 1)"
 	done
 	check "--$mode: the end pass found the thread states and left none" \
-		grep -qE 'off-CPU: [1-9][0-9]* thread states at the end, 0 left' "$f.log"
+		grep -qE 'off-CPU: [1-9][0-9]* thread states at the end, [1-9][0-9]* user stacks of blocked threads walked, 0 left' "$f.log"
 done
+
+# A thread in one sleep through the whole recording: its samples, with its
+# complete user stack (start_thread -> its function -> libc's wrapper),
+# though it never ran while recorded.
+"$BPROF_WORKLOADS/offcpu" 60 long &
+ln=$!
+sleep 0.5
+"$BPROF_RECORD" -v -F $HZ --off-cpu -p $ln -o "$T_DIR/long.bprof" 2 2> "$T_DIR/long.log"
+kill $ln
+"$BPROF_REPORT" -q -f "$T_DIR/long.bprof" > "$T_DIR/long.folded"
+l=$(sum "$T_DIR/long.folded" '^longnap;')
+grep '^longnap;' "$T_DIR/long.folded" || true
+check "one sleep through the recording: duration x F +- 10 % ($l)" \
+	between "$l" $((2 * HZ * 90 / 100)) $((2 * HZ * 110 / 100))
+check "one sleep through the recording: its whole user stack, start_thread to the libc wrapper" \
+	test "$(sum "$T_DIR/long.folded" '^longnap;clone3;start_thread;longnap;sleep_whole;nap;[^;]*clock_nanosleep;entry_SYSCALL')" -eq "$l"
 
 # no -p: every thread of the machine; the other sleeper's whole recording
 # is counted too, and no state is left
@@ -74,6 +93,6 @@ done
 s=$(sum "$T_DIR/all.folded" "^sleep;")
 echo "all threads: sleep(1) $s (~$((2 * HZ)), more if other tests' sleeps ran)"
 check "all threads: sleep(1), blocked all along, counted" test "$s" -ge $((2 * HZ * 90 / 100))
-check "all threads: no thread state left" grep -qE 'thread states at the end, 0 left' "$T_DIR/all.log"
+check "all threads: no thread state left" grep -qE 'thread states at the end, [0-9]+ user stacks of blocked threads walked, 0 left' "$T_DIR/all.log"
 
 finish

@@ -14,7 +14,9 @@
  * offcpu SECONDS churn N: N short-lived threads, 50 at a time, each
  *   blocking 1 ms twice (N x 2 ms of blocked time in all, or a little more);
  * offcpu SECONDS exec: a thread sleeps while the main thread, after
- *   SECONDS, execs /bin/sleep 0.2 (the sleeper dies blocked).
+ *   SECONDS, execs /bin/sleep 0.2 (the sleeper dies blocked);
+ * offcpu SECONDS long: a thread ("longnap") sleeps SECONDS in one call
+ *   (sleep_whole), blocked through a whole recording that it outlives.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -68,6 +70,20 @@ static void *blip(void *arg)
 	return NULL;
 }
 
+NOINLINE void sleep_whole(void)
+{
+	nap((long)(seconds * 1000));
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *longnap(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "longnap");
+	sleep_whole();
+	return NULL;
+}
+
 static void *forever(void *arg)
 {
 	(void)arg;
@@ -106,7 +122,7 @@ int main(int argc, char **argv)
 		execl("/bin/sleep", "sleep", "0.2", (char *)NULL);
 		return 1;
 	}
-	if (pthread_create(&t, NULL, sleeper, NULL))
+	if (pthread_create(&t, NULL, argc > 2 && !strcmp(argv[2], "long") ? longnap : sleeper, NULL))
 		return 1;
 	pthread_join(t, NULL);
 	return 0;
