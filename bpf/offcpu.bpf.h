@@ -56,6 +56,8 @@ const volatile __u32 offcpu_mode = 0;
 const volatile __u64 offcpu_period_ns = 10101010;
 /* count kernel threads' blocked time too (default: not) */
 const volatile bool offcpu_kthreads = false;
+/* --cgroup: the cgroup's id, for the start pass (0: none or unknown) */
+const volatile __u64 offcpu_cgroup_id = 0;
 /* the unwinder's tables are loaded (--unwind=auto|cfi) */
 const volatile bool offcpu_cfi = false;
 /* set by prof-record before the end pass (handle_offcpu_end): from then on
@@ -493,19 +495,44 @@ int BPF_PROG(handle_offcpu_exit, struct task_struct *p)
  * and the time, if still there, is taken back (compare-and-swap: unless
  * that switch-in counted it, which is right too: it was blocked from the
  * start).  A thread woken but not yet on a CPU keeps it: its switch-in
- * will count it.  Not applied with --cgroup (the filter is current's
- * cgroup, and the iterator's current is prof-record): those threads count
- * from their first switch-out, as before.
+ * will count it.  --cgroup: the switch program tests current's cgroup
+ * (bpf_current_task_under_cgroup), and the iterator's current is
+ * prof-record, so this pass tests the task's with the kfunc
+ * bpf_task_under_cgroup (Linux 6.5; before it, threads blocked at the
+ * start count from their first switch-out).
  */
-SEC("iter/task")
-int handle_offcpu_start(struct bpf_iter__task *ctx)
+extern struct cgroup *bpf_cgroup_from_id(__u64 cgid) __ksym __weak;
+extern long bpf_task_under_cgroup(struct task_struct *task, struct cgroup *ancestor) __ksym __weak;
+extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym __weak;
+
+/* --cgroup: whether task is in the cgroup or below it, as the switch
+ * program's bpf_current_task_under_cgroup() says of current. */
+static __always_inline bool offcpu_task_in_cgroup(struct task_struct *task)
+{
+	struct cgroup *cg;
+	bool in;
+
+	if (!offcpu_cgroup_id)
+		return false;
+	cg = bpf_cgroup_from_id(offcpu_cgroup_id);
+	if (!cg)
+		return false;
+	in = bpf_task_under_cgroup(task, cg);
+	bpf_cgroup_release(cg);
+	return in;
+}
+
+/* The start pass over every thread; cg: with --cgroup's test (a copy of
+ * its own, handle_offcpu_start_cg, loaded only where the kernel has the
+ * kfuncs: prof-record checks its BTF). */
+static __always_inline int offcpu_start_pass(struct bpf_iter__task *ctx, bool cg)
 {
 	struct task_struct *task = ctx->task;
 	struct offcpu_task *t;
 	__u32 tgid, tid, state;
 	__u64 now;
 
-	if (!task || offcpu_mode == 0 || filter_cgroup)
+	if (!task || offcpu_mode == 0)
 		return 0;
 	tgid = task->tgid;
 	tid = task->pid;
@@ -518,6 +545,8 @@ int handle_offcpu_start(struct bpf_iter__task *ctx)
 	if (filter_tid && !bpf_map_lookup_elem(&tids, &tid))
 		return 0;
 	if (task->on_cpu || task->exit_state)
+		return 0;
+	if (filter_cgroup && (!cg || !offcpu_task_in_cgroup(task)))
 		return 0;
 	state = offcpu_state_of(false, task->__state);
 	if (!state)
@@ -537,6 +566,18 @@ int handle_offcpu_start(struct bpf_iter__task *ctx)
 	if (task->on_cpu) /* woke meanwhile and its switch-in is handled */
 		__sync_val_compare_and_swap(&t->out_ns, now, 0);
 	return 0;
+}
+
+SEC("iter/task")
+int handle_offcpu_start(struct bpf_iter__task *ctx)
+{
+	return offcpu_start_pass(ctx, false);
+}
+
+SEC("iter/task")
+int handle_offcpu_start_cg(struct bpf_iter__task *ctx)
+{
+	return offcpu_start_pass(ctx, true);
 }
 
 /*

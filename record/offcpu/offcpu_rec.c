@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -42,6 +44,21 @@ bool offcpu_supported(const struct env *env, bool own_stacks, char *msg, size_t 
 	return true;
 }
 
+/* Whether the running kernel has the kfuncs of --cgroup's start pass. */
+static bool cgroup_kfuncs(void)
+{
+	static int has = -1;
+	struct btf *vm;
+
+	if (has < 0) {
+		vm = btf__load_vmlinux_btf();
+		has = vm && btf__find_by_name_kind(vm, "bpf_task_under_cgroup", BTF_KIND_FUNC) > 0 &&
+		      btf__find_by_name_kind(vm, "bpf_cgroup_from_id", BTF_KIND_FUNC) > 0;
+		btf__free(vm);
+	}
+	return has;
+}
+
 void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, long counts)
 {
 	bool on = env->off_cpu != 0;
@@ -49,7 +66,11 @@ void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, 
 	bpf_program__set_autoload(obj->progs.handle_offcpu_switch, on);
 	bpf_program__set_autoload(obj->progs.handle_offcpu_resume, on);
 	bpf_program__set_autoload(obj->progs.handle_offcpu_exit, on);
-	bpf_program__set_autoload(obj->progs.handle_offcpu_start, on);
+	/* --cgroup's start pass needs the kfuncs bpf_cgroup_from_id and
+	 * bpf_task_under_cgroup (Linux 6.5); without them, the pass without
+	 * --cgroup's test (which then seeds no thread) */
+	bpf_program__set_autoload(obj->progs.handle_offcpu_start, on && !(env->cgroup && cgroup_kfuncs()));
+	bpf_program__set_autoload(obj->progs.handle_offcpu_start_cg, on && env->cgroup && cgroup_kfuncs());
 	bpf_program__set_autoload(obj->progs.handle_offcpu_end, on);
 	if (!on) {
 		bpf_map__set_max_entries(obj->maps.offcpu_counts, 1);
@@ -63,6 +84,15 @@ void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, 
 	if (!obj->rodata->offcpu_period_ns)
 		obj->rodata->offcpu_period_ns = 1;
 	obj->rodata->offcpu_cfi = cfi;
+	/* --cgroup: its id, for the start pass's kfunc (the cgroup v2 id is
+	 * the directory's inode number); unknown: that pass leaves the
+	 * cgroup's threads to their first switch-out */
+	if (env->cgroup) {
+		struct stat st;
+
+		if (!stat(env->cgroup, &st))
+			obj->rodata->offcpu_cgroup_id = (uint64_t)st.st_ino;
+	}
 	/* a blocked stack is a row per state, as an on-CPU one per kernel ip */
 	bpf_map__set_max_entries(obj->maps.offcpu_counts, counts > 0 ? counts : 1);
 	/* --rotate: the second set, as counts_b */
@@ -135,9 +165,13 @@ static int run_iter(int prog_fd, int tid, char **out, size_t *len)
 
 int offcpu_start(struct profile_bpf *obj, const struct loader *ld)
 {
+	struct bpf_program *p = obj->progs.handle_offcpu_start;
+
 	if (!offcpu_enabled(obj))
 		return 0;
-	return run_iter(loader_prog_fd(ld, obj->progs.handle_offcpu_start), 0, NULL, NULL);
+	if (!bpf_program__autoload(p))
+		p = obj->progs.handle_offcpu_start_cg;
+	return run_iter(loader_prog_fd(ld, p), 0, NULL, NULL);
 }
 
 /* How much of a blocked thread's stack is copied, from its sp up: the

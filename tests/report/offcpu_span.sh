@@ -86,6 +86,30 @@ check "one sleep through the recording: duration x F +- 10 % ($l)" \
 check "one sleep through the recording: its whole user stack, start_thread to the libc wrapper" \
 	test "$(sum "$T_DIR/long.folded" '^longnap;clone3;start_thread;longnap;sleep_whole;nap;[^;]*clock_nanosleep;entry_SYSCALL')" -eq "$l"
 
+# --cgroup: the start pass tests each thread's cgroup (bpf_task_under_cgroup;
+# the switch program tests current's, and the pass's current is
+# prof-record): the same sleep through the recording, in a cgroup, is
+# counted from the start.
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$cg2" ] && mkdir "$cg2/bprof-offcpu-$$" 2>/dev/null; then
+	"$BPROF_WORKLOADS/offcpu" 60 long &
+	ln=$!
+	echo $ln > "$cg2/bprof-offcpu-$$/cgroup.procs"
+	sleep 0.5
+	"$BPROF_RECORD" -q -F $HZ --off-cpu --cgroup "$cg2/bprof-offcpu-$$" -o "$T_DIR/cg.bprof" 2
+	kill $ln
+	wait $ln 2>/dev/null || true
+	rmdir "$cg2/bprof-offcpu-$$"
+	"$BPROF_REPORT" -q -f "$T_DIR/cg.bprof" > "$T_DIR/cg.folded"
+	l=$(sum "$T_DIR/cg.folded" '^longnap;clone3;start_thread;longnap;sleep_whole;')
+	check "--cgroup: a sleep through the recording counted from its start: duration x F +- 10 % ($l)" \
+		between "$l" $((2 * HZ * 90 / 100)) $((2 * HZ * 110 / 100))
+	check "--cgroup: only the cgroup's threads" \
+		test -z "$(grep -vE '^(longnap|offcpu);' "$T_DIR/cg.folded")"
+else
+	echo "no writable cgroup v2 hierarchy: --cgroup not checked"
+fi
+
 # no -p: every thread of the machine; the other sleeper's whole recording
 # is counted too, and no state is left
 "$BPROF_RECORD" -v -F $HZ --off-cpu -o "$T_DIR/all.bprof" 2 2> "$T_DIR/all.log"
