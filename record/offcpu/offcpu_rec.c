@@ -287,7 +287,9 @@ int offcpu_end(struct profile_bpf *obj, const struct loader *ld, void (*before_w
 		return err;
 	obj->bss->offcpu_end_left = 0;
 	err = run_iter(end_fd, 0, NULL, NULL);
-	*left = obj->bss->offcpu_end_left;
+	/* and the count of sampled blocks waiting for their walk, which
+	 * every path that ends a wait takes back */
+	*left = obj->bss->offcpu_end_left + obj->bss->offcpu_pending;
 	return err;
 }
 

@@ -106,8 +106,12 @@ check "--rotate: every nap's stack complete in every file" test \
 # a time): no crash, and the samples agree with the blocked time the
 # recorder measured (every thread starts at a random phase and takes its
 # remainder with it when it exits: unbiased still, no time invented).
-"$BPROF_RECORD" -q -F 99 --wall -o "$T_DIR/churn.bprof" -- "$BPROF_WORKLOADS/offcpu" 1 churn 10000
+"$BPROF_RECORD" -v -F 99 --wall -o "$T_DIR/churn.bprof" -- "$BPROF_WORKLOADS/offcpu" 1 churn 10000 \
+	2> "$T_DIR/churn.log"
 check "10,000 threads: recorded" test -s "$T_DIR/churn.bprof"
+grep 'off-CPU:' "$T_DIR/churn.log" || true
+check "10,000 threads: no thread state nor waiting block left at the end (the maps are empty)" \
+	grep -qE 'off-CPU: [0-9]+ thread states at the end, [0-9]+ user stacks of blocked threads walked, 0 left' "$T_DIR/churn.log"
 "$BPROF_REPORT" -q --info "$T_DIR/churn.bprof" > "$T_DIR/churn.info"
 "$BPROF_REPORT" -q -f --off-cpu "$T_DIR/churn.bprof" > "$T_DIR/churn.off"
 cs=$(sum "$T_DIR/churn.off" .)

@@ -86,6 +86,31 @@ check "one sleep through the recording: duration x F +- 10 % ($l)" \
 check "one sleep through the recording: its whole user stack, start_thread to the libc wrapper" \
 	test "$(sum "$T_DIR/long.folded" '^longnap;clone3;start_thread;longnap;sleep_whole;nap;[^;]*clock_nanosleep;entry_SYSCALL')" -eq "$l"
 
+# A process killed while its threads sleep: they exit without returning to
+# user space, where a sampled block waits for its user stack; the exit
+# counts it (kernel stack only: the mm is gone), rather than freeing it
+# with the thread (before: no samples at all for a thread asleep from
+# before the start until the kill), and nothing is left waiting.
+"$BPROF_WORKLOADS/offcpu" 60 long &
+ln=$!
+sleep 0.5
+"$BPROF_RECORD" -v -F $HZ --off-cpu -p $ln -o "$T_DIR/kill.bprof" 3 2> "$T_DIR/kill.log" &
+rec=$!
+for _ in $(seq 100); do grep -q '^Sampling at' "$T_DIR/kill.log" && break; sleep 0.1; done
+sleep 1
+kill -9 $ln
+wait $rec
+grep 'off-CPU:' "$T_DIR/kill.log" || true
+"$BPROF_REPORT" -q -f "$T_DIR/kill.bprof" > "$T_DIR/kill.folded"
+cat "$T_DIR/kill.folded"
+l=$(sum "$T_DIR/kill.folded" '^longnap;')
+check "killed while asleep: its sleep until the kill counted, ~1 s x F ($l)" \
+	between "$l" $((HZ * 80 / 100)) $((HZ * 150 / 100))
+check "killed while asleep: with the nanosleep's kernel stack" \
+	test "$(sum "$T_DIR/kill.folded" '^longnap;.*hrtimer_nanosleep;\[off-cpu:S\]')" -eq "$l"
+check "killed while asleep: nothing left, nothing waiting" \
+	grep -qE 'off-CPU: [0-9]+ thread states at the end, [0-9]+ user stacks of blocked threads walked, 0 left' "$T_DIR/kill.log"
+
 # --cgroup: the start pass tests each thread's cgroup (bpf_task_under_cgroup;
 # the switch program tests current's, and the pass's current is
 # prof-record): the same sleep through the recording, in a cgroup, is
