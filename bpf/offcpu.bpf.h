@@ -63,11 +63,14 @@ const volatile bool offcpu_cfi = false;
 /* set by prof-record before the end pass (handle_offcpu_end): from then on
  * the switch and resume programs leave the threads' state to that pass */
 volatile bool offcpu_ended = false;
-/* Sampled blocks waiting for their user stack (pend_n != 0), all threads
- * together: a hint that lets the resume program, which runs at every
- * return to user space after a switch, return at once without a
+/* The samples of sampled blocks waiting for their user stack (pend_n),
+ * all threads together: a hint that lets the resume program, which runs
+ * at every return to user space after a switch, return at once without a
  * task-storage lookup when it is 0 (nearly always: blocks are sampled at
- * most F times per second per thread and wait microseconds). */
+ * most F times per second per thread and wait microseconds).  Exact:
+ * every path that ends a wait takes its samples back, but for a thread
+ * that exits during the end pass (the exit program is stopped then): what
+ * is left at the end is those samples, counted lost (record/offcpu/). */
 __u64 offcpu_pending = 0;
 
 /*
@@ -228,8 +231,8 @@ static __always_inline void offcpu_count(struct offcpu_task *t, __u32 gen)
 		offcpu_add_in(&offcpu_counts_b, &t->pend, t->pend_n, t->pend_ns);
 	else
 		offcpu_add_in(&offcpu_counts, &t->pend, t->pend_n, t->pend_ns);
+	__sync_fetch_and_add(&offcpu_pending, -t->pend_n);
 	t->pend_n = 0;
-	__sync_fetch_and_add(&offcpu_pending, -1);
 }
 
 /* The state a thread was switched out in; 0: not one we count. */
@@ -355,7 +358,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, struct of
 	}
 	t->pend_n = n;
 	t->pend_ns = d;
-	__sync_fetch_and_add(&offcpu_pending, 1);
+	__sync_fetch_and_add(&offcpu_pending, n);
 	/* -K: nothing to walk; no rseq: it will not say when it resumes, its
 	 * user stack is lost; exiting (it blocked in do_exit() after the exit
 	 * tracepoint, closing files say): it will never resume */

@@ -32,6 +32,7 @@ enum { EXIT_USAGE = 2 };
 
 enum {
 	OPT_COMM = 1000,
+	OPT_MIN_SHARE,
 	OPT_ON_CPU,
 	OPT_OFF_CPU,
 	OPT_DEBUG_DIR,
@@ -76,6 +77,7 @@ struct args {
 	bool no_symbolize, missing_buildids;
 	const char *cache_dir; /* --cache-dir */
 	bool no_cache;
+	double min_share;      /* --min-share, percent; 0: off */
 	char **files;          /* with --diff: BEFORE's first */
 	size_t nr_files;
 	char **before;         /* --before, then moved to the front of files */
@@ -161,6 +163,7 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Selection:", 2 },
 	{ "pid", 'p', "PID[,PID...]", 0, "Only these processes", 2 },
 	{ "comm", OPT_COMM, "NAME", 0, "Only processes whose comm is NAME", 2 },
+	{ "min-share", OPT_MIN_SHARE, "PCT", 0, "Leave out threads (process and comm) with less than PCT % of the samples", 2 },
 	{ "on-cpu", OPT_ON_CPU, NULL, 0, "Only on-CPU samples (of a prof-record --off-cpu or --wall recording)", 2 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0, "Only off-CPU samples (blocked and, with --wall, runnable time)", 2 },
 	{ "from", OPT_FROM, "TIME", 0, "Only samples from TIME: seconds from the start of the first recording (of each --diff side), or a wall-clock time (HH:MM[:SS], YYYY-MM-DDTHH:MM:SS, Z for UTC; @EPOCH)", 2 },
@@ -219,6 +222,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (a->cfg.cpu_sel && a->cfg.cpu_sel != sel)
 			argp_error(state, "--on-cpu and --off-cpu select opposite rows: give one");
 		a->cfg.cpu_sel = sel;
+		break;
+	}
+	case OPT_MIN_SHARE: {
+		char *end;
+
+		errno = 0;
+		a->min_share = strtod(arg, &end);
+		if (errno || end == arg || *end || !(a->min_share > 0 && a->min_share <= 100))
+			argp_error(state, "--min-share PCT must be a number above 0 and at most 100");
 		break;
 	}
 	case OPT_COMM:
@@ -786,6 +798,27 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 	}
 	bool text = !a->info && !a->pprof && !a->speedscope && !a->svg && !a->missing_buildids &&
 		    !a->heatmap;
+	struct rep_share *share = NULL;
+
+	/* --min-share: which threads, from a first pass over every file */
+	if (a->min_share > 0 && !a->info) {
+		char errbuf[512];
+		size_t threads, dropped;
+		uint64_t samples, dsamples;
+
+		err = rep_share_select(&share, &a->cfg, a->files, a->nr_files, a->min_share, &a->time,
+				       a->diff ? a->nr_before : 0, errbuf, sizeof(errbuf));
+		if (err) {
+			fprintf(stderr, "prof-report: %s\n", errbuf);
+			goto out;
+		}
+		a->cfg.share = share;
+		rep_share_counts(share, &threads, &dropped, &samples, &dsamples);
+		if (!a->cfg.quiet)
+			fprintf(stderr, "prof-report: --min-share=%g: %zu of %zu threads left out, %llu of %llu samples\n",
+				a->min_share, dropped, threads, (unsigned long long)dsamples,
+				(unsigned long long)samples);
+	}
 
 	/* the text outputs open their files one at a time (fold_sides) */
 	for (size_t i = 0; i < a->nr_files && !text; i++) {
@@ -851,6 +884,8 @@ out:
 	for (size_t i = 0; i < a->nr_files; i++)
 		rep_input_close(&in[i]);
 	free(in);
+	a->cfg.share = NULL;
+	rep_share_free(share);
 	return ret;
 }
 

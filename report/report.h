@@ -41,6 +41,8 @@ struct rep_config {
 	const char *comm;   /* --comm filter */
 	int cpu_sel;        /* REP_SEL_*: --on-cpu, --off-cpu */
 	bool threads;       /* --threads: a thread frame under the process */
+	/* --min-share: the threads left out (rep_share_select), NULL: none */
+	const struct rep_share *share;
 	/* called now and then while rows are symbolized (NULL: never) */
 	void (*progress)(void *arg, const char *file, uint64_t done, uint64_t total);
 	void *progress_arg;
@@ -196,8 +198,26 @@ typedef int (*rep_walk_fn)(void *arg, const struct rep_input *in, const struct b
  * Calls cfg->progress as it goes. */
 int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct rep_input *in,
 	     bool symbolize, rep_walk_fn fn, void *arg, struct rep_stats *st);
-/* Whether -p and --comm select count row c. */
+/* Whether -p, --comm, --on-cpu/--off-cpu and --min-share select count
+ * row c. */
 bool rep_row_selected(const struct rep_config *cfg, const struct bprof_count *c);
+
+/* --min-share=PCT (share.c): a first pass over files (cfg's other filters
+ * applied, and time's range when it is active: files from second_set on,
+ * when not 0, are --diff's AFTER; cfg->share must be NULL) finds the threads, the rows of one
+ * process and comm, whose samples are below pct % of all; *out says
+ * which (rep_share_dropped), for cfg->share.  0, or -errno with a message
+ * in err. */
+struct rep_share;
+struct rep_timesel;
+int rep_share_select(struct rep_share **out, const struct rep_config *cfg, char *const *files,
+		     size_t nr_files, double pct, struct rep_timesel *time, size_t second_set,
+		     char *err, size_t errlen);
+bool rep_share_dropped(const struct rep_share *s, const struct bprof_count *c);
+/* Threads seen and left out, and their samples. */
+void rep_share_counts(const struct rep_share *s, size_t *threads, size_t *dropped,
+		      uint64_t *samples, uint64_t *dropped_samples);
+void rep_share_free(struct rep_share *s);
 /* The frames of one row, reused from row to row (zero-initialize; free
  * with rep_wbuf_free). */
 struct rep_wbuf {

@@ -211,7 +211,8 @@ bool rep_row_selected(const struct rep_config *cfg, const struct bprof_count *c)
 	if (cfg->cpu_sel == REP_SEL_OFF_CPU && c->state == BPROF_STATE_ON_CPU)
 		return false;
 	return rep_pid_selected(cfg, c->pid) &&
-	       !(cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0);
+	       !(cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0) &&
+	       !(cfg->share && rep_share_dropped(cfg->share, c));
 }
 
 void rep_wbuf_free(struct rep_wbuf *b)

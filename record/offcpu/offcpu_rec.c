@@ -287,9 +287,7 @@ int offcpu_end(struct profile_bpf *obj, const struct loader *ld, void (*before_w
 		return err;
 	obj->bss->offcpu_end_left = 0;
 	err = run_iter(end_fd, 0, NULL, NULL);
-	/* and the count of sampled blocks waiting for their walk, which
-	 * every path that ends a wait takes back */
-	*left = obj->bss->offcpu_end_left + obj->bss->offcpu_pending;
+	*left = obj->bss->offcpu_end_left;
 	return err;
 }
 
@@ -334,4 +332,9 @@ void offcpu_dump(const struct profile_bpf *obj, struct bprof_offcpu *out, int nr
 	out->walks = sum[OFFCPU_STAT_WALKS];
 	out->no_user_stack = sum[OFFCPU_STAT_NO_USER_WALK];
 	out->lost = sum[OFFCPU_STAT_LOST];
+	/* after the end pass: the samples of threads that exited during it,
+	 * their sampled blocks still waiting (bpf/offcpu.bpf.h,
+	 * offcpu_pending); before it, blocks wait for microseconds */
+	if (obj->bss->offcpu_ended)
+		out->lost += obj->bss->offcpu_pending;
 }

@@ -38,8 +38,8 @@ bool offcpu_enabled(const struct profile_bpf *obj);
  * offcpu_end() says in *found how many thread states the pass found and
  * deleted, in *walked how many blocked threads' user stacks it walked
  * (from a copy of their stacks: it maps memory for a moment) and in *left
- * how many a last pass still found, plus the sampled blocks still
- * counted as waiting for a walk (0: nothing leaks).  before_walk(ctx), when
+ * how many a last pass still found (0: none leak; the samples of threads
+ * that exit during the pass are counted lost by offcpu_dump()).  before_walk(ctx), when
  * there are stacks to walk, must read the events the first pass sent (the
  * images of blocked threads: their mappings and unwind tables) before
  * they are walked.  ld: where the programs' fds are (loader_prog_fd()).

@@ -144,4 +144,25 @@ echo "all threads: sleep(1) $s (~$((2 * HZ)), more if other tests' sleeps ran)"
 check "all threads: sleep(1), blocked all along, counted" test "$s" -ge $((2 * HZ * 90 / 100))
 check "all threads: no thread state left" grep -qE 'thread states at the end, [0-9]+ user stacks of blocked threads walked, 0 left' "$T_DIR/all.log"
 
+# prof-report --min-share=PCT: a whole machine's blocked time, its idle
+# threads left out.  The three threads of the two processes above each
+# have about a third of their samples (each asleep all along).
+"$BPROF_REPORT" -f --off-cpu --min-share=2 "$T_DIR/all.bprof" > "$T_DIR/ms.folded" 2> "$T_DIR/ms.err"
+cat "$T_DIR/ms.err"
+read -r _ _ drop _ nthr _ _ _ dsamp _ tsamp _ < <(grep -- '--min-share' "$T_DIR/ms.err" | tr ',' ' ')
+all=$(sum "$T_DIR/all.folded" .)
+kept=$(sum "$T_DIR/ms.folded" .)
+echo "--min-share=2: $drop of $nthr threads left out, $dsamp of $tsamp samples; kept $kept of $all"
+check "--min-share: counted on stderr, over all the samples selected" test "${tsamp:-x}" = "$all"
+check "--min-share: what is kept is all but what it says it left out" test "$kept" -eq $((all - ${dsamp:-0}))
+check "--min-share: threads were left out" test "${drop:-0}" -gt 0
+"$BPROF_REPORT" -q -f --off-cpu -p $wl,$other --min-share=20 "$T_DIR/all.bprof" > "$T_DIR/ms20.folded"
+"$BPROF_REPORT" -f --off-cpu -p $wl,$other --min-share=50 "$T_DIR/all.bprof" > "$T_DIR/ms50.folded" 2> "$T_DIR/ms50.err"
+check "--min-share=20: the three threads of a third each are kept" \
+	test "$(cut -d';' -f1 "$T_DIR/ms20.folded" | sort -u | tr '\n' ' ')" = "offcpu sleep sleeper "
+check "--min-share=50: none of them is kept" test ! -s "$T_DIR/ms50.folded"
+check "--min-share=50: 3 of 3 threads left out" grep -q '3 of 3 threads left out' "$T_DIR/ms50.err"
+rc=0; "$BPROF_REPORT" -q -f --min-share=0 "$T_DIR/all.bprof" > /dev/null 2>&1 || rc=$?
+check "--min-share=0 is refused (usage error)" test "$rc" -eq 2
+
 finish
