@@ -809,7 +809,11 @@ static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task
 	s->py.started = 0;
 	s->py.stopped = 0;
 	s->py.frame = 0;
-	if (python_enabled && proc) {
+	/* not for a task walked from another's context (offcpu.bpf.h's end
+	 * walk, from prof-record's): python_tstate() finds the thread's
+	 * state by current's tid, and reads memory that is only the walked
+	 * thread's stack there */
+	if (python_enabled && proc && (unsigned long)task == bpf_get_current_task()) {
 		w.py = bpf_map_lookup_elem(&py_procs, &sk->pid);
 		if (w.py && w.py->exec_id != sk->exec_id)
 			w.py = 0; /* another image's interpreter */
