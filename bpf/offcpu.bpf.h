@@ -613,6 +613,29 @@ int handle_offcpu_start_cg(struct bpf_iter__task *ctx)
  * find none.
  */
 __u64 offcpu_end_left = 0;
+
+/*
+ * Where the end pass ends a block: now, unless the thread was switched in
+ * since its block began (it woke after offcpu_ended stopped the switch
+ * program, in the grace period before the pass): then its block ended at
+ * that switch-in, which the scheduler keeps as sched_info.last_arrival,
+ * read from the same clock (rq_clock) as offcpu_clock(); counting to now
+ * would add the time it has run since.  Where that clock or field is not
+ * there (no CONFIG_FAIR_GROUP_SCHED, no CONFIG_SCHED_INFO), now.
+ */
+static __always_inline __u64 offcpu_end_time(struct task_struct *task, struct offcpu_task *t)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u64 now = offcpu_clock(cur), arrived;
+
+	if (bpf_core_field_exists(cur->se.cfs_rq) && bpf_core_field_exists(cur->se.cfs_rq->rq) &&
+	    bpf_core_field_exists(task->sched_info.last_arrival)) {
+		arrived = task->sched_info.last_arrival;
+		if (arrived > t->out_ns && arrived < now)
+			now = arrived;
+	}
+	return now;
+}
 __u32 offcpu_end_phase = OFFCPU_END_FINAL;
 
 /* The walk phase: task's user stack, from prof-record's copy. */
@@ -674,7 +697,7 @@ int handle_offcpu_end(struct bpf_iter__task *ctx)
 	}
 	__sync_fetch_and_add(&offcpu_end_left, 1);
 	if (t->out_ns)
-		offcpu_switch_in(task, t, offcpu_clock(bpf_get_current_task_btf()));
+		offcpu_switch_in(task, t, offcpu_end_time(task, t));
 	if (offcpu_end_phase == OFFCPU_END_COLLECT && t->pend_n && user_stacks && task->mm &&
 	    task->self_exec_id == t->pend.k.exec_id) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
