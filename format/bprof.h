@@ -489,6 +489,10 @@ struct bprof_python {
 /* "samples", "frames", ...: SPEC.md 6.14's name of counter i; NULL past
  * the end. */
 const char *bprof_python_counter_name(unsigned i);
+/* The order of struct bprof_python.codes (pid, exec_id, code, guard): <0, 0
+ * or >0 as for qsort(3), whose comparator it is (a and b point to struct
+ * bprof_python_code). The recorder sorts its copies with it before writing. */
+int bprof_python_code_cmp(const void *a, const void *b);
 /* The code a frame names (binary search); NULL if the recording has none. */
 struct bprof_recording;
 const struct bprof_python_code *bprof_python_code_find(const struct bprof_recording *rec,

@@ -530,7 +530,7 @@ static int cmp_py_proc(const void *a, const void *b)
 	return x->exec_id < y->exec_id ? -1 : x->exec_id > y->exec_id;
 }
 
-static int cmp_py_code(const void *a, const void *b)
+int bprof_python_code_cmp(const void *a, const void *b)
 {
 	const struct bprof_python_code *x = a, *y = b;
 
@@ -555,7 +555,7 @@ static int validate_python(struct bprof_recording *rec, struct bprof_error *err)
 	if (py->nr_procs)
 		qsort(py->procs, py->nr_procs, sizeof(*py->procs), cmp_py_proc);
 	if (py->nr_codes)
-		qsort(py->codes, py->nr_codes, sizeof(*py->codes), cmp_py_code);
+		qsort(py->codes, py->nr_codes, sizeof(*py->codes), bprof_python_code_cmp);
 	for (uint64_t i = 0; i < py->nr_procs; i++)
 		if ((i && !cmp_py_proc(&py->procs[i], &py->procs[i - 1])) ||
 		    py->procs[i].status > BPROF_PY_STATUS_MAX)
@@ -564,7 +564,7 @@ static int validate_python(struct bprof_recording *rec, struct bprof_error *err)
 	for (uint64_t i = 0; i < py->nr_codes; i++) {
 		const struct bprof_python_code *c = &py->codes[i];
 
-		if ((i && !cmp_py_code(c, c - 1)) ||
+		if ((i && !bprof_python_code_cmp(c, c - 1)) ||
 		    (c->qualname && strlen(c->qualname) > BPROF_PY_NAME_MAX) ||
 		    (c->filename && strlen(c->filename) > BPROF_PY_NAME_MAX) ||
 		    c->linetable_len > BPROF_PY_LINETABLE_MAX || (c->linetable_len && !c->linetable))
@@ -847,10 +847,7 @@ const struct bprof_python_code *bprof_python_code_find(const struct bprof_record
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct bprof_python_code *e = &rec->python.codes[mid];
-		int cmp = e->pid != key.pid ? (e->pid < key.pid ? -1 : 1)
-			: e->exec_id != key.exec_id ? (e->exec_id < key.exec_id ? -1 : 1)
-			: e->code != key.code ? (e->code < key.code ? -1 : 1)
-			: e->guard != key.guard ? (e->guard < key.guard ? -1 : 1) : 0;
+		int cmp = bprof_python_code_cmp(e, &key);
 
 		if (!cmp)
 			return e;

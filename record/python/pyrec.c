@@ -478,19 +478,6 @@ void pyrec_code(struct pyrec *py, const struct python_code_event *e)
 	py->copied++;
 }
 
-static int cmp_code(const void *a, const void *b)
-{
-	const struct bprof_python_code *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->exec_id != y->exec_id)
-		return x->exec_id < y->exec_id ? -1 : 1;
-	if (x->code != y->code)
-		return x->code < y->code ? -1 : 1;
-	return x->guard < y->guard ? -1 : x->guard > y->guard;
-}
-
 /* Sort the copies and drop the ones copied twice (the BPF side's set of
  * announced codes is an LRU: a code it forgot is announced again). */
 static void dedup_codes(struct pyrec *py)
@@ -499,9 +486,9 @@ static void dedup_codes(struct pyrec *py)
 
 	if (!py->nr_codes)
 		return;
-	qsort(py->codes, py->nr_codes, sizeof(*py->codes), cmp_code);
+	qsort(py->codes, py->nr_codes, sizeof(*py->codes), bprof_python_code_cmp);
 	for (uint64_t i = 0; i < py->nr_codes; i++) {
-		if (n && !cmp_code(&py->codes[n - 1], &py->codes[i])) {
+		if (n && !bprof_python_code_cmp(&py->codes[n - 1], &py->codes[i])) {
 			free_code(&py->codes[i]);
 			continue;
 		}
