@@ -323,6 +323,41 @@ static int add_line(Location *l, uint64_t function, int64_t line, int64_t column
 	return 0;
 }
 
+/* The location key names in map (locations of frames, or --threads' named
+ * ones): its id in *out; a new one, pushed with no lines yet, is returned for
+ * the caller to fill.  NULL when it was there already (*err 0) or on error. */
+static Location *new_location(struct pp *p, struct rep_map *map, const void *key, size_t klen,
+			      uint64_t *out, int *err)
+{
+	uint64_t v = p->locv.nr + 1;
+	bool found;
+	Location *l;
+
+	*err = rep_map_get(map, key, klen, &v, &found);
+	if (*err)
+		return NULL;
+	*out = v;
+	if (found)
+		return NULL;
+	l = malloc(sizeof(*l));
+	if (l) {
+		*l = (Location)PERFTOOLS__PROFILES__LOCATION__INIT;
+		l->id = v;
+	}
+	*err = pv_push(&p->locv, l);
+	return *err ? NULL : l;
+}
+
+/* l's one line: a function called name, of no file and no line (the
+ * pseudo-frames: off-CPU states, missed frames, --threads' names). */
+static int add_named_line(struct pp *p, Location *l, const char *name)
+{
+	uint64_t fid;
+	int err = function_id(p, name, name, NULL, &fid);
+
+	return err ? err : add_line(l, fid, 0, 0);
+}
+
 static int location_id(struct pp *p, const struct rep_input *in, const struct rep_wframe *f,
 		       uint64_t *out)
 {
@@ -339,38 +374,19 @@ static int location_id(struct pp *p, const struct rep_input *in, const struct re
 	/* an off-CPU pseudo-frame is one location per state (addr) */
 	uint64_t key[4] = { (uint64_t)f->kind, m ? 0 : p->input, m ? m->id : 0,
 			    f->kind == REP_W_OFFCPU ? f->addr : f->lookup };
-	uint64_t v = p->locv.nr + 1;
-	bool found;
-	err = rep_map_get(&p->locations, &key, sizeof(key), &v, &found);
-	if (err)
-		return err;
-	*out = v;
-	if (found)
-		return 0;
+	Location *l = new_location(p, &p->locations, &key, sizeof(key), out, &err);
 
-	Location *l = malloc(sizeof(*l));
 	if (!l)
-		return -ENOMEM;
-	*l = (Location)PERFTOOLS__PROFILES__LOCATION__INIT;
-	l->id = v;
+		return err;
 	l->mapping_id = m ? m->id : 0;
 	l->address = f->lookup;
-	err = pv_push(&p->locv, l);
-	if (err)
-		return err;
 	if (f->kind == REP_W_MISSED_USER || f->kind == REP_W_MISSED_KERNEL ||
-	    f->kind == REP_W_MISSING_CALLER || f->kind == REP_W_OFFCPU) {
-		const char *name = f->kind == REP_W_OFFCPU ? rep_offcpu_frame_name((uint32_t)f->addr)
-							   : rep_wframe_missed_name(f->kind);
-		uint64_t fid;
-		err = function_id(p, name, name, NULL, &fid);
-		return err ? err : add_line(l, fid, 0, 0);
-	}
-	if (!f->res && f->kind == REP_W_PYTHON) {
-		uint64_t fid;
-		err = function_id(p, REP_PYTHON_FRAME, REP_PYTHON_FRAME, NULL, &fid);
-		return err ? err : add_line(l, fid, 0, 0);
-	}
+	    f->kind == REP_W_MISSING_CALLER || f->kind == REP_W_OFFCPU)
+		return add_named_line(p, l, f->kind == REP_W_OFFCPU
+						    ? rep_offcpu_frame_name((uint32_t)f->addr)
+						    : rep_wframe_missed_name(f->kind));
+	if (!f->res && f->kind == REP_W_PYTHON)
+		return add_named_line(p, l, REP_PYTHON_FRAME);
 	if (!f->res)
 		return 0;
 	for (uint32_t i = 0; i < f->res->nr_frames && !err; i++) {
@@ -396,29 +412,15 @@ static int named_location(struct pp *p, char kind, const char *name, uint64_t *o
 {
 	size_t n = strlen(name);
 	char key[BPROF_COMM_LEN + 64];
-	uint64_t v = p->locv.nr + 1, fid;
-	bool found;
+	Location *l;
 	int err;
 
 	if (n + 1 > sizeof(key))
 		n = sizeof(key) - 1;
 	key[0] = kind;
 	memcpy(key + 1, name, n);
-	err = rep_map_get(&p->named, key, n + 1, &v, &found);
-	if (err)
-		return err;
-	*out = v;
-	if (found)
-		return 0;
-	Location *l = malloc(sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	*l = (Location)PERFTOOLS__PROFILES__LOCATION__INIT;
-	l->id = v;
-	err = pv_push(&p->locv, l);
-	if (!err)
-		err = function_id(p, name, name, NULL, &fid);
-	return err ? err : add_line(l, fid, 0, 0);
+	l = new_location(p, &p->named, key, n + 1, out, &err);
+	return l ? add_named_line(p, l, name) : err;
 }
 
 static int add_label(Sample *s, int64_t key, int64_t str, int64_t num)
