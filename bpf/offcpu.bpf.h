@@ -284,6 +284,32 @@ static __always_inline void offcpu_flush(struct offcpu_task *t)
 	offcpu_seq_end(seq);
 }
 
+/* The unwind tables to walk the pending block's user stack with: NULL
+ * without tables (--unwind=fp, or none yet) or when the process's mappings
+ * changed since the block was counted (they would unwind another image). */
+static __always_inline const struct unwind_proc *offcpu_proc(const struct offcpu_task *t,
+							     const struct profile_seen_key *wk)
+{
+	const struct unwind_proc *proc = NULL;
+
+	if (offcpu_cfi)
+		proc = bpf_map_lookup_elem(&unwind_procs, wk);
+	if (proc && proc->gen != t->pend.k.map_gen)
+		proc = NULL;
+	return proc;
+}
+
+/* Count the pending block with its user stack (an id, or why there is
+ * none) and leave the sequence offcpu_seq_begin() entered. */
+static __always_inline void offcpu_count_walked(struct offcpu_task *t, long user_stack_id,
+						__u32 gen, __u64 *seq)
+{
+	t->pend.k.user_stack_id = user_stack_id;
+	offcpu_stat(OFFCPU_STAT_WALKS, 1);
+	offcpu_count(t, gen);
+	offcpu_seq_end(seq);
+}
+
 /* Whether the thread being switched out (current) is one we record. */
 static __always_inline bool offcpu_wanted(struct task_struct *p)
 {
@@ -429,12 +455,8 @@ int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 	if (regs && !bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs) && (s->pt.cs & 3) == 3 &&
 	    cur->mm && !in_execve(cur)) {
 		struct profile_seen_key wk = { .pid = t->pend.k.pid, .exec_id = t->pend.k.exec_id };
-		const struct unwind_proc *proc = NULL;
+		const struct unwind_proc *proc = offcpu_proc(t, &wk);
 
-		if (offcpu_cfi)
-			proc = bpf_map_lookup_elem(&unwind_procs, &wk);
-		if (proc && proc->gen != t->pend.k.map_gen)
-			proc = NULL;
 		if (offcpu_cfi && (proc || !fp_fallback)) {
 			err = walk_user_regs(s, cur, &wk, proc, gen);
 		} else {
@@ -453,10 +475,7 @@ int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
 		announce_image(cur, wk.pid, wk.exec_id);
 	}
-	t->pend.k.user_stack_id = err;
-	offcpu_stat(OFFCPU_STAT_WALKS, 1);
-	offcpu_count(t, gen);
-	offcpu_seq_end(seq);
+	offcpu_count_walked(t, err, gen, seq);
 	return 0;
 }
 
@@ -659,23 +678,14 @@ static __always_inline void offcpu_end_walk(struct task_struct *task, struct off
 	if (regs && !bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs) && (s->pt.cs & 3) == 3 &&
 	    task->mm) {
 		struct profile_seen_key wk = { .pid = t->pend.k.pid, .exec_id = t->pend.k.exec_id };
-		const struct unwind_proc *proc = NULL;
 
-		if (offcpu_cfi)
-			proc = bpf_map_lookup_elem(&unwind_procs, &wk);
-		if (proc && proc->gen != t->pend.k.map_gen)
-			proc = NULL;
-		/* without tables (--unwind=fp, or none yet): the unwinder's
-		 * frame-pointer walk */
-		err = walk_user_regs(s, task, &wk, proc, gen);
+		/* without tables: the unwinder's frame-pointer walk */
+		err = walk_user_regs(s, task, &wk, offcpu_proc(t, &wk), gen);
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
 		announce_image(task, wk.pid, wk.exec_id);
 	}
-	t->pend.k.user_stack_id = err;
-	offcpu_stat(OFFCPU_STAT_WALKS, 1);
-	offcpu_count(t, gen);
-	offcpu_seq_end(seq);
+	offcpu_count_walked(t, err, gen, seq);
 }
 
 SEC("iter/task")
