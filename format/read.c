@@ -959,19 +959,6 @@ static int get_py_bytes(struct cur *c, uint32_t n, uint32_t limit, bool bin, cha
 	return 0;
 }
 
-static int py_code_cmp(const struct bprof_python_code *a, const struct bprof_python_code *b)
-{
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->exec_id != b->exec_id)
-		return a->exec_id < b->exec_id ? -1 : 1;
-	if (a->code != b->code)
-		return a->code < b->code ? -1 : 1;
-	if (a->guard != b->guard)
-		return a->guard < b->guard ? -1 : 1;
-	return 0;
-}
-
 /* CPython frames' names (1.7, SPEC.md 6.15). */
 static int parse_python(struct cur *c, struct bprof_recording *r)
 {
@@ -1039,7 +1026,7 @@ static int parse_python(struct cur *c, struct bprof_recording *r)
 		if (c->strict && reserved)
 			return cerr(c, BPROF_E_CORRUPT, "code %llu: reserved field 0x%x",
 				    (unsigned long long)i, reserved);
-		if (i && py_code_cmp(e, e - 1) <= 0)
+		if (i && bprof_python_code_cmp(e, e - 1) <= 0)
 			return cerr(c, BPROF_E_CORRUPT, "code %llu duplicated or out of order",
 				    (unsigned long long)i);
 		if ((rc = get_py_bytes(c, ql, BPROF_PY_NAME_MAX, false, &e->qualname, "qualname", i)) ||
