@@ -297,6 +297,33 @@ static void invalid(struct gen *g, const char *name, int code, struct bb f)
 	free(f.p);
 }
 
+/* Content c with section type's header cut to its first n bytes, the
+ * content ending there: a reader must see the section's own fields run out,
+ * not read past them. */
+static void invalid_header_cut(struct gen *g, const char *name, const struct bb *c,
+			       uint32_t type, uint64_t n, const struct frame_opts *o)
+{
+	struct bb d = bb_copy(c);
+
+	d.len = sect_at(&d, type) + 16 + n;
+	set_sect_len(&d, type, n);
+	invalid(g, name, BPROF_E_TRUNCATED, frame(&d, o));
+	free(d.p);
+}
+
+/* Content c with section type once more at its end: a second copy of a
+ * section that may appear once is corrupt, not merged or ignored. */
+static void invalid_duplicated(struct gen *g, const char *name, const struct bb *c,
+			       uint32_t type, const struct frame_opts *o)
+{
+	struct bb d = bb_copy(c);
+	size_t at = sect_at(&d, type);
+
+	bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, type));
+	invalid(g, name, BPROF_E_CORRUPT, frame(&d, o));
+	free(d.p);
+}
+
 /* Frame a damaged copy of content c. */
 #define DAMAGED(var, base) for (struct bb var = bb_copy(base), *once_ = &var; once_; once_ = NULL)
 
@@ -1095,14 +1122,7 @@ int main(int argc, char **argv)
 			free(tmp.p);
 			free(d.p);
 		}
-		DAMAGED(d, &c)
-		{
-			size_t at = sect_at(&d, BPROF_SECT_UNWIND);
-
-			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_UNWIND));
-			invalid(g, "unwind-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
-			free(d.p);
-		}
+		invalid_duplicated(g, "unwind-duplicated", &c, BPROF_SECT_UNWIND, NULL);
 		DAMAGED(d, &c)
 		{
 			/* a newer writer's extra counters are ignored */
@@ -1215,24 +1235,9 @@ int main(int argc, char **argv)
 			invalid(g, "access-counters-wrap", BPROF_E_LIMIT, frame(&d, NULL));
 			free(d.p);
 		}
-		DAMAGED(d, &c)
-		{
-			/* the header cut after the capabilities: no counter count */
-			size_t at = sect_at(&d, BPROF_SECT_ACCESS);
-
-			d.len = at + 16 + 16;
-			set_sect_len(&d, BPROF_SECT_ACCESS, 16);
-			invalid(g, "access-header-short", BPROF_E_TRUNCATED, frame(&d, NULL));
-			free(d.p);
-		}
-		DAMAGED(d, &c)
-		{
-			size_t at = sect_at(&d, BPROF_SECT_ACCESS);
-
-			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_ACCESS));
-			invalid(g, "access-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
-			free(d.p);
-		}
+		/* the header cut after the capabilities: no counter count */
+		invalid_header_cut(g, "access-header-short", &c, BPROF_SECT_ACCESS, 16, NULL);
+		invalid_duplicated(g, "access-duplicated", &c, BPROF_SECT_ACCESS, NULL);
 		DAMAGED(d, &c)
 		{
 			/* ACCESS moved before IMAGES */
@@ -1368,14 +1373,7 @@ int main(int argc, char **argv)
 			invalid(g, "generations-claim-2e40-entries", BPROF_E_TRUNCATED, frame(&d, NULL));
 			free(d.p);
 		}
-		DAMAGED(d, &c)
-		{
-			size_t at = sect_at(&d, BPROF_SECT_GENERATIONS);
-
-			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_GENERATIONS));
-			invalid(g, "generations-duplicated", BPROF_E_CORRUPT, frame(&d, NULL));
-			free(d.p);
-		}
+		invalid_duplicated(g, "generations-duplicated", &c, BPROF_SECT_GENERATIONS, NULL);
 	}
 	/* ---- OFFCPU (1.5) ---- */
 	{
@@ -1439,24 +1437,8 @@ int main(int argc, char **argv)
 			invalid(g, "offcpu-claim-2e40-rows", BPROF_E_TRUNCATED, frame(&d, &m4));
 			free(d.p);
 		}
-		DAMAGED(d, &oc)
-		{
-			/* the header cut short */
-			size_t at = sect_at(&d, BPROF_SECT_OFFCPU);
-
-			d.len = at + 16 + 40;
-			set_sect_len(&d, BPROF_SECT_OFFCPU, 40);
-			invalid(g, "offcpu-header-truncated", BPROF_E_TRUNCATED, frame(&d, &m4));
-			free(d.p);
-		}
-		DAMAGED(d, &oc)
-		{
-			size_t at = sect_at(&d, BPROF_SECT_OFFCPU);
-
-			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_OFFCPU));
-			invalid(g, "offcpu-duplicated", BPROF_E_CORRUPT, frame(&d, &m4));
-			free(d.p);
-		}
+		invalid_header_cut(g, "offcpu-header-truncated", &oc, BPROF_SECT_OFFCPU, 40, &m4);
+		invalid_duplicated(g, "offcpu-duplicated", &oc, BPROF_SECT_OFFCPU, &m4);
 		free(oc.p);
 		bprof_recording_free(o);
 	}
@@ -1488,24 +1470,8 @@ int main(int argc, char **argv)
 			invalid(g, "slices-claim-2e40-rows", BPROF_E_TRUNCATED, frame(&d, &m6));
 			free(d.p);
 		}
-		DAMAGED(d, &sc)
-		{
-			/* the header cut short */
-			size_t at = sect_at(&d, BPROF_SECT_SLICES);
-
-			d.len = at + 16 + 12;
-			set_sect_len(&d, BPROF_SECT_SLICES, 12);
-			invalid(g, "slices-header-truncated", BPROF_E_TRUNCATED, frame(&d, &m6));
-			free(d.p);
-		}
-		DAMAGED(d, &sc)
-		{
-			size_t at = sect_at(&d, BPROF_SECT_SLICES);
-
-			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_SLICES));
-			invalid(g, "slices-duplicated", BPROF_E_CORRUPT, frame(&d, &m6));
-			free(d.p);
-		}
+		invalid_header_cut(g, "slices-header-truncated", &sc, BPROF_SECT_SLICES, 12, &m6);
+		invalid_duplicated(g, "slices-duplicated", &sc, BPROF_SECT_SLICES, &m6);
 		DAMAGED(d, &sc)
 		{
 			/* SLICES moved before OFFCPU, whose rows it indexes */
@@ -1600,14 +1566,7 @@ int main(int argc, char **argv)
 			invalid(g, "python-codes-out-of-order", BPROF_E_CORRUPT, frame(&d, &m7));
 			free(d.p);
 		}
-		DAMAGED(d, &pc)
-		{
-			size_t at = sect_at(&d, BPROF_SECT_PYTHON);
-
-			bb_insert(&d, d.len, d.p + at, 16 + sect_len(&d, BPROF_SECT_PYTHON));
-			invalid(g, "python-duplicated", BPROF_E_CORRUPT, frame(&d, &m7));
-			free(d.p);
-		}
+		invalid_duplicated(g, "python-duplicated", &pc, BPROF_SECT_PYTHON, &m7);
 		free(pc.p);
 		bprof_recording_free(o);
 	}
