@@ -421,6 +421,16 @@ int dump_clear(struct profile_bpf *obj, unsigned gen)
 	return err;
 }
 
+void dump_since(uint64_t *sum, uint64_t *base, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t s = sum[i];
+
+		sum[i] = s >= base[i] ? s - base[i] : 0;
+		base[i] = s;
+	}
+}
+
 void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus,
 		 struct dump_base *base)
 {
@@ -437,12 +447,7 @@ void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus,
 			sum[i] += vals[c];
 	}
 	free(vals);
-	for (uint32_t i = 0; i < PROFILE_LOSS_MAX; i++) {
-		uint64_t s = sum[i];
-
-		sum[i] = s >= base->losses[i] ? s - base->losses[i] : 0;
-		base->losses[i] = s;
-	}
+	dump_since(sum, base->losses, PROFILE_LOSS_MAX);
 	l->user_stack_enomem = sum[PROFILE_LOSS_USER_ENOMEM];
 	l->user_stack_eexist = sum[PROFILE_LOSS_USER_EEXIST];
 	l->kernel_stack_enomem = sum[PROFILE_LOSS_KERNEL_ENOMEM];
@@ -509,12 +514,7 @@ void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
 		return;
 	u->flags = BPROF_UNWIND_WALKED;
 	dump_unwind_stats(obj, sum, nr_cpus);
-	for (int i = 0; i < UNWIND_STAT_MAX; i++) {
-		uint64_t s = sum[i];
-
-		sum[i] = s >= base->unwind[i] ? s - base->unwind[i] : 0;
-		base->unwind[i] = s;
-	}
+	dump_since(sum, base->unwind, UNWIND_STAT_MAX);
 	for (int i = 0; i < UNWIND_STAT_MAX; i++)
 		u->counters[from_bpf[i]] = sum[i];
 	/* the three are exclusive: without an image table no object is found,

@@ -9,6 +9,7 @@
 #define BPROF_RECORD_DUMP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "bprof.h"
 #include "manifest.h"
@@ -36,6 +37,11 @@ struct dump_base {
 	uint64_t unwind[UNWIND_STAT_MAX];  /* enum unwind_stat */
 	uint64_t offcpu[OFFCPU_STAT_MAX];  /* enum offcpu_stat */
 };
+
+/* The n totals in sum become what was counted since base (the totals
+ * when the previous file was written), and base takes the totals.  A total
+ * below its base (a map that could not be read) counts 0, not 2^64 - k. */
+void dump_since(uint64_t *sum, uint64_t *base, size_t n);
 
 /*
  * The counts of set gen (rotate_gen, profile.bpf.c; 0 without --rotate)

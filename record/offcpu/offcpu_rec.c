@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bprof.h"
+#include "dump.h"
 #include "loader.h"
 #include "offcpu/offcpu_rec.h"
 #include "profile.skel.h"
@@ -317,12 +318,7 @@ void offcpu_dump(const struct profile_bpf *obj, struct bprof_offcpu *out, int nr
 	if (!offcpu_enabled(obj))
 		return;
 	offcpu_stats(obj, sum, nr_cpus);
-	for (int i = 0; i < OFFCPU_STAT_MAX; i++) {
-		uint64_t s = sum[i];
-
-		sum[i] = s >= base[i] ? s - base[i] : 0;
-		base[i] = s;
-	}
+	dump_since(sum, base, OFFCPU_STAT_MAX);
 	out->mode = obj->rodata->offcpu_mode == OFFCPU_MODE_WALL ? BPROF_OFFCPU_WALL
 								 : BPROF_OFFCPU_BLOCKED;
 	out->period_ns = obj->rodata->offcpu_period_ns;
