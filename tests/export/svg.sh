@@ -55,24 +55,13 @@ check "zoomed screenshot taken" test -s "$OUT/ratio-zoomed.png"
 perl "$FLAMEGRAPH" "$T_DIR/d.folded" > "$T_DIR/fg.svg"
 check "same frame set, samples and widths as flamegraph.pl (within rounding)" \
 	python3 - "$T_DIR/fg.svg" "$OUT/demo.svg" <<'PY'
-import re, sys, html
-def frames(path):
-    s = open(path).read()
-    out = []
-    for g in re.findall(r"<g[^>]*>(.*?)</g>", s, re.S):
-        t = re.search(r"<title>(.*?)</title>", g, re.S)
-        r = re.search(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"', g)
-        if not t or not r:
-            continue
-        m = re.match(r"(.*) \(([\d,]+) samples?, ", html.unescape(t.group(1)))
-        # this flamegraph.pl turns <> into () (C++ templates); annotations dropped
-        name = re.sub(r"_\[[kij]\]$", "", m.group(1)).replace("<", "(").replace(">", ")")
-        out.append((name, int(m.group(2).replace(",", "")), float(r.group(1)), float(r.group(3))))
-    return sorted(out)
+import os, sys
+sys.path.insert(0, os.environ["BPROF_SRC"] + "/tests/export")
+from svg_frames import frames
 a, b = frames(sys.argv[1]), frames(sys.argv[2])
 print(len(a), "frames from flamegraph.pl,", len(b), "from prof-report")
-assert [(n, c) for n, c, _, _ in a] == [(n, c) for n, c, _, _ in b], set(a) ^ set(b)
-for (n, c, x1, w1), (_, _, x2, w2) in zip(a, b):
+assert [(n, c) for n, c, *_ in a] == [(n, c) for n, c, *_ in b], set(a) ^ set(b)
+for (n, c, x1, w1, _), (_, _, x2, w2, _) in zip(a, b):
     assert abs(x1 - x2) <= 0.11 and abs(w1 - w2) <= 0.11, (n, c, x1, w1, x2, w2)
 PY
 
@@ -101,19 +90,9 @@ for view in "--inverted:--inverted" "--min-width=4:--minwidth 4" "--inverted --m
 	perl "$FLAMEGRAPH" $theirs "$T_DIR/d.folded" > "$T_DIR/fgview.svg"
 	check "$ours: same frames and widths as flamegraph.pl $theirs; orientation; omitted frames counted in the title" \
 		python3 - "$T_DIR/fgview.svg" "$T_DIR/view.svg" "$OUT/demo.svg" "$ours" <<'PY'
-import re, sys, html
-def frames(path):
-    s = open(path).read()
-    out = []
-    for g in re.findall(r"<g[^>]*>(.*?)</g>", s, re.S):
-        t = re.search(r"<title>(.*?)</title>", g, re.S)
-        r = re.search(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"', g)
-        if not t or not r:
-            continue
-        m = re.match(r"(.*) \(([\d,]+) samples?, ", html.unescape(t.group(1)))
-        name = re.sub(r"_\[[kij]\]$", "", m.group(1)).replace("<", "(").replace(">", ")")
-        out.append((name, int(m.group(2).replace(",", "")), float(r.group(1)), float(r.group(3)), float(r.group(2))))
-    return sorted(out)
+import os, re, sys
+sys.path.insert(0, os.environ["BPROF_SRC"] + "/tests/export")
+from svg_frames import frames
 theirs, ours, full, opts = frames(sys.argv[1]), frames(sys.argv[2]), frames(sys.argv[3]), sys.argv[4]
 print(len(theirs), "frames from flamegraph.pl,", len(ours), "from prof-report,", len(full), "in the whole graph")
 assert [(n, c) for n, c, *_ in theirs] == [(n, c) for n, c, *_ in ours], set(theirs) ^ set(ours)
