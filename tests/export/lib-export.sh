@@ -15,6 +15,15 @@ npm_modules() {
 		skip "cannot install the npm consumers (npm registry unreachable?)"
 }
 
+# need_browser: headless Chromium and node, with the npm consumers on
+# NODE_PATH (exported): what the tests that drive a real page need.
+need_browser() {
+	need_cmd chromium chromium
+	need_cmd node nodejs
+	NODE_PATH=$(npm_modules)
+	export NODE_PATH
+}
+
 # folded_sum FILE REGEX: samples of the folded lines matching REGEX
 folded_sum() {
 	awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"

@@ -7,10 +7,7 @@
 source "$BPROF_SRC/tests/e2e/lib.sh"
 source "$BPROF_SRC/tests/export/lib-export.sh"
 require_bpf
-need_cmd chromium chromium
-need_cmd node nodejs
-NODE_PATH=$(npm_modules)
-export NODE_PATH
+need_browser
 
 "$BPROF_RECORD" -q -F 499 -o "$T_DIR/r.bprof" -- "$BPROF_WORKLOADS/ratio" 3
 "$BPROF_REPORT" -q -f "$T_DIR/r.bprof" > "$T_DIR/folded"

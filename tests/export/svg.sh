@@ -7,12 +7,9 @@
 source "$BPROF_SRC/tests/e2e/lib.sh"
 source "$BPROF_SRC/tests/export/lib-export.sh"
 require_bpf
-need_cmd chromium chromium
-need_cmd node nodejs
 FLAMEGRAPH=/usr/share/perl5/Devel/NYTProf/flamegraph.pl
 [ -r "$FLAMEGRAPH" ] || skip "flamegraph.pl missing (libdevel-nytprof-perl)"
-NODE_PATH=$(npm_modules)
-export NODE_PATH
+need_browser
 OUT=${BPROF_SVG_OUT:-$T_DIR}
 
 "$BPROF_RECORD" -q -F 499 -o "$T_DIR/r.bprof" -- "$BPROF_WORKLOADS/ratio" 3

@@ -9,10 +9,7 @@
 source "$BPROF_SRC/tests/e2e/lib.sh"
 source "$BPROF_SRC/tests/export/lib-export.sh"
 require_bpf
-need_cmd chromium chromium
-need_cmd node nodejs
-NODE_PATH=$(npm_modules)
-export NODE_PATH
+need_browser
 OUT=${BPROF_HEATMAP_OUT:-$T_DIR}
 PHASES=$BPROF_WORKLOADS/phases
 
