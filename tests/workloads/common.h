@@ -11,6 +11,21 @@
 #define NOINLINE __attribute__((noinline))
 
 /*
+ * No interprocedural clones (.isra, .constprop) either, so that a test can
+ * name the function it expects: gcc's noipa; clang (the ASan and fuzz
+ * builds) has no such attribute and makes no such clones of a noinline
+ * function.
+ */
+#if defined(__has_attribute)
+#if __has_attribute(noipa)
+#define NOIPA __attribute__((noipa))
+#endif
+#endif
+#ifndef NOIPA
+#define NOIPA
+#endif
+
+/*
  * First statement of every named function: GCC 12 sets up no frame in a
  * function that calls nothing, even with -fno-omit-frame-pointer
  * -mno-omit-leaf-frame-pointer, and a frame-pointer walk then loses the

@@ -9,7 +9,7 @@
 #include <time.h>
 #include "common.h"
 
-__attribute__((noipa)) NOINLINE static unsigned long phase_one(double until)
+NOIPA NOINLINE static unsigned long phase_one(double until)
 {
 	unsigned long sink = 0;
 
@@ -19,7 +19,7 @@ __attribute__((noipa)) NOINLINE static unsigned long phase_one(double until)
 	return sink;
 }
 
-__attribute__((noipa)) NOINLINE static unsigned long phase_two(double until)
+NOIPA NOINLINE static unsigned long phase_two(double until)
 {
 	unsigned long sink = 0;
 
