@@ -268,12 +268,17 @@ struct bsym_kernel_desc {
 	size_t nr_modules;
 	const struct bsym_ksym *ksyms; /* sorted by addr; may be NULL */
 	size_t nr_ksyms;
+	/* Also share a kernel that has answered lookups, when its table
+	 * holds every entry of ksyms already (the newest such): for a
+	 * caller that registered every recording's kernel before the first
+	 * lookup and registers each again as it reads it. */
+	bool reuse_answered;
 };
 
 /* Register a kernel; identical build-ids, stext and modules share an id
- * (unless the first has answered lookups already), and their ksyms are
- * merged: each recording keeps only the entries its samples needed.  All
- * data is copied. */
+ * (unless the first has answered lookups already: see reuse_answered), and
+ * their ksyms are merged: each recording keeps only the entries its
+ * samples needed.  All data is copied. */
 int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *desc,
 			 uint32_t *id_out);
 /* Frames for a kernel address (kind BSYM_FRAME_KERNEL).  Inside a module's

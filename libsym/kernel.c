@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -169,6 +170,33 @@ oom:
 	return -ENOMEM;
 }
 
+/* Whether every named entry of d is in k's table already (same address,
+ * module and name): merging d would change nothing k has answered. */
+static bool ksyms_contained(const struct bsym_kernel *k, const struct bsym_kernel_desc *d)
+{
+	for (size_t x = 0; x < d->nr_ksyms; x++) {
+		const struct bsym_ksym *s = &d->ksyms[x];
+		uint32_t mod = s->module_index < k->nmods ? s->module_index : BSYM_NO_OBJECT;
+		size_t lo = 0, hi = k->nsyms;
+		bool found = false;
+
+		if (!s->name)
+			continue;
+		while (lo < hi) { /* first entry at s->addr or above */
+			size_t mid = lo + (hi - lo) / 2;
+			if (k->syms[mid].addr < s->addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo; i < k->nsyms && k->syms[i].addr == s->addr && !found; i++)
+			found = k->syms[i].mod == mod && !strcmp(k->syms[i].name, s->name);
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *desc,
 			 uint32_t *id_out)
 {
@@ -176,18 +204,31 @@ int bsym_kernel_register(struct bsym_ctx *ctx, const struct bsym_kernel_desc *de
 		return -EINVAL;
 	*id_out = BSYM_NO_OBJECT;
 	size_t blen = desc->build_id ? desc->build_id_len : 0;
+	bool reuse = desc->sz >= offsetof(struct bsym_kernel_desc, reuse_answered) + sizeof(bool) &&
+		     desc->reuse_answered;
 	if (blen > BSYM_MAX_BUILD_ID || (desc->nr_modules && !desc->modules) ||
 	    (desc->nr_ksyms && !desc->ksyms))
 		return -EINVAL;
 	if (blen) {
-		for (size_t i = 0; i < ctx->nr_kernels; i++) {
+		/* newest first: after answers, a recording is named from the
+		 * kernel registered after them, as when it was new */
+		for (size_t i = ctx->nr_kernels; i-- > 0;) {
 			struct bsym_kernel *k = ctx->kernels[i];
 			/* answers already given were read from the table as it
 			 * was: a kernel that has answered is not extended */
-			if (k->build_id_len == blen && !memcmp(k->build_id, desc->build_id, blen) &&
-			    k->stext == desc->stext && same_modules(k, desc) && k->cache.len == 0) {
+			if (k->build_id_len != blen || memcmp(k->build_id, desc->build_id, blen) ||
+			    k->stext != desc->stext || !same_modules(k, desc))
+				continue;
+			if (k->cache.len == 0) {
 				*id_out = (uint32_t)i;
 				return merge_ksyms(ctx, k, desc);
+			}
+			/* one that adds nothing changes no answer: a report
+			 * that reads its files one at a time (registering
+			 * each after the last was walked) keeps one kernel */
+			if (reuse && ksyms_contained(k, desc)) {
+				*id_out = (uint32_t)i;
+				return 0;
 			}
 		}
 	}

@@ -23,11 +23,36 @@ void rep_hex(char *out, const uint8_t *bytes, size_t len)
 	out[2 * len] = '\0';
 }
 
+/*
+ * What verify_fallback needs of an object recorded without a build-id,
+ * copied: libsym keeps verify_arg for as long as the context lives and
+ * calls it lazily, but a report that reads its files one at a time frees
+ * each recording once it is walked.  The copies live until
+ * rep_adapter_cleanup(); one per object without a build-id per file, so
+ * libsym still tells such objects of different files apart, as when every
+ * file stayed open (a freed recording's address reused would not).
+ */
+struct rep_fallback {
+	uint32_t flags;
+	uint64_t size, fallback_hash;
+	struct rep_fallback *next;
+};
+static struct rep_fallback *fallbacks;
+
+void rep_adapter_cleanup(void)
+{
+	while (fallbacks) {
+		struct rep_fallback *n = fallbacks->next;
+		free(fallbacks);
+		fallbacks = n;
+	}
+}
+
 /* An object recorded without a build-id may be used only if the candidate
  * file has the recorded size and fallback hash (SPEC.md). */
 static bool verify_fallback(void *arg, int fd, const char *path)
 {
-	const struct bprof_object *obj = arg;
+	const struct rep_fallback *obj = arg;
 	struct stat st;
 	uint64_t hash;
 
@@ -39,6 +64,14 @@ static bool verify_fallback(void *arg, int fd, const char *path)
 	if (bprof_fallback_hash(fd, &hash) != 0)
 		return false;
 	return hash == obj->fallback_hash;
+}
+
+/* Set by rep_adapter_kernels_prescanned(). */
+static bool kernels_prescanned;
+
+void rep_adapter_kernels_prescanned(bool on)
+{
+	kernels_prescanned = on;
 }
 
 static int register_kernel(struct rep_input *in, struct bsym_ctx *sym)
@@ -84,12 +117,25 @@ static int register_kernel(struct rep_input *in, struct bsym_ctx *sym)
 		.nr_modules = k->nr_modules,
 		.ksyms = in->ksyms,
 		.nr_ksyms = k->nr_ksyms,
+		.reuse_answered = kernels_prescanned,
 	};
 	err = bsym_kernel_register(sym, &desc, &in->kernel);
 	free(mods);
 	/* libsym copied what it needs */
 	free(in->ksyms);
 	in->ksyms = NULL;
+	return err;
+}
+
+int rep_kernel_preregister(struct bsym_ctx *sym, struct bprof_recording *rec)
+{
+	struct rep_input in = { .rec = rec };
+	bool on = kernels_prescanned;
+	int err;
+
+	kernels_prescanned = false; /* as rep_input_adopt would, before the walks */
+	err = register_kernel(&in, sym);
+	kernels_prescanned = on;
 	return err;
 }
 
@@ -152,8 +198,15 @@ int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_rec
 			.build_id = (o->flags & BPROF_OBJ_HAS_BUILD_ID) ? o->build_id : NULL,
 			.build_id_len = (o->flags & BPROF_OBJ_HAS_BUILD_ID) ? o->build_id_len : 0,
 			.verify = verify_fallback,
-			.verify_arg = o,
 		};
+		if (!d.build_id_len) {
+			struct rep_fallback *fb = malloc(sizeof(*fb));
+			if (!fb)
+				goto nomem;
+			*fb = (struct rep_fallback){ o->flags, o->size, o->fallback_hash, fallbacks };
+			fallbacks = fb;
+			d.verify_arg = fb;
+		}
 		/* images are sorted by object: the one of object i, if any */
 		for (uint64_t k = 0; k < rec->nr_images; k++)
 			if (rec->images[k].object_index == i) {

@@ -678,92 +678,144 @@ static int kernel_mappings_last(struct pp *p)
 	return 0;
 }
 
-int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
-		     const struct rep_input *in, size_t nr_in, bool symbolize, struct rep_stats *st)
+/* The export being built: the inputs walked so far (report.h). */
+struct rep_pprof {
+	struct pp p;
+	Profile prof;
+	ValueType *types[3], *period_type;
+	bool by_freq;
+	size_t nr_in;
+	uint64_t start, end;
+};
+
+void rep_pprof_destroy(struct rep_pprof *x)
 {
-	struct pp p = { .cfg = cfg, .symbolize = symbolize, .sym = sym };
-	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	ValueType *types[3] = { NULL, NULL, NULL }, *period_type = NULL;
-	uint8_t *buf = NULL;
+	if (!x)
+		return;
+	free(x->types[0]);
+	free(x->types[1]);
+	free(x->types[2]);
+	free(x->period_type);
+	free_all(&x->p);
+	free(x);
+}
+
+int rep_pprof_create(struct rep_pprof **out, const struct rep_config *cfg, struct bsym_ctx *sym,
+		     bool symbolize, bool by_freq, bool offcpu)
+{
+	struct rep_pprof *x = calloc(1, sizeof(*x));
 	int64_t dummy;
 	int err;
 
-	err = str_id(&p, "", &dummy); /* string_table[0] */
+	*out = NULL;
+	if (!x)
+		return -ENOMEM;
+	x->p = (struct pp){ .cfg = cfg, .symbolize = symbolize, .sym = sym, .offcpu = offcpu };
+	x->prof = (Profile)PERFTOOLS__PROFILES__PROFILE__INIT;
+	x->by_freq = by_freq;
+	x->start = UINT64_MAX;
+	err = str_id(&x->p, "", &dummy); /* string_table[0] */
 	if (err)
-		goto out;
+		goto fail;
 	/* cpu/nanoseconds when sampling by frequency, else events/count */
-	bool by_freq = !nr_in || in[0].rec->meta.sample_freq || !in[0].rec->meta.sample_period;
-	types[0] = value_type(&p, "samples", "count");
-	types[1] = by_freq ? value_type(&p, "cpu", "nanoseconds") : value_type(&p, "events", "count");
-	period_type = by_freq ? value_type(&p, "cpu", "nanoseconds") : value_type(&p, "events", "count");
-	if (!types[0] || !types[1] || !period_type) {
+	x->types[0] = value_type(&x->p, "samples", "count");
+	x->types[1] = by_freq ? value_type(&x->p, "cpu", "nanoseconds")
+			      : value_type(&x->p, "events", "count");
+	x->period_type = by_freq ? value_type(&x->p, "cpu", "nanoseconds")
+				 : value_type(&x->p, "events", "count");
+	if (!x->types[0] || !x->types[1] || !x->period_type ||
+	    (offcpu && !(x->types[2] = value_type(&x->p, "off-cpu", "nanoseconds")))) {
 		err = -ENOMEM;
-		goto out;
+		goto fail;
 	}
-	for (size_t i = 0; i < nr_in; i++)
-		p.offcpu |= in[i].rec->offcpu.mode != BPROF_OFFCPU_NONE;
-	if (p.offcpu && !(types[2] = value_type(&p, "off-cpu", "nanoseconds"))) {
-		err = -ENOMEM;
-		goto out;
-	}
+	*out = x;
+	return 0;
+fail:
+	rep_pprof_destroy(x);
+	return err;
+}
 
-	uint64_t start = UINT64_MAX, end = 0;
-	for (size_t i = 0; i < nr_in; i++) {
-		const struct bprof_meta *m = &in[i].rec->meta;
-		p.input = i;
-		if (by_freq)
-			p.period = m->sample_freq ? (int64_t)(1000000000ull / m->sample_freq) : 0;
-		else
-			p.period = m->sample_period > INT64_MAX ? INT64_MAX : (int64_t)m->sample_period;
-		if (i == 0)
-			prof.period = p.period;
-		p.offperiod = (int64_t)(in[i].rec->offcpu.period_ns > INT64_MAX ? INT64_MAX
-										: in[i].rec->offcpu.period_ns);
-		if (m->start_time_ns && m->start_time_ns < start)
-			start = m->start_time_ns;
-		if (m->start_time_ns + m->duration_ns > end)
-			end = m->start_time_ns + m->duration_ns;
-		err = rep_walk(cfg, sym, &in[i], symbolize, on_row, &p, st);
-		if (err)
-			goto out;
-	}
+int rep_pprof_add(struct rep_pprof *x, const struct rep_input *in, struct rep_stats *st)
+{
+	const struct bprof_meta *m = &in->rec->meta;
+	struct pp *p = &x->p;
+
+	p->input = x->nr_in;
+	if (x->by_freq)
+		p->period = m->sample_freq ? (int64_t)(1000000000ull / m->sample_freq) : 0;
+	else
+		p->period = m->sample_period > INT64_MAX ? INT64_MAX : (int64_t)m->sample_period;
+	if (x->nr_in == 0)
+		x->prof.period = p->period;
+	x->nr_in++;
+	p->offperiod = (int64_t)(in->rec->offcpu.period_ns > INT64_MAX ? INT64_MAX
+								  : in->rec->offcpu.period_ns);
+	if (m->start_time_ns && m->start_time_ns < x->start)
+		x->start = m->start_time_ns;
+	if (m->start_time_ns + m->duration_ns > x->end)
+		x->end = m->start_time_ns + m->duration_ns;
+	return rep_walk(p->cfg, p->sym, in, p->symbolize, on_row, p, st);
+}
+
+int rep_pprof_write(struct rep_pprof *x, const char *path)
+{
+	struct pp *p = &x->p;
+	Profile *prof = &x->prof;
+	uint8_t *buf = NULL;
+	int err;
 
 	/* pprof takes the first mapping for the main binary: user ones first */
-	err = kernel_mappings_last(&p);
+	err = kernel_mappings_last(p);
 	if (err)
-		goto out;
-	prof.n_sample_type = p.offcpu ? 3 : 2;
-	prof.sample_type = types;
-	prof.period_type = period_type;
-	prof.n_sample = p.samplev.nr;
-	prof.sample = (Sample **)p.samplev.v;
-	prof.n_mapping = p.mapv.nr;
-	prof.mapping = (Mapping **)p.mapv.v;
-	prof.n_location = p.locv.nr;
-	prof.location = (Location **)p.locv.v;
-	prof.n_function = p.funcv.nr;
-	prof.function = (Function **)p.funcv.v;
-	prof.n_string_table = p.strtab.nr;
-	prof.string_table = (char **)p.strtab.v;
-	if (start != UINT64_MAX) {
-		prof.time_nanos = (int64_t)start;
-		prof.duration_nanos = end > start ? (int64_t)(end - start) : 0;
+		return err;
+	prof->n_sample_type = p->offcpu ? 3 : 2;
+	prof->sample_type = x->types;
+	prof->period_type = x->period_type;
+	prof->n_sample = p->samplev.nr;
+	prof->sample = (Sample **)p->samplev.v;
+	prof->n_mapping = p->mapv.nr;
+	prof->mapping = (Mapping **)p->mapv.v;
+	prof->n_location = p->locv.nr;
+	prof->location = (Location **)p->locv.v;
+	prof->n_function = p->funcv.nr;
+	prof->function = (Function **)p->funcv.v;
+	prof->n_string_table = p->strtab.nr;
+	prof->string_table = (char **)p->strtab.v;
+	if (x->start != UINT64_MAX) {
+		prof->time_nanos = (int64_t)x->start;
+		prof->duration_nanos = x->end > x->start ? (int64_t)(x->end - x->start) : 0;
 	}
 
-	size_t len = perftools__profiles__profile__get_packed_size(&prof);
+	size_t len = perftools__profiles__profile__get_packed_size(prof);
 	buf = malloc(len ? len : 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	perftools__profiles__profile__pack(&prof, buf);
+	if (!buf)
+		return -ENOMEM;
+	perftools__profiles__profile__pack(prof, buf);
 	err = write_gz(path, buf, len);
-out:
 	free(buf);
-	free(types[0]);
-	free(types[1]);
-	free(types[2]);
-	free(period_type);
-	free_all(&p);
+	return err;
+}
+
+bool rep_pprof_by_freq(const struct bprof_recording *first)
+{
+	return !first || first->meta.sample_freq || !first->meta.sample_period;
+}
+
+int rep_export_pprof(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
+		     const struct rep_input *in, size_t nr_in, bool symbolize, struct rep_stats *st)
+{
+	struct rep_pprof *x = NULL;
+	bool offcpu = false;
+	int err;
+
+	for (size_t i = 0; i < nr_in; i++)
+		offcpu |= in[i].rec->offcpu.mode != BPROF_OFFCPU_NONE;
+	err = rep_pprof_create(&x, cfg, sym, symbolize, rep_pprof_by_freq(nr_in ? in[0].rec : NULL),
+			       offcpu);
+	for (size_t i = 0; i < nr_in && !err; i++)
+		err = rep_pprof_add(x, &in[i], st);
+	if (!err)
+		err = rep_pprof_write(x, path);
+	rep_pprof_destroy(x);
 	return err;
 }

@@ -59,7 +59,7 @@ void rep_json_string(FILE *f, const char *s)
 
 struct sframe {
 	char *name;
-	const char *file; /* owned by the bsym context */
+	char *file;       /* a copy: Python frames' are the input's */
 	uint32_t line;
 };
 
@@ -117,10 +117,13 @@ static int frame_index(struct ss *s, const char *name, const char *file, uint32_
 		s->frames = f;
 		s->cap_frames = cap;
 	}
-	char *n = strdup(name);
-	if (!n)
+	char *n = strdup(name), *fc = file ? strdup(file) : NULL;
+	if (!n || (file && !fc)) {
+		free(n);
+		free(fc);
 		return -ENOMEM;
-	s->frames[s->nr_frames++] = (struct sframe){ .name = n, .file = file, .line = line };
+	}
+	s->frames[s->nr_frames++] = (struct sframe){ .name = n, .file = fc, .line = line };
 	return 0;
 }
 
@@ -281,13 +284,13 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 	return 0;
 }
 
-static int write_json(FILE *f, struct ss *s, const struct rep_input *in, size_t nr_in)
+static int write_json(FILE *f, struct ss *s, const char *name1, size_t nr_in)
 {
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n", f);
 	fputs("\"exporter\":", f);
 	rep_json_string(f, "prof-report");
 	fputs(",\"name\":", f);
-	rep_json_string(f, nr_in == 1 ? in[0].path : "merged recordings");
+	rep_json_string(f, nr_in == 1 ? name1 : "merged recordings");
 	/* open on the busiest process */
 	size_t active = 0;
 	for (size_t i = 1; i < s->nr_profiles; i++)
@@ -332,46 +335,99 @@ static int write_json(FILE *f, struct ss *s, const struct rep_input *in, size_t 
 	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }
 
+/* The export being built (report.h). */
+struct rep_speedscope {
+	struct ss s;
+	struct bsym_ctx *sym;
+	size_t nr_in;
+	char *name1; /* the first input's name */
+};
+
+int rep_speedscope_create(struct rep_speedscope **out, const struct rep_config *cfg,
+			  struct bsym_ctx *sym)
+{
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	(*out)->s.cfg = cfg;
+	(*out)->sym = sym;
+	return 0;
+}
+
+int rep_speedscope_add(struct rep_speedscope *x, const struct rep_input *in, struct rep_stats *st)
+{
+	x->s.input = x->nr_in;
+	if (x->nr_in++ == 0 && !(x->name1 = strdup(in->path ? in->path : "")))
+		return -ENOMEM;
+	return rep_walk(x->s.cfg, x->sym, in, true, on_row, &x->s, st);
+}
+
+int rep_speedscope_write(struct rep_speedscope *x, const char *path)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = write_json(f, &x->s, x->name1, x->nr_in);
+	if (f != stdout && fclose(f) != 0 && !err)
+		err = -errno;
+	return err;
+}
+
+void rep_speedscope_destroy(struct rep_speedscope *x)
+{
+	if (!x)
+		return;
+	struct ss *s = &x->s;
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		free(s->frames[i].name);
+		free(s->frames[i].file);
+	}
+	free(s->frames);
+	for (size_t i = 0; i < s->nr_profiles; i++) {
+		free(s->profiles[i].idx);
+		free(s->profiles[i].starts);
+		free(s->profiles[i].weights);
+	}
+	free(s->profiles);
+	free(s->stack);
+	rep_map_free(&s->frame_ids);
+	rep_map_free(&s->profile_ids);
+	free(x->name1);
+	free(x);
+}
+
 int rep_export_speedscope(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
 			  const struct rep_input *in, size_t nr_in, struct rep_stats *st)
 {
-	struct ss s = { .cfg = cfg };
-	FILE *f = NULL;
-	int err = 0;
+	struct rep_speedscope *x = NULL;
+	int err = rep_speedscope_create(&x, cfg, sym);
 
-	for (size_t i = 0; i < nr_in && !err; i++) {
-		s.input = i;
-		err = rep_walk(cfg, sym, &in[i], true, on_row, &s, st);
-	}
-	if (!err) {
-		f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-		if (!f)
-			err = -errno;
-	}
+	for (size_t i = 0; i < nr_in && !err; i++)
+		err = rep_speedscope_add(x, &in[i], st);
 	if (!err)
-		err = write_json(f, &s, in, nr_in);
-	if (f && f != stdout && fclose(f) != 0 && !err)
-		err = -errno;
-	for (size_t i = 0; i < s.nr_frames; i++)
-		free(s.frames[i].name);
-	free(s.frames);
-	for (size_t i = 0; i < s.nr_profiles; i++) {
-		free(s.profiles[i].idx);
-		free(s.profiles[i].starts);
-		free(s.profiles[i].weights);
-	}
-	free(s.profiles);
-	free(s.stack);
-	rep_map_free(&s.frame_ids);
-	rep_map_free(&s.profile_ids);
+		err = rep_speedscope_write(x, path);
+	rep_speedscope_destroy(x);
 	return err;
 }
 
 /* ---- --missing-buildids ------------------------------------------------------- */
 
-struct mb {
+/* An object with frames in the selected samples, copied from its
+ * recording (which is closed before the list is printed). */
+struct mb_obj {
+	uint32_t flags, id; /* id: libsym's */
+	uint8_t build_id[BPROF_BUILD_ID_MAX];
+	size_t build_id_len;
+	char *path;
+};
+
+struct rep_missing {
+	const struct rep_config *cfg;
+	struct bsym_ctx *sym;
 	struct rep_map seen; /* (input, object index) */
-	struct { size_t input; uint32_t index; } *objs;
+	struct mb_obj *objs;
 	size_t nr, cap;
 	size_t input;
 };
@@ -379,9 +435,8 @@ struct mb {
 static int mb_row(void *arg, const struct rep_input *in, const struct bprof_count *c,
 		  const struct rep_wframe *frames, size_t nr, size_t nr_kernel)
 {
-	struct mb *m = arg;
+	struct rep_missing *m = arg;
 
-	(void)in;
 	(void)c;
 	for (size_t i = nr_kernel; i < nr; i++) {
 		if (frames[i].object == BSYM_NO_OBJECT || frames[i].object_index == BPROF_NO_OBJECT)
@@ -402,8 +457,18 @@ static int mb_row(void *arg, const struct rep_input *in, const struct bprof_coun
 			m->objs = o;
 			m->cap = cap;
 		}
-		m->objs[m->nr].input = m->input;
-		m->objs[m->nr++].index = frames[i].object_index;
+		const struct bprof_object *o = &in->rec->objects[frames[i].object_index];
+		struct mb_obj *d = &m->objs[m->nr];
+
+		d->flags = o->flags;
+		d->id = in->object_ids[frames[i].object_index];
+		d->build_id_len = o->build_id_len <= BPROF_BUILD_ID_MAX ? o->build_id_len : 0;
+		memcpy(d->build_id, o->build_id, d->build_id_len);
+		if (o->build_id_len > BPROF_BUILD_ID_MAX)
+			d->flags &= ~(uint32_t)BPROF_OBJ_HAS_BUILD_ID; /* nothing to fetch by */
+		if (!(d->path = strdup(o->path && *o->path ? o->path : "[unknown]")))
+			return -ENOMEM;
+		m->nr++;
 	}
 	return 0;
 }
@@ -435,44 +500,77 @@ static void put_path(FILE *f, const char *path)
 	}
 }
 
-int rep_print_missing_buildids(FILE *f, const struct rep_config *cfg, struct bsym_ctx *sym,
-			       const struct rep_input *in, size_t nr_in)
+int rep_missing_create(struct rep_missing **out, const struct rep_config *cfg,
+		       struct bsym_ctx *sym)
 {
-	struct mb m = {0};
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	(*out)->cfg = cfg;
+	(*out)->sym = sym;
+	return 0;
+}
+
+int rep_missing_add(struct rep_missing *m, const struct rep_input *in)
+{
+	int err = rep_walk(m->cfg, m->sym, in, false, mb_row, m, NULL);
+
+	m->input++;
+	return err;
+}
+
+int rep_missing_write(struct rep_missing *m, FILE *f)
+{
 	struct rep_map printed = {0};
 	char hex[2 * BPROF_BUILD_ID_MAX + 1];
 	int err = 0;
 
-	for (size_t i = 0; i < nr_in && !err; i++) {
-		m.input = i;
-		err = rep_walk(cfg, sym, &in[i], false, mb_row, &m, NULL);
-	}
-	for (size_t i = 0; i < m.nr && !err; i++) {
-		const struct rep_input *ri = &in[m.objs[i].input];
-		const struct bprof_object *o = &ri->rec->objects[m.objs[i].index];
+	for (size_t i = 0; i < m->nr && !err; i++) {
+		const struct mb_obj *o = &m->objs[i];
 		struct bsym_object_info oi = {0};
 		uint64_t v = 0;
 		bool found;
 
-		if (!(o->flags & BPROF_OBJ_HAS_BUILD_ID) || !o->build_id_len ||
-		    o->build_id_len > BPROF_BUILD_ID_MAX)
+		if (!(o->flags & BPROF_OBJ_HAS_BUILD_ID) || !o->build_id_len)
 			continue; /* nothing to fetch by */
-		if (bsym_object_info(sym, ri->object_ids[m.objs[i].index], &oi) != 0 ||
-		    oi.status == BSYM_OK)
+		if (bsym_object_info(m->sym, o->id, &oi) != 0 || oi.status == BSYM_OK)
 			continue;
 		rep_hex(hex, o->build_id, o->build_id_len);
 		err = rep_map_get(&printed, hex, strlen(hex), &v, &found);
 		if (err || found)
 			continue;
 		fprintf(f, "%s ", hex);
-		put_path(f, o->path && *o->path ? o->path : "[unknown]");
+		put_path(f, o->path);
 		fputc('\n', f);
 	}
 	rep_map_free(&printed);
-	rep_map_free(&m.seen);
-	free(m.objs);
 	fflush(f);
 	if (!err && ferror(f))
 		err = -(errno ? errno : EIO);
+	return err;
+}
+
+void rep_missing_destroy(struct rep_missing *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nr; i++)
+		free(m->objs[i].path);
+	free(m->objs);
+	rep_map_free(&m->seen);
+	free(m);
+}
+
+int rep_print_missing_buildids(FILE *f, const struct rep_config *cfg, struct bsym_ctx *sym,
+			       const struct rep_input *in, size_t nr_in)
+{
+	struct rep_missing *m = NULL;
+	int err = rep_missing_create(&m, cfg, sym);
+
+	for (size_t i = 0; i < nr_in && !err; i++)
+		err = rep_missing_add(m, &in[i]);
+	if (!err)
+		err = rep_missing_write(m, f);
+	rep_missing_destroy(m);
 	return err;
 }

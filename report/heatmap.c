@@ -23,6 +23,9 @@
 #include "report.h"
 #include "heatmap_page.h" /* rep_heatmap_page[], generated from heatmap.html */
 
+/* slot is first the row's time (CLOCK_REALTIME ns), made a slot once
+ * every input is in: the origin and slice are the inputs' earliest and
+ * finest, known only then (the inputs are added one at a time). */
 struct triple {
 	uint64_t slot;
 	uint64_t entry;
@@ -36,6 +39,15 @@ struct hm {
 	uint64_t max_slot;
 };
 
+/* The page being built (report.h). */
+struct rep_heatmap {
+	struct rep_config cfg;
+	struct bsym_ctx *sym;
+	struct rep_agg *agg;
+	struct hm h;
+	size_t nr_in, unsliced;
+};
+
 /* The start of row c of in, CLOCK_REALTIME ns: its slice's, or the
  * recording's start when it has no slices. */
 static uint64_t row_time(const struct bprof_recording *r, const struct bprof_count *c)
@@ -45,27 +57,6 @@ static uint64_t row_time(const struct bprof_recording *r, const struct bprof_cou
 	return r->slices.origin_ns + (uint64_t)c->slice * r->slices.slice_ns;
 }
 
-static int on_row(void *arg, const struct rep_input *in, const struct bprof_count *c, size_t entry)
-{
-	struct hm *h = arg;
-	uint64_t t = row_time(in->rec, c);
-	uint64_t slot = t > h->origin ? (t - h->origin) / h->slice_ns : 0;
-
-	if (h->nr == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 4096;
-		struct triple *n = realloc(h->t, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		h->t = n;
-		h->cap = cap;
-	}
-	h->t[h->nr++] = (struct triple){ slot, entry, c->count };
-	if (slot > h->max_slot)
-		h->max_slot = slot;
-	return 0;
-}
-
 static int cmp_triple(const void *x, const void *y)
 {
 	const struct triple *a = x, *b = y;
@@ -73,6 +64,46 @@ static int cmp_triple(const void *x, const void *y)
 	if (a->slot != b->slot)
 		return a->slot < b->slot ? -1 : 1;
 	return a->entry < b->entry ? -1 : a->entry > b->entry;
+}
+
+/* Sum the triples of one (slot, stack): also on times, before they are
+ * slots (equal times make equal slots), so that rows repeated file after
+ * file take no more room than the page will. */
+static void compact(struct hm *h)
+{
+	size_t n = 0;
+
+	if (!h->nr)
+		return;
+	qsort(h->t, h->nr, sizeof(*h->t), cmp_triple);
+	for (size_t i = 0; i < h->nr; i++) {
+		if (n && h->t[n - 1].slot == h->t[i].slot && h->t[n - 1].entry == h->t[i].entry)
+			h->t[n - 1].count += h->t[i].count;
+		else
+			h->t[n++] = h->t[i];
+	}
+	h->nr = n;
+}
+
+static int on_row(void *arg, const struct rep_input *in, const struct bprof_count *c, size_t entry)
+{
+	struct hm *h = arg;
+	uint64_t t = row_time(in->rec, c);
+
+	if (h->nr == h->cap) {
+		compact(h);
+		if (h->nr > h->cap / 2 || !h->cap) {
+			size_t cap = h->cap ? h->cap * 2 : 4096;
+			struct triple *n = realloc(h->t, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			h->t = n;
+			h->cap = cap;
+		}
+	}
+	h->t[h->nr++] = (struct triple){ t, entry, c->count };
+	return 0;
 }
 
 /* JSON into f with '<' escaped, so that no "</script>" can end the block
@@ -163,59 +194,92 @@ static int write_data(FILE *f, const struct rep_agg *agg, const struct hm *h, si
 	return err;
 }
 
-int rep_heatmap_html(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
-		     const struct rep_input *in, size_t nr_in, const struct rep_heatmap_opts *o,
-		     struct rep_stats *st)
+int rep_heatmap_create(struct rep_heatmap **out, const struct rep_config *cfg,
+		       struct bsym_ctx *sym)
 {
-	struct rep_config c = *cfg;
-	struct rep_agg *agg = NULL;
-	struct rep_stats local = {0};
-	struct hm h = { .origin = UINT64_MAX };
-	char *json = NULL;
-	size_t json_len = 0, unsliced = 0;
-	FILE *mem = NULL, *f = NULL;
+	struct rep_heatmap *x = calloc(1, sizeof(*x));
 	int err;
 
-	/* the finest slices of the inputs, from the earliest start */
-	for (size_t i = 0; i < nr_in; i++) {
-		const struct bprof_recording *r = in[i].rec;
-		uint64_t t0;
-
-		if (!r)
-			continue;
-		if (r->slices.slice_ns) {
-			if (!h.slice_ns || r->slices.slice_ns < h.slice_ns)
-				h.slice_ns = r->slices.slice_ns;
-			t0 = r->slices.origin_ns;
-		} else {
-			unsliced++;
-			t0 = r->meta.start_time_ns;
-		}
-		if (t0 < h.origin)
-			h.origin = t0;
+	*out = NULL;
+	if (!x)
+		return -ENOMEM;
+	x->cfg = *cfg;
+	x->cfg.mode = REP_FOLDED;
+	x->cfg.annotate = true;
+	x->sym = sym;
+	x->h.origin = UINT64_MAX;
+	err = rep_agg_create(&x->agg);
+	if (err) {
+		free(x);
+		return err;
 	}
-	if (h.origin == UINT64_MAX)
-		h.origin = 0;
-	if (!h.slice_ns)
-		h.slice_ns = 20000000; /* FlameScope's 50 rows a second */
+	rep_agg_set_row_hook(x->agg, on_row, &x->h);
+	*out = x;
+	return 0;
+}
+
+void rep_heatmap_destroy(struct rep_heatmap *x)
+{
+	if (!x)
+		return;
+	free(x->h.t);
+	rep_agg_destroy(x->agg);
+	free(x);
+}
+
+int rep_heatmap_add(struct rep_heatmap *x, const struct rep_input *in, struct rep_stats *st)
+{
+	const struct bprof_recording *r = in->rec;
+	struct rep_stats local = {0};
+	uint64_t t0;
+
+	x->nr_in++;
+	if (!r)
+		return 0;
+	/* the finest slices of the inputs, from the earliest start */
+	if (r->slices.slice_ns) {
+		if (!x->h.slice_ns || r->slices.slice_ns < x->h.slice_ns)
+			x->h.slice_ns = r->slices.slice_ns;
+		t0 = r->slices.origin_ns;
+	} else {
+		x->unsliced++;
+		t0 = r->meta.start_time_ns;
+	}
+	if (t0 < x->h.origin)
+		x->h.origin = t0;
+	/* one input at a time: folding rows of several would lose their times */
+	return rep_agg_add_input(x->agg, &x->cfg, x->sym, in, st ? st : &local);
+}
+
+int rep_heatmap_write(struct rep_heatmap *x, const char *path, const struct rep_heatmap_opts *o)
+{
+	struct hm *hp = &x->h, h;
+	char *json = NULL;
+	size_t json_len = 0;
+	FILE *mem = NULL, *f = NULL;
+	int err = 0;
+
+	if (hp->origin == UINT64_MAX)
+		hp->origin = 0;
+	if (!hp->slice_ns)
+		hp->slice_ns = 20000000; /* FlameScope's 50 rows a second */
 	/* a column is a second: slices that do not divide one are drawn as
 	 * the largest that do */
-	if (h.slice_ns < 1000000000ULL)
-		while (1000000000ULL % h.slice_ns)
-			h.slice_ns++;
+	if (hp->slice_ns < 1000000000ULL)
+		while (1000000000ULL % hp->slice_ns)
+			hp->slice_ns++;
+	/* the rows' times as slots */
+	hp->max_slot = 0;
+	for (size_t i = 0; i < hp->nr; i++) {
+		uint64_t t = hp->t[i].slot;
+		uint64_t slot = t > hp->origin ? (t - hp->origin) / hp->slice_ns : 0;
 
-	c.mode = REP_FOLDED;
-	c.annotate = true;
-	err = rep_agg_create(&agg);
-	if (err)
-		return err;
-	rep_agg_set_row_hook(agg, on_row, &h);
-	/* one input at a time: folding rows of several would lose their times */
-	for (size_t i = 0; i < nr_in && !err; i++)
-		if (in[i].rec)
-			err = rep_agg_add_input(agg, &c, sym, &in[i], st ? st : &local);
-	if (err)
-		goto out;
+		hp->t[i].slot = slot;
+		if (slot > hp->max_slot)
+			hp->max_slot = slot;
+	}
+	h = *hp;
+	hp->nr = 0; /* written once: the times are gone */
 	/* the page draws every slot: a span of years (a hostile file, or
 	 * recordings far apart) would be an unusable page */
 	if (h.max_slot >= 100000000ULL) {
@@ -223,24 +287,13 @@ int rep_heatmap_html(const char *path, const struct rep_config *cfg, struct bsym
 		goto out;
 	}
 	/* one triple per (slot, stack) */
-	if (h.nr) {
-		size_t n = 0;
-
-		qsort(h.t, h.nr, sizeof(*h.t), cmp_triple);
-		for (size_t i = 0; i < h.nr; i++) {
-			if (n && h.t[n - 1].slot == h.t[i].slot && h.t[n - 1].entry == h.t[i].entry)
-				h.t[n - 1].count += h.t[i].count;
-			else
-				h.t[n++] = h.t[i];
-		}
-		h.nr = n;
-	}
+	compact(&h);
 	mem = open_memstream(&json, &json_len);
 	if (!mem) {
 		err = -errno;
 		goto out;
 	}
-	err = write_data(mem, agg, &h, nr_in, unsliced, o);
+	err = write_data(mem, x->agg, &h, x->nr_in, x->unsliced, o);
 	if (fclose(mem) != 0 && !err)
 		err = -ENOMEM;
 	mem = NULL;
@@ -268,7 +321,20 @@ out:
 	if (f && f != stdout && fclose(f) != 0 && !err)
 		err = -errno;
 	free(json);
-	free(h.t);
-	rep_agg_destroy(agg);
+	return err;
+}
+
+int rep_heatmap_html(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
+		     const struct rep_input *in, size_t nr_in, const struct rep_heatmap_opts *o,
+		     struct rep_stats *st)
+{
+	struct rep_heatmap *x = NULL;
+	int err = rep_heatmap_create(&x, cfg, sym);
+
+	for (size_t i = 0; i < nr_in && !err; i++)
+		err = rep_heatmap_add(x, &in[i], st);
+	if (!err)
+		err = rep_heatmap_write(x, path, o);
+	rep_heatmap_destroy(x);
 	return err;
 }

@@ -510,18 +510,61 @@ static void progress_cb(void *arg, const char *file, uint64_t done, uint64_t tot
 	p->shown = true;
 }
 
-/* Find the recorded object behind a bsym id, for the summary. */
-static const struct bprof_object *object_of(struct rep_input *in, size_t nr_in, uint32_t id)
+/*
+ * The recorded objects behind bsym ids, for the summary: path and build-id
+ * of each id as the first file that has it recorded them.  Copied as each
+ * file is opened, since the files are closed before the summary is
+ * printed; one entry per libsym object, however many files.
+ */
+struct objnote {
+	bool set;
+	uint8_t build_id[BPROF_BUILD_ID_MAX];
+	size_t build_id_len;
+	char *path;
+};
+static struct objnote *notes;
+static size_t nr_notes;
+
+static int note_objects(const struct rep_input *in)
 {
-	for (size_t i = 0; i < nr_in; i++)
-		for (uint64_t j = 0; in[i].rec && j < in[i].rec->nr_objects; j++)
-			if (in[i].object_ids[j] == id)
-				return &in[i].rec->objects[j];
-	return NULL;
+	for (uint64_t j = 0; j < in->rec->nr_objects; j++) {
+		const struct bprof_object *o = &in->rec->objects[j];
+		uint32_t id = in->object_ids[j];
+
+		if (id == BSYM_NO_OBJECT)
+			continue;
+		if (id >= nr_notes) {
+			size_t n = id + 1 > 2 * nr_notes ? id + 1 : 2 * nr_notes;
+			struct objnote *v = realloc(notes, n * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			memset(v + nr_notes, 0, (n - nr_notes) * sizeof(*v));
+			notes = v;
+			nr_notes = n;
+		}
+		if (notes[id].set)
+			continue;
+		notes[id].build_id_len = o->build_id_len <= BPROF_BUILD_ID_MAX ? o->build_id_len : 0;
+		memcpy(notes[id].build_id, o->build_id, notes[id].build_id_len);
+		if (!(notes[id].path = strdup(o->path ? o->path : "")))
+			return -ENOMEM;
+		notes[id].set = true;
+	}
+	return 0;
 }
 
-static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_in,
-			  const struct rep_agg *agg, const struct rep_stats *st)
+static void free_notes(void)
+{
+	for (size_t i = 0; i < nr_notes; i++)
+		free(notes[i].path);
+	free(notes);
+	notes = NULL;
+	nr_notes = 0;
+}
+
+static void print_summary(struct bsym_ctx *sym, const struct rep_agg *agg,
+			  const struct rep_stats *st)
 {
 	const uint32_t *ids;
 	size_t n = rep_agg_unnamed_objects(agg, &ids);
@@ -531,7 +574,7 @@ static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_
 		(unsigned long long)st->samples, (unsigned long long)st->frames,
 		st->frames ? 100.0 * (double)st->frames_named / (double)st->frames : 100.0);
 	for (size_t i = 0; i < n; i++) {
-		const struct bprof_object *o = object_of(in, nr_in, ids[i]);
+		const struct objnote *o = ids[i] < nr_notes && notes[ids[i]].set ? &notes[ids[i]] : NULL;
 		struct bsym_object_info oi = {0};
 		/* objects lacking symbols get a line saying why; objects with
 		 * symbols but unnamed frames, one saying what would name them */
@@ -560,19 +603,6 @@ static void print_summary(struct bsym_ctx *sym, struct rep_input *in, size_t nr_
 		fprintf(stderr, "WARNING: %llu stack traces could not be displayed.%s\n",
 			(unsigned long long)(st->missed_user + st->missed_kernel),
 			st->missed_enomem ? " Consider recording with a larger --stack-storage-size." : "");
-}
-
-/* All files into agg[0]; with --diff, BEFORE into agg[0] and AFTER into
- * agg[1].  Each set is folded as one (rep_agg_add_inputs). */
-static int add_sides(const struct args *a, struct rep_agg **agg, const struct rep_config *cfg,
-		     struct bsym_ctx *sym, const struct rep_input *in, struct rep_stats *st)
-{
-	size_t nr_before = a->diff ? a->nr_before : a->nr_files;
-	int err = rep_agg_add_inputs(agg[0], cfg, sym, in, nr_before, st);
-
-	if (!err && a->diff)
-		err = rep_agg_add_inputs(agg[1], cfg, sym, in + nr_before, a->nr_files - nr_before, st);
-	return err;
 }
 
 /*
@@ -629,18 +659,80 @@ static int open_input(struct args *a, struct bsym_ctx *sym, struct rep_input *in
 	err = rep_input_adopt(&in[i], sym, rec, a->files[i], errbuf, sizeof(errbuf));
 	if (err)
 		fprintf(stderr, "prof-report: %s: %s\n", a->files[i], errbuf);
+	if (!err && note_objects(&in[i])) {
+		fprintf(stderr, "prof-report: out of memory\n");
+		err = -ENOMEM;
+	}
 	return err ? err : check_input(a, &in[i]);
 }
 
 /*
- * The text outputs: add_sides(), with each file opened and folded in turn.
- * A file none of whose rows is new to the fold (another recording of the
- * same build and load) is closed at once: holding every parsed recording
- * until the end cost more than reading it (100 copies of a 1 MiB
- * recording: 5 of the 8 ms per file went to memory that stayed in use).
- * The files of a set are read a few ahead on another thread (readahead.c).
+ * The first of two passes over many files, for outputs that then read them
+ * one at a time and close each once walked (memory then stays what the
+ * output holds, however many files): every file read (a few ahead, on
+ * another thread), --from/--to applied, checked as open_input would
+ * (check_input), its kernel registered (rep_kernel_preregister: the
+ * kernel's table then holds every file's symbols before the first lookup,
+ * as when all files stayed open), and what pprof's sample types need of
+ * the whole set noted; then rep_adapter_kernels_prescanned(true) until the
+ * second pass is done.  Files [first, first + n).  0, or non-zero when a
+ * file was bad (said).
+ */
+static int prescan(struct args *a, struct bsym_ctx *sym, size_t first, size_t n, bool *by_freq,
+		   bool *offcpu)
+{
+	struct rep_readahead *ra = NULL;
+	int err = rep_readahead_create(&ra, a->files + first, n);
+
+	*by_freq = true;
+	*offcpu = false;
+	if (err) {
+		fprintf(stderr, "prof-report: out of memory\n");
+		return err;
+	}
+	for (size_t i = first; i < first + n && !err; i++) {
+		struct bprof_recording *rec;
+		char errbuf[512];
+
+		err = rep_readahead_next(ra, &rec, errbuf, sizeof(errbuf));
+		if (err) {
+			fprintf(stderr, "prof-report: %s: %s\n", a->files[i], errbuf);
+			break;
+		}
+		select_time(a, i, rec);
+		if (i == first)
+			*by_freq = rep_pprof_by_freq(rec);
+		*offcpu |= rec->offcpu.mode != BPROF_OFFCPU_NONE;
+		struct rep_input probe = { .path = a->files[i], .rec = rec };
+		err = check_input(a, &probe);
+		if (!err && (err = rep_kernel_preregister(sym, rec)))
+			fprintf(stderr, "prof-report: %s: cannot register kernel: %s\n", a->files[i],
+				strerror(-err));
+		bprof_recording_free(rec);
+	}
+	rep_readahead_destroy(ra);
+	return err;
+}
+
+/* Files whose rows are held in a fold at most: then its rows go into the
+ * aggregate and the files are closed (fold_sides).  More per fold walks
+ * fewer duplicate rows; fewer holds less memory. */
+#define FOLD_HOLD_MAX 16
+
+/*
+ * The text outputs: all files into agg[0] (with --diff, BEFORE into agg[0]
+ * and AFTER into agg[1]), each file opened and folded in turn.  A file none
+ * of whose rows is new to the fold (another recording of the same build
+ * and load) is closed at once: holding every parsed recording until the
+ * end cost more than reading it (100 copies of a 1 MiB recording: 5 of the
+ * 8 ms per file went to memory that stayed in use).  The others are held
+ * until FOLD_HOLD_MAX of them are, then their rows go into agg and they
+ * are closed (a --rotate directory of a busy machine has new rows in every
+ * file).  The files of a set are read a few ahead on another thread
+ * (readahead.c).  More files than FOLD_HOLD_MAX need prescan() first.
  * *bad_file: a file could not be read (already said).
  */
+
 static int fold_sides(struct args *a, struct rep_agg **agg, struct bsym_ctx *sym,
 		      struct rep_input *in, struct rep_stats *st, bool *bad_file)
 {
@@ -652,6 +744,7 @@ static int fold_sides(struct args *a, struct rep_agg **agg, struct bsym_ctx *sym
 		size_t first = bound[side], n = bound[side + 1] - bound[side];
 		struct rep_readahead *ra = NULL;
 		struct rep_fold *fold = NULL;
+		size_t held = 0; /* files fold's rows point into */
 
 		if (n == 1) {
 			err = open_input(a, sym, in, first);
@@ -661,6 +754,16 @@ static int fold_sides(struct args *a, struct rep_agg **agg, struct bsym_ctx *sym
 			}
 			err = rep_agg_add_inputs(agg[side], &a->cfg, sym, &in[first], 1, st);
 			continue;
+		}
+		/* more files than a fold holds: their kernels first */
+		if (n > FOLD_HOLD_MAX) {
+			bool by_freq, offcpu;
+
+			if (prescan(a, sym, first, n, &by_freq, &offcpu)) {
+				*bad_file = true;
+				return -EINVAL;
+			}
+			rep_adapter_kernels_prescanned(true);
 		}
 		err = rep_fold_create(&fold);
 		if (!err)
@@ -684,39 +787,146 @@ static int fold_sides(struct args *a, struct rep_agg **agg, struct bsym_ctx *sym
 				*bad_file = true;
 				break;
 			}
+			if (note_objects(&in[i])) {
+				err = -ENOMEM;
+				break;
+			}
 			err = rep_fold_add_input(fold, &a->cfg, &in[i]);
 			if (!err && rep_fold_last_new(fold) == 0)
 				rep_input_close(&in[i]);
+			else if (!err && ++held == FOLD_HOLD_MAX && i + 1 < first + n) {
+				/* the rows so far into agg and their files
+				 * closed: agg sums what prints alike, so the
+				 * output is the same, and memory is bounded
+				 * by it, not by the files */
+				err = rep_agg_add_fold(agg[side], &a->cfg, sym, fold,
+						       "the recordings", st);
+				rep_fold_destroy(fold);
+				fold = NULL;
+				for (size_t k = first; k <= i; k++)
+					rep_input_close(&in[k]);
+				held = 0;
+				if (!err)
+					err = rep_fold_create(&fold);
+			}
 		}
 		rep_readahead_destroy(ra);
 		if (!err)
 			err = rep_agg_add_fold(agg[side], &a->cfg, sym, fold, "the recordings", st);
 		rep_fold_destroy(fold);
+		rep_adapter_kernels_prescanned(false);
 	}
 	return err;
 }
 
-/* The exports: each reads the opened inputs again (libsym caches every
- * lookup, so the second pass costs little). */
-static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *in, FILE *out)
+/*
+ * The exports, all from one read of the files: each file is read (a few
+ * ahead, on another thread), walked by every export asked for, and closed
+ * before the next is opened, so that memory is what the outputs hold, not
+ * every decoded recording (a day of --rotate files would not fit).  The
+ * outputs are written at the end, in the order the options are listed.
+ */
+static int run_exports(struct args *a, struct bsym_ctx *sym, FILE *out)
 {
-	struct rep_stats st = {0};
+	struct rep_stats st = {0}, sst = {0};
+	struct rep_missing *mb = NULL;
+	struct rep_pprof *pp = NULL;
+	struct rep_speedscope *ss = NULL;
+	struct rep_heatmap *hm = NULL;
+	struct rep_agg *agg[2] = { NULL, NULL };
+	struct rep_config scfg = a->cfg;
+	struct rep_readahead *ra = NULL;
+	struct rep_input in = {0};
+	bool by_freq = true, offcpu = false;
 	const char *what = NULL;
-	int err = 0;
+	int err = 0, ret = 1;
 
-	if (a->missing_buildids) {
+	if (a->nr_files > 1 && prescan(a, sym, 0, a->nr_files, &by_freq, &offcpu))
+		return 1;
+	rep_adapter_kernels_prescanned(a->nr_files > 1);
+	/* --svg: the merged folded stacks, annotated so frame kinds get their hues */
+	scfg.mode = REP_FOLDED;
+	scfg.annotate = true;
+	if (a->missing_buildids)
+		err = rep_missing_create(&mb, &a->cfg, sym);
+	if (!err && a->speedscope)
+		err = rep_speedscope_create(&ss, &a->cfg, sym);
+	if (!err && a->heatmap)
+		err = rep_heatmap_create(&hm, &a->cfg, sym);
+	for (size_t i = 0; a->svg && i < (a->diff ? 2u : 1u) && !err; i++)
+		err = rep_agg_create(&agg[i]);
+	if (!err && a->pprof && a->nr_files != 1)
+		err = rep_pprof_create(&pp, &a->cfg, sym, !a->no_symbolize, by_freq, offcpu);
+	if (!err)
+		err = rep_readahead_create(&ra, a->files, a->nr_files);
+	if (err) {
+		fprintf(stderr, "prof-report: %s\n", strerror(-err));
+		goto out;
+	}
+	for (size_t i = 0; i < a->nr_files && !err; i++) {
+		struct bprof_recording *rec;
+		char errbuf[512];
+
+		err = rep_readahead_next(ra, &rec, errbuf, sizeof(errbuf));
+		if (!err) {
+			select_time(a, i, rec);
+			if (a->pprof && a->nr_files == 1 &&
+			    (err = rep_pprof_create(&pp, &a->cfg, sym, !a->no_symbolize,
+						    rep_pprof_by_freq(rec),
+						    rec->offcpu.mode != BPROF_OFFCPU_NONE))) {
+				bprof_recording_free(rec);
+				snprintf(errbuf, sizeof(errbuf), "%s", strerror(-err));
+			}
+		}
+		if (!err)
+			err = rep_input_adopt(&in, sym, rec, a->files[i], errbuf, sizeof(errbuf));
+		if (!err && note_objects(&in)) {
+			err = -ENOMEM;
+			snprintf(errbuf, sizeof(errbuf), "out of memory");
+		}
+		if (err) {
+			fprintf(stderr, "prof-report: %s: %s\n", a->files[i], errbuf);
+			goto out;
+		}
+		if (check_input(a, &in))
+			goto out;
+		if (mb) {
+			what = "--missing-buildids";
+			err = rep_missing_add(mb, &in);
+		}
+		if (!err && pp) {
+			what = a->pprof;
+			err = rep_pprof_add(pp, &in, &st);
+		}
+		if (!err && ss) {
+			what = a->speedscope;
+			err = rep_speedscope_add(ss, &in, NULL);
+		}
+		if (!err && hm) {
+			what = a->heatmap;
+			err = rep_heatmap_add(hm, &in, NULL);
+		}
+		if (!err && a->svg) {
+			what = a->svg;
+			err = rep_agg_add_input(agg[a->diff && i >= a->nr_before ? 1 : 0], &scfg, sym,
+						&in, &sst);
+		}
+		rep_input_close(&in);
+	}
+
+	if (!err && mb) {
 		what = "--missing-buildids";
-		err = rep_print_missing_buildids(out, &a->cfg, sym, in, a->nr_files);
+		err = rep_missing_write(mb, out);
 	}
-	if (!err && a->pprof) {
+	if (!err && pp) {
 		what = a->pprof;
-		err = rep_export_pprof(a->pprof, &a->cfg, sym, in, a->nr_files, !a->no_symbolize, &st);
+		err = rep_pprof_write(pp, a->pprof);
 	}
-	if (!err && a->speedscope) {
+	if (!err && ss) {
 		what = a->speedscope;
-		err = rep_export_speedscope(a->speedscope, &a->cfg, sym, in, a->nr_files, NULL);
+		err = rep_speedscope_write(ss, a->speedscope);
 	}
-	if (!err && a->heatmap) {
+	if (!err && hm) {
 		struct rep_heatmap_opts ho = { .title = "Heatmap",
 					       .follow_ms = a->follow ? a->follow_ms : 0,
 					       .inverted = a->svg_opts.inverted,
@@ -724,34 +934,24 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *i
 					       .min_width_pct = a->svg_opts.min_width_pct };
 
 		what = a->heatmap;
-		err = rep_heatmap_html(a->heatmap, &a->cfg, sym, in, a->nr_files, &ho, NULL);
+		err = rep_heatmap_write(hm, a->heatmap, &ho);
 		if (err == -EFBIG) {
 			fprintf(stderr, "prof-report: %s: the recordings span too long a time for one page (over 100 million slices): select a range with --from/--to\n",
 				a->heatmap);
-			return 1;
+			goto out;
 		}
 	}
 	if (!err && a->svg) {
-		/* the merged folded stacks, annotated so frame kinds get their hues */
-		struct rep_config cfg = a->cfg;
-		struct rep_agg *agg[2] = { NULL, NULL };
-		struct rep_stats sst = {0};
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *mem = NULL, *f = NULL;
 
 		what = a->svg;
-		cfg.mode = REP_FOLDED;
-		cfg.annotate = true;
-		for (size_t i = 0; i < (a->diff ? 2u : 1u) && !err; i++)
-			err = rep_agg_create(&agg[i]);
-		if (!err)
-			err = add_sides(a, agg, &cfg, sym, in, &sst);
-		if (!err && !(mem = open_memstream(&buf, &len)))
+		if (!(mem = open_memstream(&buf, &len)))
 			err = -errno;
 		if (!err)
 			err = a->diff ? rep_print_diff(mem, agg[0], agg[1], a->normalize)
-				      : rep_print(mem, agg[0], &cfg);
+				      : rep_print(mem, agg[0], &scfg);
 		if (mem && fclose(mem) != 0 && !err)
 			err = -ENOMEM;
 		if (!err) {
@@ -769,17 +969,25 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, struct rep_input *i
 			err = -errno;
 		free(buf);
 		if (!err && !a->cfg.quiet)
-			print_summary(sym, in, a->nr_files, agg[a->diff ? 1 : 0], &sst);
-		rep_agg_destroy(agg[0]);
-		rep_agg_destroy(agg[1]);
+			print_summary(sym, agg[a->diff ? 1 : 0], &sst);
 	}
 	if (err == -EPIPE)
-		return 0;
-	if (err) {
+		err = 0;
+	if (err)
 		fprintf(stderr, "prof-report: %s: %s\n", what, strerror(-err));
-		return 1;
-	}
-	return 0;
+	else
+		ret = 0;
+out:
+	rep_adapter_kernels_prescanned(false);
+	rep_input_close(&in);
+	rep_readahead_destroy(ra);
+	rep_missing_destroy(mb);
+	rep_pprof_destroy(pp);
+	rep_speedscope_destroy(ss);
+	rep_heatmap_destroy(hm);
+	rep_agg_destroy(agg[0]);
+	rep_agg_destroy(agg[1]);
+	return ret;
 }
 
 static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
@@ -796,8 +1004,6 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 		fprintf(stderr, "prof-report: out of memory\n");
 		return 1;
 	}
-	bool text = !a->info && !a->pprof && !a->speedscope && !a->svg && !a->missing_buildids &&
-		    !a->heatmap;
 	struct rep_share *share = NULL;
 
 	/* --min-share: which threads, from a first pass over every file */
@@ -820,8 +1026,9 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 				(unsigned long long)samples);
 	}
 
-	/* the text outputs open their files one at a time (fold_sides) */
-	for (size_t i = 0; i < a->nr_files && !text; i++) {
+	/* the text outputs and the exports open their files one at a time
+	 * (fold_sides, run_exports) */
+	for (size_t i = 0; i < a->nr_files && a->info; i++) {
 		if (open_input(a, sym, in, i))
 			goto out;
 	}
@@ -840,7 +1047,7 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 	}
 
 	if (a->pprof || a->speedscope || a->svg || a->missing_buildids || a->heatmap) {
-		ret = run_exports(a, sym, in, out);
+		ret = run_exports(a, sym, out);
 		goto out;
 	}
 
@@ -863,7 +1070,7 @@ static int run(struct args *a, struct bsym_ctx *sym, FILE *out)
 		goto out_err;
 	if (!a->cfg.quiet) {
 		for (size_t i = 0; i < nagg; i++)
-			print_summary(sym, in, a->nr_files, agg[i], &st);
+			print_summary(sym, agg[i], &st);
 	}
 	ret = 0;
 	goto out;
@@ -884,6 +1091,7 @@ out:
 	for (size_t i = 0; i < a->nr_files; i++)
 		rep_input_close(&in[i]);
 	free(in);
+	free_notes();
 	a->cfg.share = NULL;
 	rep_share_free(share);
 	return ret;
@@ -1148,6 +1356,7 @@ int main(int argc, char **argv)
 	}
 out:
 	bsym_destroy(sym);
+	rep_adapter_cleanup();
 	free(cdir);
 	free(a.cfg.pids);
 	free(a.debug_dirs);

@@ -73,6 +73,20 @@ int rep_input_open(struct rep_input *in, struct bsym_ctx *sym, const char *path,
 int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_recording *rec,
 		    const char *name, char *errbuf, size_t errlen);
 void rep_input_close(struct rep_input *in);
+/*
+ * Register rec's kernel with sym as rep_input_adopt would, and nothing
+ * else.  A report that reads its files one at a time does this for every
+ * file first: a kernel's table of symbols then holds every file's entries
+ * before the first lookup, as when every file was opened before the first
+ * walk, and each file adopted later shares that one kernel.
+ */
+int rep_kernel_preregister(struct bsym_ctx *sym, struct bprof_recording *rec);
+/* While on, rep_input_adopt lets a kernel share one that has answered
+ * lookups when its symbols are all there (bsym reuse_answered): turned on
+ * for the second pass over files whose kernels were preregistered. */
+void rep_adapter_kernels_prescanned(bool on);
+/* Frees what registered inputs left to libsym (after bsym_destroy). */
+void rep_adapter_cleanup(void);
 const struct rep_process_map *rep_input_process(const struct rep_input *in, uint32_t pid,
 						uint32_t exec_id);
 
@@ -387,6 +401,34 @@ int rep_export_speedscope(const char *path, const struct rep_config *cfg, struct
 int rep_print_missing_buildids(FILE *f, const struct rep_config *cfg, struct bsym_ctx *sym,
 			       const struct rep_input *in, size_t nr_in);
 
+/*
+ * The same exports fed one input at a time: create, add each input in
+ * order (it may be closed as soon as add returns: nothing of it is kept
+ * but copies), then write; destroy in any case.  Memory is what the
+ * output holds (its stacks, frames, strings), not the inputs'.  The
+ * functions above are these over an array.  pprof's sample types depend
+ * on the whole set: by_freq (rep_pprof_by_freq of the first recording)
+ * and offcpu (any recording with off-CPU rows).
+ */
+struct rep_pprof;
+bool rep_pprof_by_freq(const struct bprof_recording *first);
+int rep_pprof_create(struct rep_pprof **out, const struct rep_config *cfg, struct bsym_ctx *sym,
+		     bool symbolize, bool by_freq, bool offcpu);
+int rep_pprof_add(struct rep_pprof *x, const struct rep_input *in, struct rep_stats *st);
+int rep_pprof_write(struct rep_pprof *x, const char *path);
+void rep_pprof_destroy(struct rep_pprof *x);
+struct rep_speedscope;
+int rep_speedscope_create(struct rep_speedscope **out, const struct rep_config *cfg,
+			  struct bsym_ctx *sym);
+int rep_speedscope_add(struct rep_speedscope *x, const struct rep_input *in, struct rep_stats *st);
+int rep_speedscope_write(struct rep_speedscope *x, const char *path);
+void rep_speedscope_destroy(struct rep_speedscope *x);
+struct rep_missing;
+int rep_missing_create(struct rep_missing **out, const struct rep_config *cfg, struct bsym_ctx *sym);
+int rep_missing_add(struct rep_missing *m, const struct rep_input *in);
+int rep_missing_write(struct rep_missing *m, FILE *f);
+void rep_missing_destroy(struct rep_missing *m);
+
 /* prof-report --heatmap: one self-contained HTML page (report/heatmap.html)
  * of the inputs' samples over time and the flame graph of any range;
  * rep_heatmap_html's follow_ms > 0 makes the page reload itself that often
@@ -404,6 +446,14 @@ struct rep_heatmap_opts {
 int rep_heatmap_html(const char *path, const struct rep_config *cfg, struct bsym_ctx *sym,
 		     const struct rep_input *in, size_t nr_in, const struct rep_heatmap_opts *o,
 		     struct rep_stats *st);
+/* The same one input at a time (as rep_pprof_create and the rest); write
+ * once. */
+struct rep_heatmap;
+int rep_heatmap_create(struct rep_heatmap **out, const struct rep_config *cfg,
+		       struct bsym_ctx *sym);
+int rep_heatmap_add(struct rep_heatmap *x, const struct rep_input *in, struct rep_stats *st);
+int rep_heatmap_write(struct rep_heatmap *x, const char *path, const struct rep_heatmap_opts *o);
+void rep_heatmap_destroy(struct rep_heatmap *x);
 
 /* JSON string (with quotes), invalid UTF-8 and control bytes escaped. */
 void rep_json_string(FILE *f, const char *s);
