@@ -729,7 +729,7 @@ static int prescan(struct args *a, struct bsym_ctx *sym, size_t first, size_t n,
  * until FOLD_HOLD_MAX of them are, then their rows go into agg and they
  * are closed (a --rotate directory of a busy machine has new rows in every
  * file).  The files of a set are read a few ahead on another thread
- * (readahead.c).  More files than FOLD_HOLD_MAX need prescan() first.
+ * (readahead.c).  The first time, the files not yet read are prescan()ned.
  * *bad_file: a file could not be read (already said).
  */
 
@@ -745,6 +745,7 @@ static int fold_sides(struct args *a, struct rep_agg **agg, struct bsym_ctx *sym
 		struct rep_readahead *ra = NULL;
 		struct rep_fold *fold = NULL;
 		size_t held = 0; /* files fold's rows point into */
+		bool prescanned = false;
 
 		if (n == 1) {
 			err = open_input(a, sym, in, first);
@@ -754,16 +755,6 @@ static int fold_sides(struct args *a, struct rep_agg **agg, struct bsym_ctx *sym
 			}
 			err = rep_agg_add_inputs(agg[side], &a->cfg, sym, &in[first], 1, st);
 			continue;
-		}
-		/* more files than a fold holds: their kernels first */
-		if (n > FOLD_HOLD_MAX) {
-			bool by_freq, offcpu;
-
-			if (prescan(a, sym, first, n, &by_freq, &offcpu)) {
-				*bad_file = true;
-				return -EINVAL;
-			}
-			rep_adapter_kernels_prescanned(true);
 		}
 		err = rep_fold_create(&fold);
 		if (!err)
@@ -798,7 +789,18 @@ static int fold_sides(struct args *a, struct rep_agg **agg, struct bsym_ctx *sym
 				/* the rows so far into agg and their files
 				 * closed: agg sums what prints alike, so the
 				 * output is the same, and memory is bounded
-				 * by it, not by the files */
+				 * by it, not by the files.  Before the first
+				 * walk, the other files' kernels (prescan) */
+				bool by_freq, offcpu;
+
+				if (!prescanned &&
+				    prescan(a, sym, i + 1, first + n - (i + 1), &by_freq, &offcpu)) {
+					*bad_file = true;
+					err = -EINVAL;
+					break;
+				}
+				prescanned = true;
+				rep_adapter_kernels_prescanned(true);
 				err = rep_agg_add_fold(agg[side], &a->cfg, sym, fold,
 						       "the recordings", st);
 				rep_fold_destroy(fold);
@@ -826,37 +828,81 @@ static int fold_sides(struct args *a, struct rep_agg **agg, struct bsym_ctx *sym
  * every decoded recording (a day of --rotate files would not fit).  The
  * outputs are written at the end, in the order the options are listed.
  */
+/* What run_exports feeds each input to. */
+struct exports {
+	struct rep_missing *mb;
+	struct rep_pprof *pp;
+	struct rep_speedscope *ss;
+	struct rep_heatmap *hm;
+	struct rep_agg *agg[2];
+	struct rep_config scfg; /* --svg's */
+	struct rep_stats st, sst;
+	bool by_freq, offcpu;   /* pprof's sample types (rep_pprof_create) */
+	const char *what;       /* the export that failed */
+};
+
+/* Walk input i with every export asked for, then close it. */
+static int feed(struct args *a, struct exports *x, struct bsym_ctx *sym, struct rep_input *in,
+		size_t i)
+{
+	int err = 0;
+
+	if (a->pprof && !x->pp &&
+	    (err = rep_pprof_create(&x->pp, &a->cfg, sym, !a->no_symbolize, x->by_freq, x->offcpu)))
+		x->what = a->pprof;
+	if (!err && x->mb) {
+		x->what = "--missing-buildids";
+		err = rep_missing_add(x->mb, in);
+	}
+	if (!err && x->pp) {
+		x->what = a->pprof;
+		err = rep_pprof_add(x->pp, in, &x->st);
+	}
+	if (!err && x->ss) {
+		x->what = a->speedscope;
+		err = rep_speedscope_add(x->ss, in, NULL);
+	}
+	if (!err && x->hm) {
+		x->what = a->heatmap;
+		err = rep_heatmap_add(x->hm, in, NULL);
+	}
+	if (!err && a->svg) {
+		x->what = a->svg;
+		err = rep_agg_add_input(x->agg[a->diff && i >= a->nr_before ? 1 : 0], &x->scfg, sym,
+					in, &x->sst);
+	}
+	rep_input_close(in);
+	return err;
+}
+
 static int run_exports(struct args *a, struct bsym_ctx *sym, FILE *out)
 {
-	struct rep_stats st = {0}, sst = {0};
+	struct exports x = { .scfg = a->cfg, .by_freq = true };
 	struct rep_missing *mb = NULL;
 	struct rep_pprof *pp = NULL;
 	struct rep_speedscope *ss = NULL;
 	struct rep_heatmap *hm = NULL;
-	struct rep_agg *agg[2] = { NULL, NULL };
-	struct rep_config scfg = a->cfg;
+	struct rep_agg **agg = x.agg;
 	struct rep_readahead *ra = NULL;
-	struct rep_input in = {0};
-	bool by_freq = true, offcpu = false;
+	/* the first files, held unwalked: a small set is read once */
+	struct rep_input held[FOLD_HOLD_MAX];
+	size_t nheld = 0;
+	bool streaming = false;
 	const char *what = NULL;
 	int err = 0, ret = 1;
 
-	if (a->nr_files > 1 && prescan(a, sym, 0, a->nr_files, &by_freq, &offcpu))
-		return 1;
-	rep_adapter_kernels_prescanned(a->nr_files > 1);
+	memset(held, 0, sizeof(held));
 	/* --svg: the merged folded stacks, annotated so frame kinds get their hues */
-	scfg.mode = REP_FOLDED;
-	scfg.annotate = true;
+	x.scfg.mode = REP_FOLDED;
+	x.scfg.annotate = true;
 	if (a->missing_buildids)
-		err = rep_missing_create(&mb, &a->cfg, sym);
+		err = rep_missing_create(&x.mb, &a->cfg, sym);
 	if (!err && a->speedscope)
-		err = rep_speedscope_create(&ss, &a->cfg, sym);
+		err = rep_speedscope_create(&x.ss, &a->cfg, sym);
 	if (!err && a->heatmap)
-		err = rep_heatmap_create(&hm, &a->cfg, sym);
+		err = rep_heatmap_create(&x.hm, &a->cfg, sym);
 	for (size_t i = 0; a->svg && i < (a->diff ? 2u : 1u) && !err; i++)
 		err = rep_agg_create(&agg[i]);
-	if (!err && a->pprof && a->nr_files != 1)
-		err = rep_pprof_create(&pp, &a->cfg, sym, !a->no_symbolize, by_freq, offcpu);
 	if (!err)
 		err = rep_readahead_create(&ra, a->files, a->nr_files);
 	if (err) {
@@ -864,23 +910,19 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, FILE *out)
 		goto out;
 	}
 	for (size_t i = 0; i < a->nr_files && !err; i++) {
+		struct rep_input *in = &held[streaming ? 0 : nheld];
 		struct bprof_recording *rec;
 		char errbuf[512];
 
 		err = rep_readahead_next(ra, &rec, errbuf, sizeof(errbuf));
 		if (!err) {
 			select_time(a, i, rec);
-			if (a->pprof && a->nr_files == 1 &&
-			    (err = rep_pprof_create(&pp, &a->cfg, sym, !a->no_symbolize,
-						    rep_pprof_by_freq(rec),
-						    rec->offcpu.mode != BPROF_OFFCPU_NONE))) {
-				bprof_recording_free(rec);
-				snprintf(errbuf, sizeof(errbuf), "%s", strerror(-err));
-			}
+			if (i == 0)
+				x.by_freq = rep_pprof_by_freq(rec);
+			x.offcpu |= rec->offcpu.mode != BPROF_OFFCPU_NONE;
+			err = rep_input_adopt(in, sym, rec, a->files[i], errbuf, sizeof(errbuf));
 		}
-		if (!err)
-			err = rep_input_adopt(&in, sym, rec, a->files[i], errbuf, sizeof(errbuf));
-		if (!err && note_objects(&in)) {
+		if (!err && note_objects(in)) {
 			err = -ENOMEM;
 			snprintf(errbuf, sizeof(errbuf), "out of memory");
 		}
@@ -888,31 +930,41 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, FILE *out)
 			fprintf(stderr, "prof-report: %s: %s\n", a->files[i], errbuf);
 			goto out;
 		}
-		if (check_input(a, &in))
+		if (check_input(a, in))
 			goto out;
-		if (mb) {
-			what = "--missing-buildids";
-			err = rep_missing_add(mb, &in);
+		if (streaming) {
+			err = feed(a, &x, sym, in, i);
+			continue;
 		}
-		if (!err && pp) {
-			what = a->pprof;
-			err = rep_pprof_add(pp, &in, &st);
-		}
-		if (!err && ss) {
-			what = a->speedscope;
-			err = rep_speedscope_add(ss, &in, NULL);
-		}
-		if (!err && hm) {
-			what = a->heatmap;
-			err = rep_heatmap_add(hm, &in, NULL);
-		}
-		if (!err && a->svg) {
-			what = a->svg;
-			err = rep_agg_add_input(agg[a->diff && i >= a->nr_before ? 1 : 0], &scfg, sym,
-						&in, &sst);
-		}
-		rep_input_close(&in);
+		if (++nheld < FOLD_HOLD_MAX || i + 1 == a->nr_files)
+			continue;
+		/* more files than are held: from here on, each is walked and
+		 * closed as it is read; the other files' kernels first
+		 * (prescan), and what pprof needs of them */
+		bool by_freq, offcpu;
+
+		if (prescan(a, sym, i + 1, a->nr_files - (i + 1), &by_freq, &offcpu))
+			goto out;
+		x.offcpu |= offcpu;
+		rep_adapter_kernels_prescanned(true);
+		streaming = true;
+		for (size_t k = 0; k < nheld && !err; k++)
+			err = feed(a, &x, sym, &held[k], i + 1 - nheld + k);
+		nheld = 0;
 	}
+	for (size_t k = 0; k < nheld && !err; k++)
+		err = feed(a, &x, sym, &held[k], a->nr_files - nheld + k);
+	nheld = 0;
+	if (!err && a->pprof && !x.pp &&
+	    (err = rep_pprof_create(&x.pp, &a->cfg, sym, !a->no_symbolize, x.by_freq, x.offcpu)))
+		x.what = a->pprof;
+	what = x.what;
+	mb = x.mb;
+	pp = x.pp;
+	ss = x.ss;
+	hm = x.hm;
+	if (err)
+		goto fail;
 
 	if (!err && mb) {
 		what = "--missing-buildids";
@@ -951,7 +1003,7 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, FILE *out)
 			err = -errno;
 		if (!err)
 			err = a->diff ? rep_print_diff(mem, agg[0], agg[1], a->normalize)
-				      : rep_print(mem, agg[0], &scfg);
+				      : rep_print(mem, agg[0], &x.scfg);
 		if (mem && fclose(mem) != 0 && !err)
 			err = -ENOMEM;
 		if (!err) {
@@ -969,8 +1021,9 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, FILE *out)
 			err = -errno;
 		free(buf);
 		if (!err && !a->cfg.quiet)
-			print_summary(sym, agg[a->diff ? 1 : 0], &sst);
+			print_summary(sym, agg[a->diff ? 1 : 0], &x.sst);
 	}
+fail:
 	if (err == -EPIPE)
 		err = 0;
 	if (err)
@@ -979,12 +1032,13 @@ static int run_exports(struct args *a, struct bsym_ctx *sym, FILE *out)
 		ret = 0;
 out:
 	rep_adapter_kernels_prescanned(false);
-	rep_input_close(&in);
+	for (size_t k = 0; k < FOLD_HOLD_MAX; k++)
+		rep_input_close(&held[k]);
 	rep_readahead_destroy(ra);
-	rep_missing_destroy(mb);
-	rep_pprof_destroy(pp);
-	rep_speedscope_destroy(ss);
-	rep_heatmap_destroy(hm);
+	rep_missing_destroy(x.mb);
+	rep_pprof_destroy(x.pp);
+	rep_speedscope_destroy(x.ss);
+	rep_heatmap_destroy(x.hm);
 	rep_agg_destroy(agg[0]);
 	rep_agg_destroy(agg[1]);
 	return ret;
