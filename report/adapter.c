@@ -28,13 +28,16 @@ void rep_hex(char *out, const uint8_t *bytes, size_t len)
  * copied: libsym keeps verify_arg for as long as the context lives and
  * calls it lazily, but a report that reads its files one at a time frees
  * each recording once it is walked.  The copies live until
- * rep_adapter_cleanup(); one per object without a build-id per file, so
- * libsym still tells such objects of different files apart, as when every
- * file stayed open (a freed recording's address reused would not).
+ * rep_adapter_cleanup().  One per distinct (path, size, fallback hash):
+ * libsym shares an object registered again with the same path and
+ * verify_arg, so the copies of one object in many files are one libsym
+ * object, its ELF and DWARF loaded once (one per file grew the memory of
+ * a report over a --rotate directory by every file).
  */
 struct rep_fallback {
 	uint32_t flags;
 	uint64_t size, fallback_hash;
+	char *path;
 	struct rep_fallback *next;
 };
 static struct rep_fallback *fallbacks;
@@ -43,9 +46,32 @@ void rep_adapter_cleanup(void)
 {
 	while (fallbacks) {
 		struct rep_fallback *n = fallbacks->next;
+		free(fallbacks->path);
 		free(fallbacks);
 		fallbacks = n;
 	}
+}
+
+static struct rep_fallback *fallback_of(const struct bprof_object *o)
+{
+	const char *path = o->path ? o->path : "";
+	struct rep_fallback *fb;
+
+	for (fb = fallbacks; fb; fb = fb->next)
+		if (fb->flags == o->flags && fb->size == o->size &&
+		    fb->fallback_hash == o->fallback_hash && !strcmp(fb->path, path))
+			return fb;
+	fb = malloc(sizeof(*fb));
+	if (!fb || !(fb->path = strdup(path))) {
+		free(fb);
+		return NULL;
+	}
+	fb->flags = o->flags;
+	fb->size = o->size;
+	fb->fallback_hash = o->fallback_hash;
+	fb->next = fallbacks;
+	fallbacks = fb;
+	return fb;
 }
 
 /* An object recorded without a build-id may be used only if the candidate
@@ -199,14 +225,8 @@ int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_rec
 			.build_id_len = (o->flags & BPROF_OBJ_HAS_BUILD_ID) ? o->build_id_len : 0,
 			.verify = verify_fallback,
 		};
-		if (!d.build_id_len) {
-			struct rep_fallback *fb = malloc(sizeof(*fb));
-			if (!fb)
-				goto nomem;
-			*fb = (struct rep_fallback){ o->flags, o->size, o->fallback_hash, fallbacks };
-			fallbacks = fb;
-			d.verify_arg = fb;
-		}
+		if (!d.build_id_len && !(d.verify_arg = fallback_of(o)))
+			goto nomem;
 		/* images are sorted by object: the one of object i, if any */
 		for (uint64_t k = 0; k < rec->nr_images; k++)
 			if (rec->images[k].object_index == i) {
