@@ -227,7 +227,9 @@ volatile __u32 map_gens_lost = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1024 * 1024); /* bursts of exits: ~100 B per mapping */
+	/* bursts of exits: ~100 B per mapping; a Python program's first
+	 * samples: ~3 KiB per code object (python.h) */
+	__uint(max_entries, 2 * 1024 * 1024);
 } events SEC(".maps");
 
 /* ---- the user-stack unwinder (--unwind=auto|cfi); layout in unwind.h ---- */
@@ -508,7 +510,8 @@ static __always_inline int python_frame(struct walk_ctx *w, struct unwind_scratc
 	s->stack.nr = n + 2;
 	s->hash = (s->hash ^ w0) * 0x100000001b3ULL;
 	s->hash = (s->hash ^ w1) * 0x100000001b3ULL;
-	python_announce((__u32)(bpf_get_current_pid_tgid() >> 32), s->py_exec_id, w0, w1);
+	python_announce(p, s->py.buf, (__u32)(bpf_get_current_pid_tgid() >> 32), s->py_exec_id, w0,
+			w1);
 	if (r == PYTHON_STEP_LAST)
 		s->py_mode = PY_MODE_DONE;
 	return 1;

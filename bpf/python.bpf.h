@@ -120,9 +120,11 @@ static __always_inline __u64 python_tstate(const struct python_proc *p)
 	return f.ts;
 }
 
-/* Tell prof-record about a code object the first time it is met, so that
- * it copies what names it while the process lives. */
-static __always_inline void python_announce(__u32 pid, __u32 exec_id, __u64 w0, __u64 w1)
+/* Tell prof-record about a code object the first time it is met, with
+ * what names it copied now (python.h: the process may be gone by the time
+ * prof-record reads the event). */
+static __always_inline void python_announce(const struct python_proc *p, const __u8 *hdr,
+					    __u32 pid, __u32 exec_id, __u64 w0, __u64 w1)
 {
 	struct python_code_key k = {
 		.pid = pid,
@@ -146,6 +148,7 @@ static __always_inline void python_announce(__u32 pid, __u32 exec_id, __u64 w0, 
 	e->exec_id = exec_id;
 	e->guard = k.guard;
 	e->code = k.code;
+	python_copy_names(0, p, hdr, e);
 	bpf_ringbuf_submit(e, 0);
 	python_count(PYTHON_STAT_CODES_NEW);
 }

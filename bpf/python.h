@@ -119,14 +119,39 @@ enum python_stat {
 	PYTHON_STAT_MAX,
 };
 
-/* Ring buffer event: a code object the walk met first. */
+/*
+ * Ring buffer event: a code object the walk met first, with what names it
+ * copied in the same walk (python_copy_names): the code object's header
+ * (the bytes the guard was computed from) and the first bytes of its
+ * qualname and filename (str objects) and line table (a bytes object),
+ * each from the object's address on, header included.  Copied in BPF
+ * because a process may exit before prof-record reads the ring buffer:
+ * a script's last function would then have no name.  prof-record parses
+ * the copies as it would the process's memory, and reads the process only
+ * for what does not fit (a longer name or line table).
+ */
 #define PYTHON_EVENT_CODE 0x200u
+#define PYTHON_COPY_NAME  256   /* a qualname: ~200 ASCII characters */
+#define PYTHON_COPY_FILE  512   /* a file name: ~460 */
+#define PYTHON_COPY_LINES 2048  /* a line table: ~2000 bytes (a function
+				 * of ~200 lines) */
 struct python_code_event {
 	__u32 type;             /* PYTHON_EVENT_CODE */
 	__u32 pid;
 	__u32 exec_id;
 	__u32 guard;
 	__u64 code;             /* its address */
+	__u64 qualname;         /* the objects' addresses, from hdr */
+	__u64 filename;
+	__u64 linetable;
+	__u16 hdr_len;          /* bytes copied of each: 0 (not copied), */
+	__u16 qualname_len;     /* the whole buffer, or up to the end of */
+	__u16 filename_len;     /* the object's page when the next page */
+	__u16 linetable_len;    /* could not be read */
+	__u8 hdr[PYTHON_CODE_READ];
+	__u8 qualname_raw[PYTHON_COPY_NAME];
+	__u8 filename_raw[PYTHON_COPY_FILE];
+	__u8 linetable_raw[PYTHON_COPY_LINES];
 };
 
 /* The key of "py_seen", the code objects already announced. */

@@ -179,4 +179,43 @@ stop:
 	return PYTHON_STEP_STOP;
 }
 
+/*
+ * Copy cap bytes of the object at addr into dst; where they cross into a
+ * page that cannot be read, the bytes up to the end of addr's page.  The
+ * number copied, 0 if none.
+ */
+static __always_inline __u16 python_copy_obj(PY_ENV env, __u8 *dst, __u32 cap, __u64 addr)
+{
+	__u32 n;
+
+	if (!addr || addr >= (1ULL << 47))
+		return 0;
+	if (!PY_READ(env, dst, cap, addr))
+		return (__u16)cap;
+	n = 4096 - (__u32)(addr & 4095);
+	if (n == 0 || n >= cap)
+		return 0;
+	if (PY_READ(env, dst, n, addr))
+		return 0;
+	return (__u16)n;
+}
+
+/*
+ * What names the code object whose header python_step() just read (hdr,
+ * PYTHON_CODE_READ bytes): into e, with e's identity already set.  Called
+ * once per code object (py_seen), so its reads cost nothing per sample.
+ */
+static __always_inline void python_copy_names(PY_ENV env, const struct python_proc *p,
+					      const __u8 *hdr, struct python_code_event *e)
+{
+	__builtin_memcpy(e->hdr, hdr, PYTHON_CODE_READ);
+	e->hdr_len = PYTHON_CODE_READ;
+	e->qualname = python_u64(hdr, p->off.co_qualname);
+	e->filename = python_u64(hdr, p->off.co_filename);
+	e->linetable = python_u64(hdr, p->off.co_linetable);
+	e->qualname_len = python_copy_obj(env, e->qualname_raw, PYTHON_COPY_NAME, e->qualname);
+	e->filename_len = python_copy_obj(env, e->filename_raw, PYTHON_COPY_FILE, e->filename);
+	e->linetable_len = python_copy_obj(env, e->linetable_raw, PYTHON_COPY_LINES, e->linetable);
+}
+
 #endif /* BPROF_PYTHON_WALK_H */

@@ -828,7 +828,7 @@ int bprof_process_mapping_at(const struct bprof_process *p, uint64_t addr, uint3
 static const char *const python_counter_names[BPROF_PY_NR_COUNTERS] = {
 	"samples", "frames", "no_thread_state", "thread_list_walks", "stop_unreadable",
 	"stop_not_code", "stop_bad_instruction", "stop_loop", "stop_depth", "codes_announced",
-	"codes_lost", "codes_copied", "codes_changed", "codes_unreadable", NULL, NULL,
+	"codes_lost", "codes_copied", "codes_changed", "codes_unreadable", "codes_read_live", NULL,
 };
 
 const char *bprof_python_counter_name(unsigned i)

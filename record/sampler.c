@@ -229,9 +229,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (e->type == UNWIND_EVENT_WANTED)
 		return 0; /* only to wake the loop: its tick loads the table */
 	if (e->type == PYTHON_EVENT_CODE) {
-		/* copied now, while the process that runs it lives */
+		/* named now from the copies the walk made (the process may be gone) */
 		if (pc->py && size >= sizeof(struct python_code_event))
-			pyrec_code(pc->py, data);
+			pyrec_code(pc->py, data, size);
 		return 0;
 	}
 	if (e->type == PROFILE_EV_VMA) {

@@ -56,6 +56,7 @@ struct pyrec {
 	struct bprof_python_code *codes;
 	uint64_t nr_codes, cap_codes;
 	uint64_t copied, changed, unreadable;
+	uint64_t read_live; /* codes copied in part from the process */
 };
 
 int pyrec_create(struct pyrec **out, int procs_fd, int stats_fd, int nr_cpus)
@@ -334,13 +335,38 @@ uint32_t pyrec_nr_interpreters(const struct pyrec *py)
 	return py ? py->nr_procs : 0;
 }
 
-static bool peek(uint32_t pid, uint64_t addr, void *dst, size_t len)
+/* Where a code object's names are read from: the copies the BPF walk
+ * made when it first met the code object (python.h), then, for what they
+ * do not hold, the process itself while it lives. */
+struct pysrc {
+	const struct python_code_event *e; /* NULL: no copies */
+	uint32_t pid;
+	bool from_process; /* set by a read the copies did not hold */
+};
+
+static bool in_copy(uint64_t at, uint32_t have, const uint8_t *raw, uint64_t addr, void *dst,
+		    size_t len)
 {
+	if (!at || addr < at || addr - at > have || len > have - (addr - at))
+		return false;
+	memcpy(dst, raw + (addr - at), len);
+	return true;
+}
+
+static bool peek(struct pysrc *src, uint64_t addr, void *dst, size_t len)
+{
+	const struct python_code_event *e = src->e;
 	struct iovec l = { dst, len }, r = { (void *)(uintptr_t)addr, len };
 
 	if (!addr || addr >= (1ULL << 47))
 		return false;
-	return process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0) == (ssize_t)len;
+	if (e && (in_copy(e->code, e->hdr_len, e->hdr, addr, dst, len) ||
+		  in_copy(e->qualname, e->qualname_len, e->qualname_raw, addr, dst, len) ||
+		  in_copy(e->filename, e->filename_len, e->filename_raw, addr, dst, len) ||
+		  in_copy(e->linetable, e->linetable_len, e->linetable_raw, addr, dst, len)))
+		return true;
+	src->from_process = true;
+	return process_vm_readv((pid_t)src->pid, &l, 1, &r, 1, 0) == (ssize_t)len;
 }
 
 static uint64_t get64(const uint8_t *b, uint32_t off)
@@ -353,7 +379,7 @@ static uint64_t get64(const uint8_t *b, uint32_t off)
 
 /* A str object as UTF-8 (compact strings only: every name of a code
  * object is one), or NULL. */
-static char *read_str(const struct pyproc *p, uint64_t addr)
+static char *read_str(const struct pyproc *p, struct pysrc *src, uint64_t addr)
 {
 	uint8_t h[128];
 	uint64_t len;
@@ -361,7 +387,7 @@ static char *read_str(const struct pyproc *p, uint64_t addr)
 	uint8_t *raw;
 	char *out, *q;
 
-	if (!peek(p->pid, addr, h, sizeof(h)) || get64(h, 8) != p->unicode_type)
+	if (!peek(src, addr, h, sizeof(h)) || get64(h, 8) != p->unicode_type)
 		return NULL;
 	len = get64(h, p->off.uni_length);
 	memcpy(&state, h + p->off.uni_state, sizeof(state));
@@ -371,7 +397,7 @@ static char *read_str(const struct pyproc *p, uint64_t addr)
 	off = (state >> 6) & 1 ? p->off.uni_ascii_data : p->off.uni_compact_data;
 	raw = malloc(len * kind + 1);
 	out = malloc(len * 4 + 1);
-	if (!raw || !out || (len && !peek(p->pid, addr + off, raw, len * kind))) {
+	if (!raw || !out || (len && !peek(src, addr + off, raw, len * kind))) {
 		free(raw);
 		free(out);
 		return NULL;
@@ -405,18 +431,19 @@ static char *read_str(const struct pyproc *p, uint64_t addr)
 	return out;
 }
 
-static uint8_t *read_bytes(const struct pyproc *p, uint64_t addr, uint32_t *len_out)
+static uint8_t *read_bytes(const struct pyproc *p, struct pysrc *src, uint64_t addr,
+			   uint32_t *len_out)
 {
 	uint8_t h[64], *out;
 	uint64_t len;
 
-	if (!peek(p->pid, addr, h, sizeof(h)) || get64(h, 8) != p->bytes_type)
+	if (!peek(src, addr, h, sizeof(h)) || get64(h, 8) != p->bytes_type)
 		return NULL;
 	len = get64(h, p->off.bytes_size);
 	if (len > BPROF_PY_LINETABLE_MAX)
 		return NULL;
 	out = malloc(len + 1);
-	if (!out || (len && !peek(p->pid, addr + p->off.bytes_sval, out, len))) {
+	if (!out || (len && !peek(src, addr + p->off.bytes_sval, out, len))) {
 		free(out);
 		return NULL;
 	}
@@ -424,18 +451,19 @@ static uint8_t *read_bytes(const struct pyproc *p, uint64_t addr, uint32_t *len_
 	return out;
 }
 
-void pyrec_code(struct pyrec *py, const struct python_code_event *e)
+void pyrec_code(struct pyrec *py, const struct python_code_event *e, size_t size)
 {
 	const struct python_offsets *w;
 	struct bprof_python_code c = { 0 };
 	struct pyproc *p = find_proc(py, e->pid, e->exec_id);
-	uint8_t h[PYTHON_CODE_READ + 64];
+	struct pysrc src = { .e = size >= sizeof(*e) ? e : NULL, .pid = e->pid };
+	uint8_t h[PYTHON_CODE_READ];
 	uint32_t firstlineno;
 
 	if (!p || p->status != BPROF_PY_WALKED)
 		return;
 	w = &p->off.walk;
-	if (!peek(e->pid, e->code, h, sizeof(h)) || get64(h, 8) != p->walk.code_type) {
+	if (!peek(&src, e->code, h, sizeof(h)) || get64(h, 8) != p->walk.code_type) {
 		py->unreadable++;
 		return;
 	}
@@ -454,9 +482,9 @@ void pyrec_code(struct pyrec *py, const struct python_code_event *e)
 	c.firstlineno = (int32_t)firstlineno;
 	c.code_offset = w->co_adaptive;
 	c.nr_units = (uint32_t)get64(h, w->co_size);
-	c.qualname = read_str(p, get64(h, w->co_qualname));
-	c.filename = read_str(p, get64(h, w->co_filename));
-	c.linetable = read_bytes(p, get64(h, w->co_linetable), &c.linetable_len);
+	c.qualname = read_str(p, &src, get64(h, w->co_qualname));
+	c.filename = read_str(p, &src, get64(h, w->co_filename));
+	c.linetable = read_bytes(p, &src, get64(h, w->co_linetable), &c.linetable_len);
 	if (!c.qualname || !c.filename || !c.linetable) {
 		free_code(&c);
 		py->unreadable++;
@@ -476,6 +504,7 @@ void pyrec_code(struct pyrec *py, const struct python_code_event *e)
 	}
 	py->codes[py->nr_codes++] = c;
 	py->copied++;
+	py->read_live += src.from_process;
 }
 
 /* Sort the copies and drop the ones copied twice (the BPF side's set of
@@ -525,6 +554,7 @@ int pyrec_emit(struct pyrec *py, struct bprof_recording *rec)
 	out->counters[PYTHON_STAT_MAX] = py->copied;
 	out->counters[PYTHON_STAT_MAX + 1] = py->changed;
 	out->counters[PYTHON_STAT_MAX + 2] = py->unreadable;
+	out->counters[PYTHON_STAT_MAX + 3] = py->read_live;
 	if (py->nr_procs && !(out->procs = calloc(py->nr_procs, sizeof(*out->procs))))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < py->nr_procs; i++) {

@@ -30,8 +30,11 @@ void pyrec_image(struct pyrec *py, uint32_t pid, uint32_t exec_id,
 		 const struct manifest_mapping *maps, uint32_t nr);
 void pyrec_image_gone(struct pyrec *py, uint32_t pid, uint32_t exec_id);
 
-/* A code object the walk met first (PYTHON_EVENT_CODE): copy its names. */
-void pyrec_code(struct pyrec *py, const struct python_code_event *e);
+/* A code object the walk met first (PYTHON_EVENT_CODE, size bytes): its
+ * names, from the copies the event carries, then from the process for
+ * what they do not hold.  A shorter event (the replay tests') has no
+ * copies: everything is read from the process. */
+void pyrec_code(struct pyrec *py, const struct python_code_event *e, size_t size);
 
 /* What the BPF walk was given for image (pid, exec_id): 0, or -ENOENT
  * when it has no interpreter that is walked (for the replay tests). */

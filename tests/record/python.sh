@@ -93,6 +93,46 @@ done
 check "--rotate 1: every file with samples names Python frames ($named of $nfiles files), none [python]" \
 	bash -c "[ $nfiles -ge 3 ] && [ $named -ge $((nfiles - 1)) ] && [ $unnamed -eq 0 ]"
 
+# A function first sampled while prof-record reads no events (stopped),
+# in a process that exits before it reads again: named from the copies
+# the BPF walk made of its code object's names (python.h), not [python].
+# The first --rotate file says the recorder has set up the process (its
+# tables, its interpreter) while warm() ran.
+cat > "$T_DIR/finale.py" <<'PY'
+import os, sys, time
+def warm():
+    while not os.path.exists(sys.argv[1]):
+        pass
+def finale():
+    end = time.monotonic() + 0.3
+    while time.monotonic() < end:
+        pass
+warm()
+finale()
+os._exit(0)
+PY
+rm -rf "$T_DIR/go" "$T_DIR/fin"
+"$PY" "$T_DIR/finale.py" "$T_DIR/go" &
+pypid=$!
+"$BPROF_RECORD" -q -F 499 --rotate 1 -p $pypid -o "$T_DIR/fin" &
+recpid=$!
+for _ in $(seq 600); do ls "$T_DIR"/fin/*.bprof > /dev/null 2>&1 && break; sleep 0.05; done
+kill -STOP $recpid
+touch "$T_DIR/go"
+wait $pypid
+kill -CONT $recpid
+kill -INT $recpid # -p records until interrupted
+wait $recpid
+"$BPROF_REPORT" -q -f "$T_DIR/fin" > "$T_DIR/fin.folded"
+last=$(ls "$T_DIR"/fin/*.bprof | tail -1)
+"$BPROF_REPORT" --info "$last" > "$T_DIR/fin.info" 2>&1
+check "a function sampled only after its process exited is named (finale (finale.py:7))" \
+	grep -Eq "finale \([^)]*finale\.py:[678]\)" "$T_DIR/fin.folded"
+check "... and no Python frame of it is [python]" bash -c "! grep -q '\[python\]' '$T_DIR/fin.folded'"
+check "... from the walk's copies alone (codes_read_live 0, codes_unreadable 0)" \
+	awk '/^  codes_(read_live|unreadable) / { n++; if ($2 != 0) bad = 1 } END { exit bad || n != 2 }' \
+	"$T_DIR/fin.info"
+
 # off-CPU stacks get Python frames too (the walk runs in the thread's
 # context at its return to user space; it holds no GIL in time.sleep)
 cat > "$T_DIR/nap.py" <<'PY'

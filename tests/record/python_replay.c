@@ -11,7 +11,8 @@
  * process_vm_readv while capturing every read, names the frames through
  * the recorder's copies of the code objects (pyrec_code, the PYTHON
  * section's lookup and libsym's line table decoder) and compares with the
- * printout.  Then it replays the walk on the captured reads alone (same
+ * printout, and again after the process has exited, from the copies the
+ * BPF walk makes in its event (python_copy_names) alone.  Then it replays the walk on the captured reads alone (same
  * words), and on damaged copies of them: a frame that is its own
  * previous, a previous pointer to unmapped memory, a code object that is
  * not one, an instruction outside its code, a cycle of two frames.  Each
@@ -24,6 +25,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <gelf.h>
 #include <signal.h>
 #include <stdio.h>
@@ -240,8 +242,14 @@ static void run_interpreter(const char *python)
 	int in[2], outp[2];
 	struct thread_truth truth[4];
 	struct python_proc pp;
-	struct pyrec *py;
+	struct pyrec *py, *gone;
 	struct bprof_recording *rec;
+	struct {
+		struct python_code_event *ev;
+		uint64_t w0, w1;
+		const char *truth;
+	} fulls[256];
+	size_t nfull = 0;
 	pid_t pid;
 	FILE *out;
 	int nt;
@@ -266,6 +274,8 @@ static void run_interpreter(const char *python)
 
 	cr_assert_eq(pyrec_create(&py, -1, -1, 1), 0);
 	find_interpreter(py, pid);
+	cr_assert_eq(pyrec_create(&gone, -1, -1, 1), 0);
+	find_interpreter(gone, pid);
 	cr_assert_eq(pyrec_walk_info(py, (uint32_t)pid, 0, &pp), 0, "%s: interpreter not found",
 		     python);
 
@@ -283,7 +293,25 @@ static void run_interpreter(const char *python)
 				.guard = (uint32_t)(live.w[i + 1] >> PYTHON_GUARD_SHIFT),
 				.code = live.w[i] & PYTHON_ADDR_MASK,
 			};
-			pyrec_code(py, &ev);
+			/* no copies in the event: read from the process */
+			pyrec_code(py, &ev, offsetof(struct python_code_event, qualname));
+
+			/* the copies the BPF walk makes, for after the exit */
+			struct python_code_event *full = calloc(1, sizeof(*full));
+			uint8_t hdr[PYTHON_CODE_READ];
+
+			cr_assert_not_null(full);
+			cr_assert_lt(nfull, sizeof(fulls) / sizeof(fulls[0]));
+			*full = ev;
+			cr_assert_eq(env_read(&e, hdr, sizeof(hdr), ev.code), 0);
+			python_copy_names(&e, &pp, hdr, full);
+			cr_expect_eq(full->qualname_len, PYTHON_COPY_NAME, "%s: qualname not copied", python);
+			cr_expect_gt(full->linetable_len, 0, "%s: line table not copied", python);
+			fulls[nfull].ev = full;
+			fulls[nfull].w0 = live.w[i];
+			fulls[nfull].w1 = live.w[i + 1];
+			fulls[nfull].truth = truth[t].frames[i / 2];
+			nfull++;
 		}
 		cr_assert_eq(bprof_recording_create(&rec), 0);
 		cr_assert_eq(pyrec_emit(py, rec), 0);
@@ -345,6 +373,25 @@ static void run_interpreter(const char *python)
 	fclose(out);
 	waitpid(pid, NULL, 0);
 	pyrec_destroy(py);
+
+	/* The process is gone: the names come from the walk's copies alone
+	 * (a script's last function, sampled just before it exits). */
+	cr_assert_eq(kill(pid, 0), -1, "%s: still running", python);
+	for (size_t i = 0; i < nfull; i++)
+		pyrec_code(gone, fulls[i].ev, sizeof(*fulls[i].ev));
+	cr_assert_eq(bprof_recording_create(&rec), 0);
+	cr_assert_eq(pyrec_emit(gone, rec), 0);
+	cr_expect_eq(rec->python.counters[PYTHON_STAT_MAX + 2], 0, "%s: codes unreadable", python);
+	cr_expect_eq(rec->python.counters[PYTHON_STAT_MAX + 3], 0, "%s: codes read live", python);
+	for (size_t i = 0; i < nfull; i++) {
+		char name[4200];
+
+		name_frame(rec, pid, fulls[i].w0, fulls[i].w1, name, sizeof(name));
+		cr_expect_str_eq(name, fulls[i].truth, "%s: after exit, frame %zu", python, i);
+		free(fulls[i].ev);
+	}
+	bprof_recording_free(rec);
+	pyrec_destroy(gone);
 }
 
 Test(python_replay, debian_python311)
