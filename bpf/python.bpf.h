@@ -128,6 +128,7 @@ static __always_inline void python_announce(const struct python_proc *p, const _
 {
 	struct python_code_key k = {
 		.pid = pid,
+		.exec_id = exec_id,
 		.guard = (__u32)(w1 >> PYTHON_GUARD_SHIFT),
 		.code = w0 & PYTHON_ADDR_MASK,
 	};

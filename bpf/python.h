@@ -154,11 +154,15 @@ struct python_code_event {
 	__u8 linetable_raw[PYTHON_COPY_LINES];
 };
 
-/* The key of "py_seen", the code objects already announced. */
+/* The key of "py_seen", the code objects already announced: by image
+ * (exec_id), so that an exec that puts another code object with the same
+ * guard at the same address still announces it. */
 struct python_code_key {
 	__u32 pid;
 	__u32 guard;
 	__u64 code;
+	__u32 exec_id;
+	__u32 pad;
 };
 
 /* The guard of a code object (see above): the same function in BPF, the
