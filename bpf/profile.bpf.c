@@ -424,6 +424,10 @@ struct unwind_scratch {
 	__u64 hash;
 	__u32 events; /* UNWIND_EV_* */
 	int result;
+	/* native frames recorded so far: the interrupted frame is the first
+	 * (not always ips[0]: Python frames come before a leaf that is in
+	 * the evaluation loop) */
+	__u32 nr_native;
 	/* Python frames (python.bpf.h): the walk's state and mode */
 	__u32 py_mode;   /* PY_MODE_* */
 	__u32 py_exec_id;
@@ -523,6 +527,7 @@ static long walk_frame(__u32 i, void *data)
 	struct unwind_scratch *s = w->s;
 	__u32 n = s->stack.nr;
 	__u64 pc;
+	bool leaf;
 	int res;
 
 	if (n >= PROFILE_MAX_STACK_DEPTH) {
@@ -539,6 +544,7 @@ static long walk_frame(__u32 i, void *data)
 		pc++;
 	s->stack.ips[n] = pc;
 	s->stack.nr = n + 1;
+	leaf = s->nr_native++ == 0;
 	/* FNV-1a over 64-bit words, finished with a mixer below */
 	s->hash = (s->hash ^ pc) * 0x100000001b3ULL;
 	res = unwind_step(&s->opaque, w->proc, &s->r, &s->events);
@@ -551,7 +557,10 @@ static long walk_frame(__u32 i, void *data)
 	}
 	if (res == UNWIND_NEXT) {
 		if (s->r.used_table) {
-			if (n == 0)
+			/* the report trusts a frame-pointer-free caller of the
+			 * interrupted frame only with this flag (its id's
+			 * PROFILE_CFI_STACK_EXACT) */
+			if (leaf)
 				s->stack.flags |= PROFILE_USTACK_LEAF_CFI;
 		} else {
 			s->stack.flags |= PROFILE_USTACK_FALLBACK;
@@ -825,6 +834,7 @@ static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task
 	s->hash = 0xcbf29ce484222325ULL;
 	s->events = 0;
 	s->result = 0;
+	s->nr_native = 0;
 	unwind_count(UNWIND_STAT_SAMPLES);
 	if (!w.proc)
 		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
