@@ -256,7 +256,7 @@ static __always_inline long offcpu_store(struct profile_ustack *st, __u32 gen)
 	__u64 h = 0xcbf29ce484222325ULL;
 	__u32 ids[2];
 
-	for (int i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
+	for (int i = 0; i < PROFILE_MAX_USTACK_DEPTH; i++) {
 		if (i >= (int)st->nr)
 			break;
 		h = (h ^ st->ips[i]) * 0x100000001b3ULL;

@@ -496,7 +496,7 @@ static __always_inline int python_frame(struct walk_ctx *w, struct unwind_scratc
 		}
 		s->py_mode = PY_MODE_EMIT;
 	}
-	if (n + 2 > PROFILE_MAX_STACK_DEPTH) {
+	if (n + 2 > PROFILE_MAX_USTACK_DEPTH) {
 		python_count(PYTHON_STAT_STOP_DEPTH);
 		s->py.stopped = 1;
 		s->py_mode = PY_MODE_NATIVE;
@@ -507,7 +507,7 @@ static __always_inline int python_frame(struct walk_ctx *w, struct unwind_scratc
 		s->py_mode = PY_MODE_NATIVE;
 		return 0;
 	}
-	if (n > PROFILE_MAX_STACK_DEPTH - 2)
+	if (n > PROFILE_MAX_USTACK_DEPTH - 2)
 		return 0;
 	s->stack.ips[n] = w0;
 	s->stack.ips[n + 1] = w1;
@@ -530,7 +530,7 @@ static long walk_frame(__u32 i, void *data)
 	bool leaf;
 	int res;
 
-	if (n >= PROFILE_MAX_STACK_DEPTH) {
+	if (n >= PROFILE_MAX_USTACK_DEPTH) {
 		s->result = -1;
 		return 1;
 	}
@@ -588,7 +588,7 @@ __attribute__((noinline)) int same_stack(const struct profile_ustack *a,
 {
 	if (!a || !b || a->nr != b->nr)
 		return 0;
-	for (int i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
+	for (int i = 0; i < PROFILE_MAX_USTACK_DEPTH; i++) {
 		if (i >= (int)a->nr)
 			break;
 		if (a->ips[i] != b->ips[i])
@@ -683,7 +683,7 @@ __attribute__((noinline)) long get_own_stack(struct bpf_perf_event_data *ctx, __
 		return n ? n : -EFAULT;
 	st->nr = (__u32)n / sizeof(st->ips[0]);
 	st->flags = 0;
-	for (int i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
+	for (int i = 0; i < PROFILE_MAX_USTACK_DEPTH; i++) {
 		if (i >= (int)st->nr)
 			break;
 		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
@@ -838,7 +838,7 @@ static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task
 	unwind_count(UNWIND_STAT_SAMPLES);
 	if (!w.proc)
 		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
-	bpf_loop(PROFILE_MAX_STACK_DEPTH, walk_frame, &w, 0);
+	bpf_loop(PROFILE_MAX_USTACK_DEPTH, walk_frame, &w, 0);
 	if (s->events & UNWIND_EV_PENDING)
 		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
 	if (s->events & UNWIND_EV_NO_ROOM) {

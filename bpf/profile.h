@@ -10,7 +10,17 @@
 
 #define PROFILE_COMM_LEN 16
 #define PROFILE_VMA_NAME_LEN 48 /* basenames in mapping events */
-#define PROFILE_MAX_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
+#define PROFILE_MAX_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH: the kernel's
+				     * stack maps and its frame-pointer walk */
+/*
+ * Words of a stack the unwinder walks (struct profile_ustack).  More than
+ * the kernel's 127 because a Python frame takes two words: a web
+ * framework's request is 60-100 Python frames deep.  247 is the most that
+ * keeps a "ustacks" element in the 2 KiB class of the BPF allocator (72
+ * bytes of element and allocator headers + 8 + 8 x 247 = 2048), where 127
+ * words already were: deeper stacks cost no memory per stack.
+ */
+#define PROFILE_MAX_USTACK_DEPTH 247
 /* user_stack_id / kernel_stack_id when the stack was not asked for (-U/-K);
  * same value as BPROF_STACK_NONE in format/bprof.h. */
 #define PROFILE_STACK_NONE (-2147483647 - 1)
@@ -52,13 +62,13 @@ struct profile_key {
 #define PROFILE_USTACK_LEAF_CFI  (1u << 0) /* the interrupted frame was unwound
 					    * with a table: its caller is exact */
 #define PROFILE_USTACK_COMPLETE  (1u << 1) /* reached the outermost frame */
-#define PROFILE_USTACK_TRUNCATED (1u << 2) /* cut at PROFILE_MAX_STACK_DEPTH */
+#define PROFILE_USTACK_TRUNCATED (1u << 2) /* cut at PROFILE_MAX_USTACK_DEPTH */
 #define PROFILE_USTACK_FALLBACK  (1u << 3) /* some frame came from a frame
 					    * pointer instead of a table */
 struct profile_ustack {
 	__u32 nr;
 	__u32 flags;           /* PROFILE_USTACK_*: not part of the identity */
-	__u64 ips[PROFILE_MAX_STACK_DEPTH];
+	__u64 ips[PROFILE_MAX_USTACK_DEPTH];
 };
 
 /* CPUs --rotate can follow (its per-CPU sequence numbers, profile.bpf.c);

@@ -255,7 +255,7 @@ int dump_counts(struct profile_bpf *obj, unsigned gen, struct bprof_recording *r
 	int32_t base2 = obj->rodata->stacks2_base;
 	bool own = obj->rodata->own_stacks;
 	struct counts_walk w = { .rec = rec, .man = man, .tot = tot };
-	uint64_t ips[PROFILE_MAX_STACK_DEPTH];
+	uint64_t ips[PROFILE_MAX_USTACK_DEPTH]; /* the kernel's stack maps: up to 127 */
 	size_t nr_uniq = 0;
 	int err = 0;
 
@@ -315,7 +315,7 @@ int dump_counts(struct profile_bpf *obj, unsigned gen, struct bprof_recording *r
 				u = us;
 			}
 			if (!lerr) {
-				n = u->nr < PROFILE_MAX_STACK_DEPTH ? u->nr : PROFILE_MAX_STACK_DEPTH;
+				n = u->nr < PROFILE_MAX_USTACK_DEPTH ? u->nr : PROFILE_MAX_USTACK_DEPTH;
 				memcpy(ips, u->ips, n * sizeof(*ips));
 				flags = u->flags;
 			}

