@@ -20,9 +20,9 @@
  * VM the speed of a CPU moves by up to 2x within a second (the host's
  * other guests: a bare loop takes 0.36-0.77 ns an iteration in 100 ms
  * windows), which moves the rate from run to run by more than a
- * profiler's cost; it moves the work and the switching alike, so their
- * ratio stays, and the ratio of two runs' shares is the ratio of their
- * rates at equal speed: a profiler that adds d seconds to a round of w
+ * profiler's cost; it moves the work and the switching nearly alike, so
+ * their ratio moves much less (+-4 % where the rate moves +-15 %), and the
+ * ratio of two runs' shares is the ratio of their rates at equal speed: a profiler that adds d seconds to a round of w
  * seconds of work and s of switching turns w/(w+s) into w/(w+s+d).  Why
  * CPU time: on a shared machine other tasks take turns on the CPU, and
  * they mostly do so at the switches, not in the work; their time is not
