@@ -11,20 +11,7 @@
  * replacing it), its executable mappings, read from its mm by the kernel so
  * that short-lived processes are complete.  See record/DESIGN.md.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
-#include <bpf/bpf_tracing.h>
-#include "profile.h"
-#include "unwind.h"
-
-#define EEXIST 17
-#define ENOMEM 12
-#define EFAULT 14
-
-#ifndef BPF_F_USER_STACK
-#define BPF_F_USER_STACK (1ULL << 8)
-#endif
+#include "bprof.bpf.h"
 
 /* Set by prof-record before load. */
 const volatile bool user_stacks = true;
@@ -77,19 +64,6 @@ const volatile bool rotating = false;
  */
 const volatile __u64 slice_ns = 0;
 volatile __u64 slice_base_ns = 0;
-
-static __always_inline __u32 slice_now(void)
-{
-	__u64 now, base = slice_base_ns, n;
-
-	if (!slice_ns)
-		return 0;
-	now = bpf_ktime_get_ns();
-	if (now <= base)
-		return 0;
-	n = (now - base) / slice_ns;
-	return n > 0xffffffffULL ? 0xffffffffU : (__u32)n;
-}
 
 /*
  * --rotate: how user space knows that no sample still uses the old set.
@@ -150,50 +124,19 @@ static __always_inline long get_stackid(struct bpf_perf_event_data *ctx, __u64 f
 	return id; /* a second failure is reported as the first */
 }
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, PROFILE_LOSS_MAX);
-} losses SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 1024);
-} pids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 1024);
-} tids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(max_entries, 1);
-} cgroup_map SEC(".maps");
+/* The maps below of a struct bprof_*_map type are shared with the other
+ * tracers (declared extern in bprof.bpf.h, which holds their definition's
+ * body, so that the two cannot differ). */
+struct bprof_losses_map losses SEC(".maps");
+struct bprof_id_set_map pids SEC(".maps"), tids SEC(".maps");
+struct bprof_cgroup_map cgroup_map SEC(".maps");
 
 /* Process images already announced to user space. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct profile_seen_key);
-	__type(value, __u8);
-	__uint(max_entries, 40960);
-} seen SEC(".maps");
+struct bprof_seen_map seen SEC(".maps");
 
 /* tgids sampled at least once, and their descendants forked since: their
  * execs are announced so user space snapshots the new image at once. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 40960);
-} tracked SEC(".maps");
+struct bprof_tracked_map tracked SEC(".maps");
 
 /* tgid -> self_exec_id after its latest exec during the recording: lets user
  * space tell which image a /proc/PID/maps read belongs to. */
@@ -207,12 +150,7 @@ struct {
 /* tgid -> its image's mapping generation (profile.h): bumped by
  * handle_map_exec, read by every sample, deleted at exit.  Sized by
  * prof-record (as exec_gen). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, struct profile_map_gen);
-	__uint(max_entries, 40960);
-} map_gens SEC(".maps");
+struct bprof_map_gens_map map_gens SEC(".maps");
 
 /* Set by prof-record when handle_map_exec is attached: without it every
  * sample is of generation 0, as before. */
@@ -225,24 +163,15 @@ const volatile __u32 test_drop_map_events = 0;
  * PROFILE_GEN_UNKNOWN rather than 0. */
 volatile __u32 map_gens_lost = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	/* bursts of exits: ~100 B per mapping; a Python program's first
-	 * samples: ~3 KiB per code object (python.h) */
-	__uint(max_entries, 2 * 1024 * 1024);
-} events SEC(".maps");
+/* to user space: image and mapping events, Python code objects (its
+ * size and why: bprof.bpf.h) */
+struct bprof_events_map events SEC(".maps");
 
 /* ---- the user-stack unwinder (--unwind=auto|cfi); layout in unwind.h ---- */
 
 /* (tgid, self_exec_id) -> executable mappings.  Written by prof-record
  * only; BPF never allocates, so no preallocation. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct profile_seen_key);
-	__type(value, struct unwind_proc);
-	__uint(max_entries, 4096);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-} unwind_procs SEC(".maps");
+struct bprof_unwind_procs_map unwind_procs SEC(".maps");
 
 /* obj_id -> enum unwind_obj_state and its flags (unwind.h): a u64, for
  * the 64-bit atomic or that any BPF target has (32-bit atomics need
@@ -300,12 +229,7 @@ struct {
 } unwind_stats SEC(".maps");
 
 /* Walked user stacks by id (PROFILE_CFI_STACK_BASE | 30 hash bits). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, struct profile_ustack);
-	__uint(max_entries, 16384);
-} ustacks SEC(".maps"), ustacks_b SEC(".maps");
+struct bprof_ustacks_map ustacks SEC(".maps"), ustacks_b SEC(".maps");
 
 /* A global function, verified once and not at each of the walk's many
  * counting sites (a tenth of the sampler's verification when inlined). */
@@ -381,58 +305,12 @@ static __always_inline const __u32 *unwind_row(__u32 i)
 #define UNW_SEARCH_FN __attribute__((noinline))
 #include "unwind_step.h"
 
-/*
- * x86-64's struct pt_regs, the layout of the perf_event context's registers
- * (bpf_user_pt_regs_t) and of the user registers at the top of a task's
- * kernel stack, which the ptrace ABI fixes.  Read through this type, not
- * the kernel's: each kernel type a program reads with CO-RE costs libbpf a
- * pass over the kernel's ~126,000 BTF types at every start (~1 ms here),
- * and these two types cannot differ between kernels.
- */
-struct user_regs {
-	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
-	__u64 ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
-};
-
-_Static_assert(sizeof(struct user_regs) == sizeof(struct pt_regs) &&
-	       __builtin_offsetof(struct user_regs, ip) == __builtin_offsetof(struct pt_regs, ip) &&
-	       __builtin_offsetof(struct user_regs, sp) == __builtin_offsetof(struct pt_regs, sp),
-	       "struct user_regs is not x86-64's struct pt_regs");
-
 /* The sampled registers: the context starts with them (struct
  * bpf_perf_event_data, a UAPI type); the kernel allows 8-byte reads. */
 static __always_inline const struct user_regs *ctx_regs(const struct bpf_perf_event_data *ctx)
 {
 	return (const struct user_regs *)(const void *)ctx;
 }
-
-/* CPython frames in the walk (a header of their own, as off-CPU time) */
-#include "python.bpf.h"
-
-/* The walk's working state: too big for the 512-byte BPF stack. */
-struct unwind_scratch {
-	struct user_regs pt;
-	struct unwind_regs r;
-	struct profile_ustack stack;
-	__u32 opaque; /* UNW_OPAQUE's word */
-	/* The walk's results, here rather than in struct walk_ctx on the
-	 * stack: what is read back from a map value is unknown to the
-	 * verifier, so the state at each step of the loop is the same and
-	 * it verifies walk_frame twice, not once per combination of events
-	 * and of the hash being a constant or not (six times, half of the
-	 * sampler's verification). */
-	__u64 hash;
-	__u32 events; /* UNWIND_EV_* */
-	int result;
-	/* native frames recorded so far: the interrupted frame is the first
-	 * (not always ips[0]: Python frames come before a leaf that is in
-	 * the evaluation loop) */
-	__u32 nr_native;
-	/* Python frames (python.bpf.h): the walk's state and mode */
-	__u32 py_mode;   /* PY_MODE_* */
-	__u32 py_exec_id;
-	struct python_walk py;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -444,82 +322,8 @@ struct {
 struct walk_ctx {
 	struct unwind_scratch *s;
 	const struct unwind_proc *proc;
-	const struct python_proc *py; /* NULL: not a Python process */
+	bool py; /* a Python process: python_frame() at each frame */
 };
-
-enum {
-	PY_MODE_NATIVE = 0, /* native frames: watch for the evaluation loop */
-	PY_MODE_EMIT,       /* naming the Python frames of one loop frame */
-	PY_MODE_DONE,       /* the loop frame whose Python frames were named
-			     * comes next: unwind it natively */
-};
-
-/*
- * Python frames before a _PyEval_EvalFrameDefault frame (python.bpf.h):
- * 1 when this step of the walk put a Python frame in the stack, 0 when the
- * native step is to run.
- */
-static __always_inline int python_frame(struct walk_ctx *w, struct unwind_scratch *s, __u32 n)
-{
-	const struct python_proc *p = w->py;
-	__u64 pc, w0 = 0, w1 = 0;
-	int r;
-
-	if (s->py_mode == PY_MODE_DONE) {
-		s->py_mode = PY_MODE_NATIVE;
-		return 0;
-	}
-	if (s->py_mode == PY_MODE_NATIVE) {
-		if (s->py.stopped)
-			return 0;
-		pc = s->r.regs[UNWIND_REG_RA];
-		if (n && !s->r.exact_pc)
-			pc--; /* a return address: the call is before it */
-		if (pc < p->eval_start || pc >= p->eval_end)
-			return 0;
-		if (!s->py.started) {
-			__u64 ts;
-
-			s->py.started = 1;
-			python_count(PYTHON_STAT_SAMPLES);
-			ts = python_tstate(p);
-			if (!ts) {
-				python_count(PYTHON_STAT_NO_TSTATE);
-				s->py.stopped = 1;
-				return 0;
-			}
-			if (python_current_frame(0, p, ts, &s->py.frame) < 0) {
-				python_count(PYTHON_STAT_STOP_READ);
-				s->py.stopped = 1;
-				return 0;
-			}
-		}
-		s->py_mode = PY_MODE_EMIT;
-	}
-	if (n + 2 > PROFILE_MAX_USTACK_DEPTH) {
-		python_count(PYTHON_STAT_STOP_DEPTH);
-		s->py.stopped = 1;
-		s->py_mode = PY_MODE_NATIVE;
-		return 0;
-	}
-	r = python_step(0, p, &s->py, &w0, &w1);
-	if (r == PYTHON_STEP_END || r == PYTHON_STEP_STOP) {
-		s->py_mode = PY_MODE_NATIVE;
-		return 0;
-	}
-	if (n > PROFILE_MAX_USTACK_DEPTH - 2)
-		return 0;
-	s->stack.ips[n] = w0;
-	s->stack.ips[n + 1] = w1;
-	s->stack.nr = n + 2;
-	s->hash = (s->hash ^ w0) * 0x100000001b3ULL;
-	s->hash = (s->hash ^ w1) * 0x100000001b3ULL;
-	python_announce(p, s->py.buf, (__u32)(bpf_get_current_pid_tgid() >> 32), s->py_exec_id, w0,
-			w1);
-	if (r == PYTHON_STEP_LAST)
-		s->py_mode = PY_MODE_DONE;
-	return 1;
-}
 
 static long walk_frame(__u32 i, void *data)
 {
@@ -534,7 +338,7 @@ static long walk_frame(__u32 i, void *data)
 		s->result = -1;
 		return 1;
 	}
-	if (w->py && python_frame(w, s, n))
+	if (w->py && python_frame(s, n))
 		return 0;
 	pc = s->r.regs[UNWIND_REG_RA];
 	/* Readers look up every address but the leaf's at address - 1 (a
@@ -595,47 +399,6 @@ __attribute__((noinline)) int same_stack(const struct profile_ustack *a,
 			return 0;
 	}
 	return 1;
-}
-
-/* The end of a stack's hash: FNV-1a over its addresses, then a mixer so
- * that both halves of the 64 bits are good ids. */
-static __always_inline __u64 stack_hash_mix(__u64 h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
-}
-
-/* Store st under the first of two candidate ids that is free or already
- * holds the same stack, in ustacks_map (one of the two sets); the id, or
- * < 0 on loss (-ENOMEM: the map is full; -EEXIST: both ids hold other
- * stacks). */
-static __always_inline long store_stack_at(void *ustacks_map, struct profile_ustack *st,
-					   __u32 ids[2])
-{
-	for (int t = 0; t < 2; t++) {
-		struct profile_ustack *old = bpf_map_lookup_elem(ustacks_map, &ids[t]);
-		long err;
-
-		if (!old) {
-			err = bpf_map_update_elem(ustacks_map, &ids[t], st, BPF_NOEXIST);
-			if (!err)
-				return ids[t];
-			/* a full hash map says -E2BIG (no element left,
-			 * preallocated or not), a failed allocation -ENOMEM:
-			 * both are the stack map full of bpf_get_stackid()
-			 * (SPEC 6.4), and counted so */
-			if (err != -EEXIST)
-				return -ENOMEM;
-			old = bpf_map_lookup_elem(ustacks_map, &ids[t]); /* another CPU won */
-			if (!old)
-				return -ENOMEM;
-		}
-		if (same_stack(old, st))
-			return ids[t];
-	}
-	return -EEXIST;
 }
 
 /* Store the walked stack under an id no other stack has in ustacks_map
@@ -700,35 +463,9 @@ static __always_inline long get_stack(struct bpf_perf_event_data *ctx, __u64 fla
 }
 
 /* Image -> when user space was last asked to re-read its mappings. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct profile_seen_key);
-	__type(value, __u64);
-	__uint(max_entries, 4096);
-} remap_asked SEC(".maps");
+struct bprof_remap_asked_map remap_asked SEC(".maps");
 
-#define REMAP_INTERVAL_NS 50000000ULL
 
-static __always_inline void notify(__u32 type, struct task_struct *task, __u32 tgid,
-				   __u32 exec_id);
-
-/* The walk met code its mapping table does not know (libc mapped after
- * exec, dlopen): ask user space to re-read the image's mappings, at most
- * every REMAP_INTERVAL_NS.  This is what makes tables arrive in time where
- * the mmap hook cannot be attached. */
-static __always_inline void ask_remap(struct task_struct *task, struct profile_seen_key *sk)
-{
-	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&remap_asked, sk);
-
-	if (last && now - *last < REMAP_INTERVAL_NS)
-		return;
-	bpf_map_update_elem(&remap_asked, sk, &now, BPF_ANY);
-	notify(PROFILE_EV_MMAP, task, sk->pid, sk->exec_id);
-}
-
-static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task_struct *task,
-					   struct profile_seen_key *sk,
-					   const struct unwind_proc *proc, __u32 gen);
 
 /* Walk the user stack of the interrupted task with the tables; proc is
  * its image's mapping table (NULL: none yet, frame pointers only). */
@@ -780,15 +517,23 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 	return walk_user_regs(s, task, sk, proc, gen);
 }
 
-/* The walk from the user registers in s->pt (of the current task); also
- * the off-CPU programs' (offcpu.bpf.h), whose registers come from the
- * task's saved entry registers and whose scratch is their own. */
-static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task_struct *task,
-					   struct profile_seen_key *sk,
-					   const struct unwind_proc *proc, __u32 gen)
+/*
+ * The walk from the user registers in s->pt (bprof.bpf.h): the sampler's,
+ * and the off-CPU programs' (offcpu/offcpu.bpf.c), whose registers come
+ * from the task's saved entry registers and whose scratch is their own.
+ * Global: the verifier checks it once per program that calls it, apart
+ * from the caller's states, and the off-CPU source calls it without
+ * compiling it in.  Callers go through walk_user_regs() (bprof.bpf.h),
+ * which does what needs the task (asking for a re-read of the mappings).
+ */
+__attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 pid, __u32 exec_id,
+						const struct unwind_proc *proc, __u32 flags)
 {
 	struct walk_ctx w = {};
 
+	if (!s)
+		return -ENOMEM;
+	s->events = 0;
 	s->r.regs[UNWIND_REG_RAX] = s->pt.ax; barrier();
 	s->r.regs[UNWIND_REG_RDX] = s->pt.dx; barrier();
 	s->r.regs[UNWIND_REG_RCX] = s->pt.cx; barrier();
@@ -817,22 +562,12 @@ static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task
 
 	w.s = s;
 	w.proc = proc;
-	s->py_mode = PY_MODE_NATIVE;
-	s->py.started = 0;
-	s->py.stopped = 0;
-	s->py.frame = 0;
-	/* not for a task walked from another's context (offcpu.bpf.h's end
-	 * walk, from prof-record's): python_tstate() finds the thread's
-	 * state by current's tid, and reads memory that is only the walked
-	 * thread's stack there */
-	if (python_enabled && proc && (unsigned long)task == bpf_get_current_task()) {
-		w.py = bpf_map_lookup_elem(&py_procs, &sk->pid);
-		if (w.py && w.py->exec_id != sk->exec_id)
-			w.py = 0; /* another image's interpreter */
-		s->py_exec_id = sk->exec_id;
-	}
+	/* Interpreter frames (python/python.bpf.c) where the process has a
+	 * table (the interpreter was found in it) and the walked thread is
+	 * current (walk_user_regs() says) */
+	if (proc && (flags & UNWIND_WALK_CURRENT))
+		w.py = python_walk_begin(s, pid, exec_id);
 	s->hash = 0xcbf29ce484222325ULL;
-	s->events = 0;
 	s->result = 0;
 	s->nr_native = 0;
 	unwind_count(UNWIND_STAT_SAMPLES);
@@ -855,11 +590,9 @@ static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task
 			}
 		}
 	}
-	if (s->events & UNWIND_EV_UNMAPPED) {
-		if (!(s->events & UNWIND_EV_PENDING))
-			unwind_count(UNWIND_STAT_SAMPLES_UNMAPPED);
-		ask_remap(task, sk);
-	}
+	/* the caller asks for the mappings again (walk_user_regs()) */
+	if ((s->events & UNWIND_EV_UNMAPPED) && !(s->events & UNWIND_EV_PENDING))
+		unwind_count(UNWIND_STAT_SAMPLES_UNMAPPED);
 	if (s->result == UNWIND_COMPLETE) {
 		s->stack.flags |= PROFILE_USTACK_COMPLETE;
 		unwind_count(UNWIND_STAT_SAMPLES_COMPLETE);
@@ -869,74 +602,7 @@ static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task
 	}
 	if (!s->stack.nr)
 		return -EFAULT;
-	return store_ustack(&s->stack, stack_hash_mix(s->hash), gen);
-}
-
-static __always_inline void count_loss(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&losses, &idx);
-
-	if (v)
-		*v += 1; /* per-CPU: no atomics needed */
-}
-
-static __always_inline void stack_loss(long err, __u32 enomem_idx)
-{
-	if (err == -ENOMEM)
-		count_loss(enomem_idx);
-	else if (err == -EEXIST)
-		count_loss(enomem_idx + 1);
-	/* -EFAULT: no such stack (kernel thread, user-mode sample): not a loss */
-}
-
-static __always_inline bool in_execve(struct task_struct *task)
-{
-	if (bpf_core_field_exists(task->in_execve))
-		return BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
-	return false;
-}
-
-/* tgid of task in its own (innermost) pid namespace. */
-static __always_inline __u32 task_ns_tgid(struct task_struct *task)
-{
-	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
-	unsigned int level = BPF_CORE_READ(pid, level);
-	struct upid up = {};
-	void *base;
-
-	if (!pid || level > 32)
-		return 0;
-	base = (void *)pid + bpf_core_field_offset(struct pid, numbers);
-	if (bpf_probe_read_kernel(&up, sizeof(up), base + level * bpf_core_type_size(struct upid)))
-		return 0;
-	return up.nr;
-}
-
-static __always_inline void notify(__u32 type, struct task_struct *task, __u32 tgid,
-				   __u32 exec_id)
-{
-	struct profile_event *e;
-
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_loss(PROFILE_LOSS_EVENTS);
-		return;
-	}
-	e->type = type;
-	e->pid = tgid;
-	e->ns_pid = task_ns_tgid(task);
-	e->exec_id = exec_id;
-	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
-	e->parent_exec_id = BPF_CORE_READ(task, parent_exec_id);
-	e->ktime_ns = bpf_ktime_get_ns();
-	/* the process's name is its group leader's (what ps and
-	 * /proc/PID/comm show), not that of whichever thread was sampled
-	 * first: a worker's name would otherwise name the whole process;
-	 * else task's own (not current's: offcpu.bpf.h's end walk announces
-	 * a blocked thread's image from prof-record's context) */
-	if (BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm) < 0)
-		BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
-	bpf_ringbuf_submit(e, 0);
+	return store_ustack(&s->stack, stack_hash_mix(s->hash), flags & UNWIND_WALK_SET_B);
 }
 
 /* Count one sample in counts_map (one of the two sets).  Every sample
@@ -961,43 +627,6 @@ static __always_inline void add_count(void *counts_map, struct profile_key *key)
 		}
 	}
 	count_loss(err ? PROFILE_LOSS_COUNTS_FULL : PROFILE_STAT_COUNTED);
-}
-
-/* First sample of this process image (task is current): ask user space
- * for a snapshot of its mappings while it still runs.  Kernel threads have
- * none, and without user stacks (-K) there is nothing to map. */
-static __always_inline void announce_image(struct task_struct *task, __u32 tgid, __u32 exec_id)
-{
-	struct profile_seen_key sk = { .pid = tgid, .exec_id = exec_id };
-	__u8 t = 1;
-	long err;
-
-	if (!user_stacks || !tgid || !BPF_CORE_READ(task, mm))
-		return;
-	/* lookup first: the common case, and lock-free */
-	if (bpf_map_lookup_elem(&seen, &sk))
-		return;
-	err = bpf_map_update_elem(&seen, &sk, &t, BPF_NOEXIST);
-	if (!err) {
-		if (bpf_map_update_elem(&tracked, &tgid, &t, BPF_ANY))
-			count_loss(PROFILE_LOSS_EVENTS); /* tracked set full */
-		notify(PROFILE_EV_FIRST_SAMPLE, task, tgid, exec_id);
-	} else if (err != -EEXIST) {
-		count_loss(PROFILE_LOSS_EVENTS); /* seen set full */
-	}
-}
-
-/* The mapping generation of image (tgid, exec_id) now. */
-static __always_inline __u32 sample_gen(__u32 tgid, __u32 exec_id)
-{
-	struct profile_map_gen *g;
-
-	if (!track_gens)
-		return 0;
-	g = bpf_map_lookup_elem(&map_gens, &tgid);
-	if (g && g->exec_id == exec_id)
-		return *(volatile __u32 *)&g->gen;
-	return map_gens_lost ? PROFILE_GEN_UNKNOWN : 0;
 }
 
 /* One sample.  cfi: walk the user stack with the unwind tables instead of
@@ -1116,10 +745,6 @@ static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi)
 		__sync_fetch_and_add(seq, 1);
 	return 0;
 }
-
-/* Off-CPU time (--off-cpu, --wall): programs of their own, in a header
- * of their own; see offcpu.bpf.h for why not an object of their own. */
-#include "offcpu.bpf.h"
 
 SEC("perf_event")
 int do_perf_event(struct bpf_perf_event_data *ctx)

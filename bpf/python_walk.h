@@ -15,8 +15,11 @@
  * No loops: the caller steps frame by frame (the native walk's bpf_loop),
  * and the thread list one thread at a time.
  */
-#ifndef BPROF_PYTHON_WALK_H
-#define BPROF_PYTHON_WALK_H
+/* Two guards, as unwind_step.h: the types (struct python_walk is part of
+ * the BPF walk's scratch, bpf/bprof.bpf.h) before the PY_* macros, the
+ * step only after. */
+#ifndef BPROF_PYTHON_WALK_TYPES_H
+#define BPROF_PYTHON_WALK_TYPES_H
 
 #include "python.h"
 
@@ -39,6 +42,10 @@ enum python_step_result {
 				* left); the native walk goes on */
 	PYTHON_STEP_STOP,      /* no frame, and none from now on (counted) */
 };
+#endif /* BPROF_PYTHON_WALK_TYPES_H */
+
+#if defined(PY_READ) && !defined(BPROF_PYTHON_WALK_H)
+#define BPROF_PYTHON_WALK_H
 
 /* A field of buf, read at a checked offset: the offsets come from a map,
  * and the verifier needs them bounded. */

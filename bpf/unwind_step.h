@@ -26,8 +26,12 @@
  * There are no loops: the caller steps frame by frame (bpf_loop), and the
  * searches are written out step by step.
  */
-#ifndef BPROF_UNWIND_STEP_H
-#define BPROF_UNWIND_STEP_H
+/* Two guards: the types (struct unwind_regs is part of the BPF walk's
+ * scratch, which every tracer's BPF file sees: bpf/bprof.bpf.h) may be
+ * included before the includer has defined the UNW_* macros, the step
+ * itself only after. */
+#ifndef BPROF_UNWIND_STEP_TYPES_H
+#define BPROF_UNWIND_STEP_TYPES_H
 
 #include "unwind.h"
 
@@ -68,6 +72,10 @@ enum unwind_result {
 	UNWIND_COMPLETE,   /* this was the outermost frame */
 	UNWIND_STOP,       /* cannot go further (counted) */
 };
+#endif /* BPROF_UNWIND_STEP_TYPES_H */
+
+#if defined(UNW_READ) && !defined(BPROF_UNWIND_STEP_H)
+#define BPROF_UNWIND_STEP_H
 
 /*
  * The two binary searches below are written out step by step, not as

@@ -1,12 +1,11 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
- * python.bpf.h - CPython frames in the unwinder's walk (python.h for the
+ * python.bpf.c - CPython frames in the unwinder's walk (python.h for the
  * stack words): the maps, the thread state, the announcement of new code
  * objects, and the step (python_walk.h, the pure function shared with the
- * replay tests).  Included by profile.bpf.c before the walk's scratch,
- * which holds a struct python_walk; python_frame() there, beside
- * walk_frame() whose state it shares, is the only Python code outside
- * these headers.
+ * replay tests).  Compiled on its own and linked with the other tracers
+ * (bprof.bpf.h); the native walk (profile.bpf.c) calls the two global
+ * functions at the end of this file, and knows nothing else of Python.
  *
  * When the native walk reaches a _PyEval_EvalFrameDefault frame of a
  * process prof-record found an interpreter in (the "py_procs" hash), the
@@ -18,6 +17,7 @@
  * see record/DESIGN.md "Python frames" for why not the GIL holder or TLS.
  */
 
+#include "bprof.bpf.h"
 #include "python.h"
 
 /* prof-record --no-python, or no interpreter met: off */
@@ -152,4 +152,107 @@ static __always_inline void python_announce(const struct python_proc *p, const _
 	python_copy_names(0, p, hdr, e);
 	bpf_ringbuf_submit(e, 0);
 	python_count(PYTHON_STAT_CODES_NEW);
+}
+
+/*
+ * The walk of (pid, exec_id) begins (bprof.bpf.h): whether it runs an
+ * interpreter whose frames are to be named, and if so its description,
+ * copied into the scratch for the walk's python_frame() calls (~200 bytes
+ * once per walk of a Python process, where looking it up again at each
+ * frame would be a hash lookup per native frame).
+ */
+__attribute__((noinline)) int python_walk_begin(struct unwind_scratch *s, __u32 pid, __u32 exec_id)
+{
+	const struct python_proc *p;
+
+	if (!python_enabled || !s)
+		return 0;
+	p = bpf_map_lookup_elem(&py_procs, &pid);
+	if (!p || p->exec_id != exec_id)
+		return 0; /* none, or another image's interpreter */
+	__builtin_memcpy(&s->py_proc, p, sizeof(s->py_proc));
+	s->py_exec_id = exec_id;
+	s->py_mode = PY_MODE_NATIVE;
+	s->py.started = 0;
+	s->py.stopped = 0;
+	s->py.frame = 0;
+	return 1;
+}
+
+/*
+ * Python frames before a _PyEval_EvalFrameDefault frame, at the native
+ * walk's frame n (bprof.bpf.h): 1 when this step of the walk put a Python
+ * frame in the stack, 0 when the native step is to run.  Global: verified
+ * once on its own, not inside each state of the native walk's loop.
+ */
+__attribute__((noinline)) int python_frame(struct unwind_scratch *s, __u32 n)
+{
+	const struct python_proc *p;
+	__u64 pc, w0 = 0, w1 = 0, *ips;
+	int r;
+
+	/* n is an argument now, unknown to the verifier (the walk never
+	 * passes one past the depth limit) */
+	if (!s || n >= PROFILE_MAX_USTACK_DEPTH)
+		return 0;
+	p = &s->py_proc;
+	if (s->py_mode == PY_MODE_DONE) {
+		s->py_mode = PY_MODE_NATIVE;
+		return 0;
+	}
+	if (s->py_mode == PY_MODE_NATIVE) {
+		if (s->py.stopped)
+			return 0;
+		pc = s->r.regs[UNWIND_REG_RA];
+		if (n && !s->r.exact_pc)
+			pc--; /* a return address: the call is before it */
+		if (pc < p->eval_start || pc >= p->eval_end)
+			return 0;
+		if (!s->py.started) {
+			__u64 ts;
+
+			s->py.started = 1;
+			python_count(PYTHON_STAT_SAMPLES);
+			ts = python_tstate(p);
+			if (!ts) {
+				python_count(PYTHON_STAT_NO_TSTATE);
+				s->py.stopped = 1;
+				return 0;
+			}
+			if (python_current_frame(0, p, ts, &s->py.frame) < 0) {
+				python_count(PYTHON_STAT_STOP_READ);
+				s->py.stopped = 1;
+				return 0;
+			}
+		}
+		s->py_mode = PY_MODE_EMIT;
+	}
+	if (n + 2 > PROFILE_MAX_USTACK_DEPTH) {
+		python_count(PYTHON_STAT_STOP_DEPTH);
+		s->py.stopped = 1;
+		s->py_mode = PY_MODE_NATIVE;
+		return 0;
+	}
+	r = python_step(0, p, &s->py, &w0, &w1);
+	if (r == PYTHON_STEP_END || r == PYTHON_STEP_STOP) {
+		s->py_mode = PY_MODE_NATIVE;
+		return 0;
+	}
+	/* again, where the verifier sees it: the compiler keeps n in a
+	 * register with unknown upper bits and zero-extends n and n + 1
+	 * apart, so both stores go through one bounded pointer */
+	barrier_var(n);
+	if (n > PROFILE_MAX_USTACK_DEPTH - 2)
+		return 0;
+	ips = &s->stack.ips[n];
+	ips[0] = w0;
+	ips[1] = w1;
+	s->stack.nr = n + 2;
+	s->hash = (s->hash ^ w0) * 0x100000001b3ULL;
+	s->hash = (s->hash ^ w1) * 0x100000001b3ULL;
+	python_announce(p, s->py.buf, (__u32)(bpf_get_current_pid_tgid() >> 32), s->py_exec_id, w0,
+			w1);
+	if (r == PYTHON_STEP_LAST)
+		s->py_mode = PY_MODE_DONE;
+	return 1;
 }

@@ -1,17 +1,11 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
- * offcpu.bpf.h - off-CPU and wall-clock time (prof-record --off-cpu,
- * --wall): the scheduler's programs.  Included by profile.bpf.c, after
- * everything it uses, and nothing there uses what is here.
- *
- * Why a header and not an object of its own linked with `bpftool gen
- * object`: the walk it reuses (walk_frame, store_stack_at, the unwinder's
- * lookups) is static inline code over profile.bpf.c's maps, and a second
- * object would need those maps declared extern and the walk moved to
- * shared headers, a refactor of the sampler that other work in flight
- * (the unwind table's map-in-map) also rewrites.  Everything off-CPU is
- * here and in offcpu.h; profile.bpf.c only lends walk_user_regs() and
- * announce_image().
+ * offcpu.bpf.c - off-CPU and wall-clock time (prof-record --off-cpu,
+ * --wall): the scheduler's programs.  Compiled on its own and linked with
+ * the sampler (bprof.bpf.h): it uses the sampler's settings, sets and
+ * stack maps, and walks user stacks with the native unwinder's global
+ * unwind_walk_regs() (through walk_user_regs()); nothing there uses what
+ * is here.  Everything off-CPU is here and in offcpu.h.
  *
  * The rule (SPEC.md 6.13): each thread carries its blocked time forward
  * (a remainder below one period P = 1/F s, drawn uniformly at random when
@@ -40,6 +34,7 @@
  * dies with it (no entry to leak, no reused pid to confuse).
  */
 
+#include "bprof.bpf.h"
 #include "offcpu.h"
 
 #define TASK_RUNNING 0x0

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bprof.bpf.h - what the BPF tracers share: the sampling core
+ * (profile.bpf.c, with the native unwinder), off-CPU time
+ * (offcpu/offcpu.bpf.c) and CPython frames (python/python.bpf.c) are
+ * compiled apart and linked into one object (`bpftool gen object`,
+ * bpf/CMakeLists.txt), which one skeleton loads.  See record/DESIGN.md,
+ * "The BPF side: one source per tracer".
+ *
+ * Here: the settings and maps more than one of them uses, each defined in
+ * exactly one source (the owner named beside it) and declared extern here,
+ * which libbpf's static linker resolves; the walk's scratch, which every
+ * tracer's part of a walk writes; the entry points one tracer offers
+ * another, global BPF functions that the verifier checks on their own; and
+ * the small helpers they all use, inline (a call per sample is measurable,
+ * and they are a few instructions each).
+ *
+ * A tracer's own maps and settings stay in its source; its interface with
+ * user space stays in its .h beside this one (profile.h, unwind.h,
+ * offcpu.h, python.h), which record/ and the tests include too.
+ */
+#ifndef BPROF_BPF_H
+#define BPROF_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "profile.h"
+#include "unwind.h"
+#include "unwind_step.h" /* struct unwind_regs only (no UNW_* macros yet) */
+#include "python_walk.h" /* struct python_walk only (no PY_* macros yet) */
+
+#define EEXIST 17
+#define ENOMEM 12
+#define EFAULT 14
+
+#ifndef BPF_F_USER_STACK
+#define BPF_F_USER_STACK (1ULL << 8)
+#endif
+
+/* ---- settings (set by prof-record before load; profile.bpf.c) ---- */
+
+extern const volatile bool user_stacks;
+extern const volatile bool kernel_stacks;
+extern const volatile bool filter_pid;
+extern const volatile bool filter_tid;
+extern const volatile bool filter_cgroup;
+extern const volatile bool per_thread;
+extern const volatile bool fp_fallback;
+extern const volatile bool rotating;
+extern volatile __u32 rotate_gen;
+extern __u64 rotate_seq[PROFILE_MAX_CPUS * PROFILE_ROTATE_SEQ_STRIDE];
+extern const volatile __u64 slice_ns;
+extern volatile __u64 slice_base_ns;
+extern const volatile bool track_gens;
+extern volatile __u32 map_gens_lost;
+
+/* ---- shared maps (defined in profile.bpf.c; comments there) ---- */
+
+struct bprof_losses_map {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, PROFILE_LOSS_MAX);
+};
+extern struct bprof_losses_map losses SEC(".maps");
+
+struct bprof_id_set_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1024);
+};
+extern struct bprof_id_set_map pids SEC(".maps"), tids SEC(".maps");
+
+struct bprof_cgroup_map {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+};
+extern struct bprof_cgroup_map cgroup_map SEC(".maps");
+
+struct bprof_seen_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct profile_seen_key);
+	__type(value, __u8);
+	__uint(max_entries, 40960);
+};
+extern struct bprof_seen_map seen SEC(".maps");
+
+struct bprof_tracked_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 40960);
+};
+extern struct bprof_tracked_map tracked SEC(".maps");
+
+struct bprof_map_gens_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct profile_map_gen);
+	__uint(max_entries, 40960);
+};
+extern struct bprof_map_gens_map map_gens SEC(".maps");
+
+struct bprof_events_map {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	/* bursts of exits: ~100 B per mapping; a Python program's first
+	 * samples: ~3 KiB per code object (python.h) */
+	__uint(max_entries, 2 * 1024 * 1024);
+};
+extern struct bprof_events_map events SEC(".maps");
+
+struct bprof_unwind_procs_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct profile_seen_key);
+	__type(value, struct unwind_proc);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+extern struct bprof_unwind_procs_map unwind_procs SEC(".maps");
+
+struct bprof_ustacks_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct profile_ustack);
+	__uint(max_entries, 16384);
+};
+extern struct bprof_ustacks_map ustacks SEC(".maps"), ustacks_b SEC(".maps");
+
+struct bprof_remap_asked_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct profile_seen_key);
+	__type(value, __u64);
+	__uint(max_entries, 4096);
+};
+extern struct bprof_remap_asked_map remap_asked SEC(".maps");
+
+/* ---- the walk's scratch ---- */
+
+/*
+ * x86-64's struct pt_regs, the layout of the perf_event context's registers
+ * (bpf_user_pt_regs_t) and of the user registers at the top of a task's
+ * kernel stack, which the ptrace ABI fixes.  Read through this type, not
+ * the kernel's: each kernel type a program reads with CO-RE costs libbpf a
+ * pass over the kernel's ~126,000 BTF types at every start (~1 ms here),
+ * and these two types cannot differ between kernels.
+ */
+struct user_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	__u64 ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
+
+_Static_assert(sizeof(struct user_regs) == sizeof(struct pt_regs) &&
+	       __builtin_offsetof(struct user_regs, ip) == __builtin_offsetof(struct pt_regs, ip) &&
+	       __builtin_offsetof(struct user_regs, sp) == __builtin_offsetof(struct pt_regs, sp),
+	       "struct user_regs is not x86-64's struct pt_regs");
+
+enum {
+	PY_MODE_NATIVE = 0, /* native frames: watch for the evaluation loop */
+	PY_MODE_EMIT,       /* naming the Python frames of one loop frame */
+	PY_MODE_DONE,       /* the loop frame whose Python frames were named
+			     * comes next: unwind it natively */
+};
+
+/* The walk's working state: too big for the 512-byte BPF stack.  One per
+ * CPU for the sampler, another for the off-CPU programs (a cpu-clock
+ * sample may interrupt them). */
+struct unwind_scratch {
+	struct user_regs pt;
+	struct unwind_regs r;
+	struct profile_ustack stack;
+	__u32 opaque; /* UNW_OPAQUE's word */
+	/* The walk's results, here rather than on the stack: what is read
+	 * back from this memory is unknown to the verifier, so the state at
+	 * each step of the loop is the same and it verifies walk_frame
+	 * twice, not once per combination of events and of the hash being a
+	 * constant or not (six times, half of the sampler's verification). */
+	__u64 hash;
+	__u32 events; /* UNWIND_EV_* */
+	int result;
+	/* native frames recorded so far: the interrupted frame is the first
+	 * (not always ips[0]: Python frames come before a leaf that is in
+	 * the evaluation loop) */
+	__u32 nr_native;
+	/* Python frames (python/python.bpf.c): the walk's state and mode,
+	 * and a copy of the process's interpreter description, made once
+	 * per walk by python_walk_begin() (the map value cannot be handed
+	 * from one global function to another across the walk) */
+	__u32 py_mode;   /* PY_MODE_* */
+	__u32 py_exec_id;
+	struct python_walk py;
+	struct python_proc py_proc;
+};
+
+/* ---- what one tracer offers another: global functions ---- */
+
+/* walk_user_regs()'s flags */
+#define UNWIND_WALK_SET_B   (1u << 0) /* --rotate: store in the "_b" set */
+#define UNWIND_WALK_CURRENT (1u << 1) /* the walked task is current */
+
+/*
+ * The native unwinder (profile.bpf.c): walk the user stack from the
+ * registers in s->pt of the image (pid, exec_id), with its mapping table
+ * proc (NULL: frame pointers only), and store it in "ustacks"; its id, or
+ * < 0.  s->events says what the walk met.  Global, so that the verifier
+ * checks the walk once per program, whoever calls it, and so that the
+ * off-CPU programs reuse it without compiling it into their own source.
+ * Its arguments are scalars and sized pointers (a task pointer would need
+ * the __arg_trusted tag of Linux 6.8+), which is why walk_user_regs()
+ * below, not the walk, answers for the task.
+ */
+long unwind_walk_regs(struct unwind_scratch *s, __u32 pid, __u32 exec_id,
+		      const struct unwind_proc *proc, __u32 flags);
+
+/*
+ * CPython frames (python/python.bpf.c), called by the native walk.
+ * python_walk_begin(): whether (pid, exec_id) runs an interpreter the walk
+ * should name frames of (1; s->py and s->py_proc set up) or not (0).
+ * python_frame(): at the walk's frame n, 1 when it put a Python frame in
+ * s->stack (the native step is skipped), 0 when the native step is to run.
+ */
+int python_walk_begin(struct unwind_scratch *s, __u32 pid, __u32 exec_id);
+int python_frame(struct unwind_scratch *s, __u32 n);
+
+/* Whether two stacks are the same (profile.bpf.c). */
+int same_stack(const struct profile_ustack *a, const struct profile_ustack *b);
+
+/* ---- small helpers every tracer uses ---- */
+
+static __always_inline void count_loss(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&losses, &idx);
+
+	if (v)
+		*v += 1; /* per-CPU: no atomics needed */
+}
+
+static __always_inline void stack_loss(long err, __u32 enomem_idx)
+{
+	if (err == -ENOMEM)
+		count_loss(enomem_idx);
+	else if (err == -EEXIST)
+		count_loss(enomem_idx + 1);
+	/* -EFAULT: no such stack (kernel thread, user-mode sample): not a loss */
+}
+
+static __always_inline __u32 slice_now(void)
+{
+	__u64 now, base = slice_base_ns, n;
+
+	if (!slice_ns)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (now <= base)
+		return 0;
+	n = (now - base) / slice_ns;
+	return n > 0xffffffffULL ? 0xffffffffU : (__u32)n;
+}
+
+/* The mapping generation of image (tgid, exec_id) now. */
+static __always_inline __u32 sample_gen(__u32 tgid, __u32 exec_id)
+{
+	struct profile_map_gen *g;
+
+	if (!track_gens)
+		return 0;
+	g = bpf_map_lookup_elem(&map_gens, &tgid);
+	if (g && g->exec_id == exec_id)
+		return *(volatile __u32 *)&g->gen;
+	return map_gens_lost ? PROFILE_GEN_UNKNOWN : 0;
+}
+
+static __always_inline bool in_execve(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->in_execve))
+		return BPF_CORE_READ_BITFIELD_PROBED(task, in_execve);
+	return false;
+}
+
+/* tgid of task in its own (innermost) pid namespace. */
+static __always_inline __u32 task_ns_tgid(struct task_struct *task)
+{
+	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid up = {};
+	void *base;
+
+	if (!pid || level > 32)
+		return 0;
+	base = (void *)pid + bpf_core_field_offset(struct pid, numbers);
+	if (bpf_probe_read_kernel(&up, sizeof(up), base + level * bpf_core_type_size(struct upid)))
+		return 0;
+	return up.nr;
+}
+
+static __always_inline void notify(__u32 type, struct task_struct *task, __u32 tgid,
+				   __u32 exec_id)
+{
+	struct profile_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_loss(PROFILE_LOSS_EVENTS);
+		return;
+	}
+	e->type = type;
+	e->pid = tgid;
+	e->ns_pid = task_ns_tgid(task);
+	e->exec_id = exec_id;
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->parent_exec_id = BPF_CORE_READ(task, parent_exec_id);
+	e->ktime_ns = bpf_ktime_get_ns();
+	/* the process's name is its group leader's (what ps and
+	 * /proc/PID/comm show), not that of whichever thread was sampled
+	 * first: a worker's name would otherwise name the whole process;
+	 * else task's own (not current's: the off-CPU end walk announces
+	 * a blocked thread's image from prof-record's context) */
+	if (BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm) < 0)
+		BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* First sample of this process image (task is current): ask user space
+ * for a snapshot of its mappings while it still runs.  Kernel threads have
+ * none, and without user stacks (-K) there is nothing to map. */
+static __always_inline void announce_image(struct task_struct *task, __u32 tgid, __u32 exec_id)
+{
+	struct profile_seen_key sk = { .pid = tgid, .exec_id = exec_id };
+	__u8 t = 1;
+	long err;
+
+	if (!user_stacks || !tgid || !BPF_CORE_READ(task, mm))
+		return;
+	/* lookup first: the common case, and lock-free */
+	if (bpf_map_lookup_elem(&seen, &sk))
+		return;
+	err = bpf_map_update_elem(&seen, &sk, &t, BPF_NOEXIST);
+	if (!err) {
+		if (bpf_map_update_elem(&tracked, &tgid, &t, BPF_ANY))
+			count_loss(PROFILE_LOSS_EVENTS); /* tracked set full */
+		notify(PROFILE_EV_FIRST_SAMPLE, task, tgid, exec_id);
+	} else if (err != -EEXIST) {
+		count_loss(PROFILE_LOSS_EVENTS); /* seen set full */
+	}
+}
+
+#define REMAP_INTERVAL_NS 50000000ULL
+
+/* The walk met code its mapping table does not know (libc mapped after
+ * exec, dlopen): ask user space to re-read the image's mappings, at most
+ * every REMAP_INTERVAL_NS.  This is what makes tables arrive in time where
+ * the mmap hook cannot be attached. */
+static __always_inline void ask_remap(struct task_struct *task, struct profile_seen_key *sk)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&remap_asked, sk);
+
+	if (last && now - *last < REMAP_INTERVAL_NS)
+		return;
+	bpf_map_update_elem(&remap_asked, sk, &now, BPF_ANY);
+	notify(PROFILE_EV_MMAP, task, sk->pid, sk->exec_id);
+}
+
+/*
+ * The walk from the user registers in s->pt of task (the sampler's:
+ * current; the off-CPU programs': current at resume, a blocked thread at
+ * the end pass, from prof-record's context), then what only the caller
+ * can do with the task.  gen: --rotate's set.
+ */
+static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task_struct *task,
+					   struct profile_seen_key *sk,
+					   const struct unwind_proc *proc, __u32 gen)
+{
+	__u32 flags = gen ? UNWIND_WALK_SET_B : 0;
+	long ret;
+
+	/* Python frames only where the walked task is current:
+	 * python_tstate() finds the thread's state by current's tid, and
+	 * reads memory that is only the walked thread's stack there */
+	if ((unsigned long)task == bpf_get_current_task())
+		flags |= UNWIND_WALK_CURRENT;
+	ret = unwind_walk_regs(s, sk->pid, sk->exec_id, proc, flags);
+	if (s->events & UNWIND_EV_UNMAPPED)
+		ask_remap(task, sk);
+	return ret;
+}
+
+/* The end of a stack's hash: FNV-1a over its addresses, then a mixer so
+ * that both halves of the 64 bits are good ids. */
+static __always_inline __u64 stack_hash_mix(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* Store st under the first of two candidate ids that is free or already
+ * holds the same stack, in ustacks_map (one of the two sets); the id, or
+ * < 0 on loss (-ENOMEM: the map is full; -EEXIST: both ids hold other
+ * stacks). */
+static __always_inline long store_stack_at(void *ustacks_map, struct profile_ustack *st,
+					   __u32 ids[2])
+{
+	for (int t = 0; t < 2; t++) {
+		struct profile_ustack *old = bpf_map_lookup_elem(ustacks_map, &ids[t]);
+		long err;
+
+		if (!old) {
+			err = bpf_map_update_elem(ustacks_map, &ids[t], st, BPF_NOEXIST);
+			if (!err)
+				return ids[t];
+			/* a full hash map says -E2BIG (no element left,
+			 * preallocated or not), a failed allocation -ENOMEM:
+			 * both are the stack map full of bpf_get_stackid()
+			 * (SPEC 6.4), and counted so */
+			if (err != -EEXIST)
+				return -ENOMEM;
+			old = bpf_map_lookup_elem(ustacks_map, &ids[t]); /* another CPU won */
+			if (!old)
+				return -ENOMEM;
+		}
+		if (same_stack(old, st))
+			return ids[t];
+	}
+	return -EEXIST;
+}
+
+#endif /* BPROF_BPF_H */
