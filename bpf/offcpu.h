@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * offcpu.h - types shared by the off-CPU programs (offcpu.bpf.h) and
+ * offcpu.h - types shared by the off-CPU programs (bpf/offcpu/offcpu.bpf.c) and
  * prof-record (record/offcpu/).  Fixed-width types only, as profile.h.
  */
 #ifndef BPROF_OFFCPU_H
@@ -49,7 +49,7 @@ enum offcpu_stat {
 };
 
 /* What the end pass's first phase writes for each thread still blocked
- * with a sampled block (bpf/offcpu.bpf.h, handle_offcpu_end): where its
+ * with a sampled block (bpf/offcpu/offcpu.bpf.c, handle_offcpu_end): where its
  * user stack is, for prof-record to map a copy of it at the same address
  * before the walk phase. */
 struct offcpu_end_rec {

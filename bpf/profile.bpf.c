@@ -10,6 +10,13 @@
  * process already sampled, and, when a sampled image ends (exit, or exec
  * replacing it), its executable mappings, read from its mm by the kernel so
  * that short-lived processes are complete.  See record/DESIGN.md.
+ *
+ * This source is the sampling core and the native unwinder
+ * (unwind_walk_regs); off-CPU time (offcpu/offcpu.bpf.c) and CPython
+ * frames (python/python.bpf.c) are sources of their own, linked with this
+ * one into a single object (bpf/CMakeLists.txt).  What they share is in
+ * bprof.bpf.h: the maps and settings defined here that they use, the
+ * walk's scratch, and the global functions each offers.
  */
 #include "bprof.bpf.h"
 

@@ -3,7 +3,7 @@
  * python_walk.h - one step of the CPython frame walk: from an interpreter
  * frame's address to the two stack words that name it (python.h) and its
  * previous frame.  Like unwind_step.h a pure function over a memory
- * reader, compiled into the BPF program (python.bpf.h), where memory is
+ * reader, compiled into the BPF program (bpf/python/python.bpf.c), where memory is
  * bpf_probe_read_user, and into user-space tests, which replay memory
  * captured from a live interpreter and compare with its own traceback.
  * The includer provides, before including:

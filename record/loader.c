@@ -431,7 +431,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi);
 	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
-	/* Python frames ride on the unwinder's walk (python.bpf.h) */
+	/* Python frames ride on the unwinder's walk (bpf/python/python.bpf.c) */
 	obj->rodata->python_enabled = cfi && !env->no_python;
 	if (cfi) {
 		struct unwinder_sizes us;
@@ -827,7 +827,7 @@ int loader_attach(struct loader *ld, const struct env *env)
 		fprintf(stderr, "prof-record: cannot trace vm_mmap_pgoff (%s): libraries mapped by short-lived processes may be missed\n",
 			strerror(errno));
 	/* --off-cpu, --wall: the switch, and the return to user space where
-	 * a sampled block's user stack is walked (bpf/offcpu.bpf.h) */
+	 * a sampled block's user stack is walked (bpf/offcpu/offcpu.bpf.c) */
 	if (bpf_program__autoload(obj->progs.handle_offcpu_switch) &&
 	    (attach_tracing(ld, obj->progs.handle_offcpu_resume, NULL) ||
 	     attach_tracing(ld, obj->progs.handle_offcpu_exit, NULL) ||

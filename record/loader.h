@@ -56,7 +56,7 @@ void loader_follow(struct profile_bpf *obj, pid_t pid);
 int loader_attach(struct loader *ld, const struct env *env);
 
 /* The exec_gen map, for the manifest. */
-/* The Python walk's maps (python.bpf.h): "py_procs" and "py_stats". */
+/* The Python walk's maps (bpf/python/python.bpf.c): "py_procs" and "py_stats". */
 void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);
 int loader_exec_gen_fd(const struct profile_bpf *obj);
 /* The BPF map tgid -> struct profile_map_gen (mapping generations); -1

@@ -130,7 +130,7 @@ static int run_iter(int prog_fd, int tid, char **out, size_t *len)
 		opts.iter_info_len = sizeof(linfo);
 	}
 	/* the passes' time is this CPU's scheduler clock (offcpu_clock() in
-	 * bpf/offcpu.bpf.h), updated by a pass through the scheduler:
+	 * bpf/offcpu/offcpu.bpf.c), updated by a pass through the scheduler:
 	 * microseconds old, not up to a tick */
 	sched_yield();
 	link = bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, tid > 0 ? &opts : NULL);
@@ -183,7 +183,7 @@ int offcpu_start(struct profile_bpf *obj, const struct loader *ld)
 /*
  * A copy of thread tid's stack from sp to the end of its mapping (at most
  * OFFCPU_STACK_COPY), at the same addresses in our memory, for the end
- * pass's walk (bpf/offcpu.bpf.h: bpf_probe_read_user reads the memory of
+ * pass's walk (bpf/offcpu/offcpu.bpf.c: bpf_probe_read_user reads the memory of
  * the task running the iterator: us).  MAP_FIXED_NOREPLACE: where that
  * range is ours already (independent address layouts: rare), no copy and
  * the thread's block keeps no user stack.  The length mapped, 0: none.
@@ -329,7 +329,7 @@ void offcpu_dump(const struct profile_bpf *obj, struct bprof_offcpu *out, int nr
 	out->no_user_stack = sum[OFFCPU_STAT_NO_USER_WALK];
 	out->lost = sum[OFFCPU_STAT_LOST];
 	/* after the end pass: the samples of threads that exited during it,
-	 * their sampled blocks still waiting (bpf/offcpu.bpf.h,
+	 * their sampled blocks still waiting (bpf/offcpu/offcpu.bpf.c,
 	 * offcpu_pending); before it, blocks wait for microseconds */
 	if (obj->bss->offcpu_ended)
 		out->lost += obj->bss->offcpu_pending;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * offcpu_rec.h - the recorder's side of off-CPU and wall-clock time
- * (--off-cpu, --wall; the kernel side is bpf/offcpu.bpf.h): what the
+ * (--off-cpu, --wall; the kernel side is bpf/offcpu/offcpu.bpf.c): what the
  * programs are told before load, which of them load, and their counters
  * after the recording.  The rows themselves are read by dump.c with the
  * on-CPU counts, whose stacks they share.  Never prints but through the
@@ -33,7 +33,7 @@ void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, 
 bool offcpu_enabled(const struct profile_bpf *obj);
 
 /* The passes over every thread for the blocks that span the recording's
- * start and end (bpf/offcpu.bpf.h): offcpu_start() once sampling began;
+ * start and end (bpf/offcpu/offcpu.bpf.c): offcpu_start() once sampling began;
  * offcpu_end() once it stopped, before the last file's counts are read.
  * offcpu_end() says in *found how many thread states the pass found and
  * deleted, in *walked how many blocked threads' user stacks it walked

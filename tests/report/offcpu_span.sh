@@ -8,7 +8,7 @@
 #   +- 10 % (before: no samples at all), with its kernel stack (the futex
 #   wait) and, though it never ran while recorded, its complete user stack:
 #   main -> pthread_join's futex wrapper, down to __libc_start_call_main
-#   (the end pass walks a copy of its stack: bpf/offcpu.bpf.h).
+#   (the end pass walks a copy of its stack: bpf/offcpu/offcpu.bpf.c).
 # - The sleeper's on + off samples are the duration x F too.
 # - No thread state is left in the task storage after the end pass
 #   (prof-record -v says how many it found and that a second pass found
