@@ -226,6 +226,28 @@ long unwind_walk_regs(struct unwind_scratch *s, __u32 pid, __u32 exec_id,
 int python_walk_begin(struct unwind_scratch *s, __u32 pid, __u32 exec_id);
 int python_frame(struct unwind_scratch *s, __u32 n);
 
+/*
+ * Whether python_frame() has anything to do at the walk's frame n: while
+ * it is naming an evaluation loop's frames (py_mode), or where the pc is
+ * in the loop and the walk has not stopped.  The same test python_frame()
+ * starts with, inline here so that the native walk calls it only at those
+ * frames: a call at every native frame of a Python process made its
+ * samples ~7 % slower (record/DESIGN.md, "The BPF side").
+ */
+static __always_inline bool python_wants_frame(const struct unwind_scratch *s, __u32 n)
+{
+	__u64 pc;
+
+	if (s->py_mode != PY_MODE_NATIVE)
+		return true;
+	if (s->py.stopped)
+		return false;
+	pc = s->r.regs[UNWIND_REG_RA];
+	if (n && !s->r.exact_pc)
+		pc--; /* a return address: the call is before it */
+	return pc >= s->py_proc.eval_start && pc < s->py_proc.eval_end;
+}
+
 /* Whether two stacks are the same (profile.bpf.c). */
 int same_stack(const struct profile_ustack *a, const struct profile_ustack *b);
 

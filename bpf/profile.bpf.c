@@ -345,7 +345,7 @@ static long walk_frame(__u32 i, void *data)
 		s->result = -1;
 		return 1;
 	}
-	if (w->py && python_frame(s, n))
+	if (w->py && python_wants_frame(s, n) && python_frame(s, n))
 		return 0;
 	pc = s->r.regs[UNWIND_REG_RA];
 	/* Readers look up every address but the leaf's at address - 1 (a
