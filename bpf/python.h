@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * python.h - CPython frames in the user stack: the layouts shared by the
- * BPF walk (python.bpf.h, python_walk.h), prof-record (record/python/) and
+ * BPF walk (python/python.bpf.c, python_walk.h), prof-record (record/python/) and
  * the replay tests.  Fixed-width types only, like profile.h.
  *
  * A Python frame is two words of struct profile_ustack.ips, in the place
