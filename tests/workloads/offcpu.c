@@ -7,8 +7,13 @@
  *
  * offcpu [SECONDS]: one thread ("sleeper") alternates two blocks of known
  * length in two functions: sleep_long (30 ms) and sleep_short (10 ms),
- * so their true shares of its blocked time are 75 % and 25 %.  The main
- * thread waits for it in pthread_join (blocked the whole time).
+ * so their true shares of its blocked time are 75 % and 25 %, and between
+ * two rounds a nap of 0-4 ms in jitter(): without it the rounds' length
+ * (40 ms and the wake-ups' latency) can stay near a multiple of the
+ * sampling period, and the samples then fall on the same phase of every
+ * round for seconds (at -F 49, 82 % to sleep_long once in 11 runs); with
+ * it every round starts at another phase.  The main thread waits for it
+ * in pthread_join (blocked the whole time).
  *
  * Fault cases (the recorder must neither crash nor invent time):
  * offcpu SECONDS churn N: N short-lived threads, 50 at a time, each
@@ -27,6 +32,15 @@
 #include "common.h"
 
 static double seconds;
+
+static NOINLINE void nap_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) != 0)
+		;
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
 
 static NOINLINE void nap(long ms)
 {
@@ -49,15 +63,27 @@ NOINLINE void sleep_short(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+NOINLINE void jitter(unsigned *x)
+{
+	/* xorshift32: a fixed sequence, the same in every run */
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	nap_us((long)(*x % 4000));
+	__asm__ volatile("" ::: "memory");
+}
+
 static void *sleeper(void *arg)
 {
 	double end = now_s() + seconds;
+	unsigned x = 2463534242u;
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "sleeper");
 	while (now_s() < end) {
 		sleep_long();
 		sleep_short();
+		jitter(&x);
 	}
 	return NULL;
 }
