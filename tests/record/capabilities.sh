@@ -47,24 +47,40 @@ complete() {
 		index($0, "uw-gcc;") == 1 && /;(__libc_start_call_main|start_thread);/ { k += $NF }
 		END { print k + 0, t + 0 }' "$1"
 }
-# compare WHAT ROOT_FOLDED USER_FOLDED: the user's recording names >= 95 %
-# of what root's names, its stacks are as complete, and every mode's
-# function is there.
+# early BPROF: the samples the recording says were walked before their
+# tables arrived (--info), of any process.
+early() {
+	"$BPROF_REPORT" --info "$1" | awk '/before their tables arrived:/ { print $5 + 0; f = 1 } END { if (!f) print 0 }'
+}
+# compare WHAT ROOT_FOLDED USER_FOLDED [ROOT_BPROF USER_BPROF]: the user's
+# recording names >= 95 % of what root's names, its stacks are as complete,
+# and every mode's function is there.
 compare() {
-	local what=$1 rn rt un ut rk uk
+	local what=$1 rn rt un ut rk uk re=0 ue=0
 	read -r rn rt < <(named "$2")
 	read -r un ut < <(named "$3")
 	read -r rk _ < <(complete "$2")
 	read -r uk _ < <(complete "$3")
-	echo "$what: root named $rn/$rt complete $rk; user named $un/$ut complete $uk"
+	if [ -n "${4:-}" ]; then
+		re=$(early "$4")
+		ue=$(early "$5")
+	fi
+	echo "$what: root named $rn/$rt complete $rk early $re; user named $un/$ut complete $uk early $ue"
 	check "$what: samples recorded (root $rt, user $ut)" test "$rt" -ge 50 -a "$ut" -ge 50
 	check "$what: named share >= 95 % of root's ($un/$ut vs $rn/$rt)" \
 		awk -v a="$un" -v b="$ut" -v c="$rn" -v d="$rt" 'BEGIN { exit !(b > 0 && d > 0 && a / b >= 0.95 * c / d) }'
-	# a sampled process's first milliseconds are walked before its tables
-	# arrive, more of them on a loaded host (a whole-system recorder also
-	# reads every other new process first): completeness varies more
-	check "$what: complete share >= 75 % of root's ($uk/$ut vs $rk/$rt)" \
-		awk -v a="$uk" -v b="$ut" -v c="$rk" -v d="$rt" 'BEGIN { exit !(b > 0 && d > 0 && a / b >= 0.75 * c / d) }'
+	# A sampled process's first milliseconds are walked before its tables
+	# arrive: how many depends on how soon the recorder runs, which on a
+	# loaded or stolen-from VM varies by hundreds of ms (CI once saw a
+	# third of a 2 s workload's samples walked early, as nobody, while
+	# root's next to it were not).  The recording counts those walks
+	# (--info); every other walk must reach the start as often as root's.
+	check "$what: complete share, early walks aside, >= 95 % of root's ($uk+$ue/$ut vs $rk+$re/$rt)" \
+		awk -v a="$uk" -v e="$ue" -v b="$ut" -v c="$rk" -v f="$re" -v d="$rt" \
+		'BEGIN { exit !(b > 0 && d > 0 && (a + e) / b >= 0.95 * (c + f) / d) }'
+	# and the early walks are not the rule: most stacks are complete
+	check "$what: complete share >= 50 % of root's ($uk/$ut vs $rk/$rt)" \
+		awk -v a="$uk" -v b="$ut" -v c="$rk" -v d="$rt" 'BEGIN { exit !(b > 0 && d > 0 && a / b >= 0.5 * c / d) }'
 	for f in cmp_u64 recurse_leaf thread_spin leaf_fn plt_loop; do
 		check "$what: $f named as root names it" \
 			sh -c "grep -q ';$f[; ]' '$2' && grep -q ';$f[; ]' '$3'"
@@ -83,7 +99,7 @@ cat "$T_DIR/cmd.err"
 check "own command: exit 0 with CAP_BPF+CAP_PERFMON" test "$rc" -eq 0
 report "$T_DIR/root-cmd.bprof" >"$T_DIR/root-cmd.folded"
 report "$T_DIR/out/cmd.bprof" >"$T_DIR/cmd.folded"
-compare "own command" "$T_DIR/root-cmd.folded" "$T_DIR/cmd.folded"
+compare "own command" "$T_DIR/root-cmd.folded" "$T_DIR/cmd.folded" "$T_DIR/root-cmd.bprof" "$T_DIR/out/cmd.bprof"
 dump "$T_DIR/out/cmd.bprof"
 check "own command: no object recorded unreadable" \
 	sh -c "! grep -E '^object [0-9]+ - 0x1[0-9a-f] ' '$T_DIR/out/cmd.bprof.txt' | grep -q ."
@@ -157,7 +173,7 @@ pid_run "$T_DIR/out/p.bprof" "${AS_USER[@]}"
 check "-p own process: exit 0" test "$rc" -eq 0
 report "$T_DIR/root-p.bprof" >"$T_DIR/root-p.folded"
 report "$T_DIR/out/p.bprof" >"$T_DIR/p.folded"
-compare "-p" "$T_DIR/root-p.folded" "$T_DIR/p.folded"
+compare "-p" "$T_DIR/root-p.folded" "$T_DIR/p.folded" "$T_DIR/root-p.bprof" "$T_DIR/out/p.bprof"
 
 # --- the whole system, with a workload of another user (root) ---------------
 # whole OUT PREFIX...: record the whole system while root runs the workload,
@@ -176,7 +192,7 @@ report -p "$WPID" "$T_DIR/root-all.bprof" >"$T_DIR/root-all.folded"
 whole "$T_DIR/out/all.bprof" "${AS_USER[@]}"
 check "whole system: exit 0" test "$rc" -eq 0
 report -p "$WPID" "$T_DIR/out/all.bprof" >"$T_DIR/all.folded"
-compare "whole system (root's workload)" "$T_DIR/root-all.folded" "$T_DIR/all.folded"
+compare "whole system (root's workload)" "$T_DIR/root-all.folded" "$T_DIR/all.folded" "$T_DIR/root-all.bprof" "$T_DIR/out/all.bprof"
 
 # --- refusals ---------------------------------------------------------------
 # pid 1 holds capabilities the recorder lacks: its maps are closed to it
