@@ -34,6 +34,9 @@
 #define EEXIST 17
 #define ENOMEM 12
 #define EFAULT 14
+#ifndef ENOENT
+#define ENOENT 2
+#endif
 
 #ifndef BPF_F_USER_STACK
 #define BPF_F_USER_STACK (1ULL << 8)

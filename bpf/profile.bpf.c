@@ -636,6 +636,82 @@ static __always_inline void add_count(void *counts_map, struct profile_key *key)
 	count_loss(err ? PROFILE_LOSS_COUNTS_FULL : PROFILE_STAT_COUNTED);
 }
 
+/* What gens_read asks of gen_read_vma (a callback under the mm's read
+ * lock): the change (tgid, gen) at addr, or maybe[slot] when gen is 0. */
+struct gen_read_ctx {
+	__u32 tgid, exec_id, gen, slot;
+	__u64 addr;
+	bool read; /* the callback ran */
+};
+static long gen_read_vma(struct task_struct *task, struct vm_area_struct *vma, void *data);
+
+/* map_pend: (tgid, gen) -> the range of a change the mm lock hook began
+ * that generation with, until a sample reads it.  LRU: an entry of a
+ * process that exited unread goes in time (a gap, of a gone process). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct profile_pend_key);
+	__type(value, struct profile_gen_pend);
+	__uint(max_entries, 8192);
+} map_pend SEC(".maps");
+
+/* Changes the mm lock hook left unread (handle_gen_lock): read each one's
+ * mapping now, at the process's first sample since (the first moment a
+ * frame can be in it), and send it with the generation the change began.
+ * Only after a change, at most PROFILE_GEN_WINDOW lookups a sample.  A
+ * lookup that finds the mm busy (its lock taken) stops here, to be tried
+ * at the next sample; a change found unmapped since, or overlapped by a
+ * later one, stays unsent: a gap (SPEC.md 6.12), whose frames are not
+ * named, never named wrongly. */
+static __always_inline void gens_read(__u32 tgid, __u32 exec_id)
+{
+	struct profile_map_gen *g = bpf_map_lookup_elem(&map_gens, &tgid);
+	struct gen_read_ctx c = { .tgid = tgid, .exec_id = exec_id };
+	struct profile_pend_key pk = { .tgid = tgid };
+	struct profile_gen_pend *p;
+	struct task_struct *task;
+	__u32 gen, read;
+	long err;
+
+	if (!g || g->exec_id != exec_id || (g->read == g->gen && !g->nr_maybe))
+		return;
+	task = bpf_get_current_task_btf();
+	gen = g->gen;
+	read = g->read;
+	if (gen - read > PROFILE_GEN_WINDOW)
+		read = gen - PROFILE_GEN_WINDOW; /* older ones are gone */
+	for (__u32 k = 0; k < PROFILE_GEN_WINDOW; k++) {
+		if (read == gen)
+			break;
+		pk.gen = read + 1;
+		p = bpf_map_lookup_elem(&map_pend, &pk);
+		if (p && !(p->flags & PROFILE_PEND_DEAD) && p->exec_id == exec_id) {
+			c.gen = pk.gen;
+			c.addr = p->start;
+			c.read = false;
+			err = bpf_find_vma(task, c.addr, gen_read_vma, &c, 0);
+			if (err && err != -ENOENT)
+				return; /* busy: the next sample tries again */
+		}
+		if (p)
+			bpf_map_delete_elem(&map_pend, &pk);
+		read++;
+		/* not below another reader's (two CPUs may read at once) */
+		if ((__s32)(read - g->read) > 0)
+			g->read = read;
+	}
+	for (__u32 slot = 0; slot < 2; slot++) {
+		if (slot >= g->nr_maybe || g->maybe[slot].flags & (PROFILE_PEND_DONE | PROFILE_PEND_DEAD))
+			continue;
+		c.gen = 0;
+		c.slot = slot;
+		c.addr = g->maybe[slot].start;
+		err = bpf_find_vma(task, c.addr, gen_read_vma, &c, 0);
+		if (err == -ENOENT && g->maybe[slot].start == c.addr)
+			g->maybe[slot].flags |= PROFILE_PEND_DONE;
+	}
+}
+
 /* One sample.  cfi: walk the user stack with the unwind tables instead of
  * asking the kernel to follow frame pointers. */
 static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
@@ -662,6 +738,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	key.pid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.exec_id = BPF_CORE_READ(task, self_exec_id);
+	if (track_gens)
+		gens_read(tgid, key.exec_id);
 	key.map_gen = sample_gen(tgid, key.exec_id);
 	key.slice = slice_now();
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
@@ -980,22 +1058,23 @@ struct vma_probe {
 	bool exec;      /* the mapping is executable */
 };
 
-static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+/* e's mapping fields from vma; its vm_flags. */
+static __always_inline unsigned long fill_map_event(struct vm_area_struct *vma,
+						    struct profile_map_event *e)
 {
-	struct vma_probe *v = data;
-	struct profile_map_event *e = &v->e;
 	unsigned long vmf = BPF_CORE_READ(vma, vm_flags);
 	struct file *file = BPF_CORE_READ(vma, vm_file);
 	struct inode *inode;
 
-	v->exec = vmf & VM_EXEC;
 	e->flags = vmf & (VM_READ | VM_WRITE);
 	e->start = BPF_CORE_READ(vma, vm_start);
 	e->end = BPF_CORE_READ(vma, vm_end);
 	e->offset = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	e->dev = e->ino = e->mtime_ns = 0;
+	e->name[0] = 0;
 	if (!file) {
 		e->flags |= PROFILE_MAP_EV_ANON;
-		return 0;
+		return vmf;
 	}
 	inode = BPF_CORE_READ(file, f_inode);
 	e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
@@ -1005,6 +1084,14 @@ static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void 
 			      BPF_CORE_READ(inode, i_mtime_nsec);
 	bpf_probe_read_kernel_str(e->name, sizeof(e->name),
 				  BPF_CORE_READ(file, f_path.dentry, d_name.name));
+	return vmf;
+}
+
+static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_probe *v = data;
+
+	v->exec = fill_map_event(vma, &v->e) & VM_EXEC;
 	return 0;
 }
 
@@ -1023,7 +1110,7 @@ static __always_inline __u32 next_gen(struct profile_map_gen *g)
  * it could not be kept (map_gens full: map_gens_lost is set instead). */
 static __always_inline __u32 bump_gen(__u32 tgid, __u32 exec_id)
 {
-	struct profile_map_gen *g = bpf_map_lookup_elem(&map_gens, &tgid), nv = { exec_id, 1 };
+	struct profile_map_gen *g = bpf_map_lookup_elem(&map_gens, &tgid), nv = { .exec_id = exec_id, .gen = 1 };
 	long err;
 
 	if (g && g->exec_id == exec_id)
@@ -1124,6 +1211,273 @@ int handle_map_exec_raw(struct bpf_raw_tracepoint_args *ctx)
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 
 	return map_exec(BPF_CORE_READ(regs, orig_ax), (long)ctx->args[1]);
+}
+
+/* ---- mapping changes at the lock ----
+ *
+ * The syscall tracepoints above put every system call of the machine on
+ * the kernel's slow path while they are attached (~100 ns each here:
+ * docs/benchmark.md part 13b), the largest cost of a recording that
+ * switches threads often.  Where the kernel has the mmap_lock tracepoints
+ * (5.10+) the generation is begun instead where the change itself ends:
+ * at the release of the mm's write lock, in the system call that took it
+ * (its number and arguments are in the task's saved user registers), which
+ * costs nothing to the system calls that do not map.  The mapping cannot
+ * be read there (bpf_find_vma would take the lock the task still holds):
+ * it is read at the process's next sample (gens_read), which is the
+ * first moment a frame can be in it.  Why that is exact:
+ *  - the change's generation is begun before the lock is released, so
+ *    every sample after the change carries it or a later one;
+ *  - the read holds the mm's read lock, so no change runs during it, and
+ *    a later change to the same range marks the earlier one dead (never
+ *    sent: a gap) before the read can see the later mapping;
+ *  - mremap may or may not move executable memory: it begins no
+ *    generation unless MREMAP_FIXED (which replaces what was there); its
+ *    range is read at the next sample, and if it executes it is sent with
+ *    the generation current at the read: a moved or grown range held
+ *    nothing executable before, so no earlier sample has a frame in it.
+ */
+
+#define MAP_FIXED 0x10
+#define MAP_FIXED_NOREPLACE 0x100000
+#define MREMAP_FIXED 2
+
+/* tid -> the address vm_unmapped_area chose for a mapping of the thread's
+ * current hold of its mm's write lock (mmap without MAP_FIXED, a moving
+ * mremap): taken, and deleted, at the lock's release. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 4096);
+} gen_area SEC(".maps");
+
+/* The vm_unmapped_area tracepoint: the address just chosen. */
+SEC("raw_tp")
+int handle_gen_area(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), addr = ctx->args[0];
+	__u32 tid = id, tgid = id >> 32;
+
+	if (addr >= (__u64)-4095)
+		return 0; /* no room */
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	bpf_map_update_elem(&gen_area, &tid, &addr, BPF_ANY);
+	return 0;
+}
+
+/* Keep range [start, end) of image (tgid, exec_id) for its next sample to
+ * read, beginning its generation, or (maybe) in a maybe[] slot.  Runs
+ * with the mm's write lock held. */
+static __always_inline void gen_push(__u32 tgid, __u32 exec_id, __u64 start, __u64 end, bool maybe,
+				     __u32 flags)
+{
+	struct profile_gen_pend v = { .start = start, .end = end, .exec_id = exec_id, .flags = flags }, *p;
+	struct profile_map_gen *g, nv = { .exec_id = exec_id };
+	struct profile_pend_key pk = { .tgid = tgid };
+	__u32 next, n;
+
+	g = bpf_map_lookup_elem(&map_gens, &tgid);
+	if (g && g->exec_id != exec_id)
+		g = NULL; /* an earlier image's: replaced below */
+	/* the generation this change will begin (writers hold the write
+	 * lock: one at a time) */
+	next = g ? g->gen + 1 : 1;
+	if (g) {
+		/* Earlier unread changes this one overlaps can no longer be
+		 * read as they were: left unsent (gaps).  Only the last
+		 * PROFILE_GEN_WINDOW can be unread: the one falling out of
+		 * the window goes now. */
+		for (__u32 k = 1; k <= PROFILE_GEN_WINDOW; k++) {
+			pk.gen = next - k;
+			if ((__s32)(pk.gen - g->read) <= 0)
+				break;
+			p = bpf_map_lookup_elem(&map_pend, &pk);
+			if (p && p->start < end && start < p->end)
+				p->flags |= PROFILE_PEND_DEAD;
+		}
+		pk.gen = next - PROFILE_GEN_WINDOW - 1;
+		bpf_map_delete_elem(&map_pend, &pk);
+		for (__u32 slot = 0; slot < 2; slot++)
+			if (slot < g->nr_maybe && g->maybe[slot].start < end && start < g->maybe[slot].end)
+				g->maybe[slot].flags |= PROFILE_PEND_DEAD;
+	}
+	if (!maybe) {
+		/* The range first, then the generation: a sample may run
+		 * between the two (a hard interrupt in this program), and a
+		 * reader takes a generation without its range for one lost. */
+		pk.gen = next;
+		if (bpf_map_update_elem(&map_pend, &pk, &v, BPF_ANY))
+			count_loss(PROFILE_LOSS_EVENTS); /* a gap, as a lost event */
+		bump_gen(tgid, exec_id); /* 0 (map full): PROFILE_GEN_UNKNOWN */
+		return;
+	}
+	if (!g) {
+		/* a maybe first in its image: generation 0 */
+		if (bpf_map_update_elem(&map_gens, &tgid, &nv, BPF_ANY))
+			return;
+		g = bpf_map_lookup_elem(&map_gens, &tgid);
+		if (!g)
+			return;
+	}
+	/* slots all read: free (no reader runs while the write lock is held) */
+	if (g->nr_maybe && g->maybe[0].flags & (PROFILE_PEND_DONE | PROFILE_PEND_DEAD) &&
+	    (g->nr_maybe < 2 || g->maybe[1].flags & (PROFILE_PEND_DONE | PROFILE_PEND_DEAD)))
+		g->nr_maybe = 0;
+	n = g->nr_maybe;
+	if (n >= 2) {
+		/* no room: a generation begins, unsent (a gap), so that no
+		 * frame in what it may have moved is named */
+		bump_gen(tgid, exec_id);
+		count_loss(PROFILE_LOSS_EVENTS);
+		return;
+	}
+	g->maybe[n] = v;
+	/* the slot before its count, for a sample in between */
+	asm volatile("" ::: "memory");
+	g->nr_maybe = n + 1;
+}
+
+/* The mmap_lock_start_locking tracepoint (mm, write): a thread of the
+ * process is about to take its mm's lock (the loader's next mmap or
+ * mprotect, a fault, munmap), which it does not hold yet.  Changes left
+ * unread are read here first: this is task context, where every lookup
+ * may take the lock (in a sample, a hard interrupt, only the first can:
+ * the read lock is released later by irq_work), and it comes right after
+ * each change of a loader mapping library after library. */
+SEC("raw_tp")
+int handle_gen_start(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	/* The write lock only.  Never a read lock: the tracepoint also fires
+	 * inside bpf_find_vma's own trylock, and a lookup nested there, in a
+	 * sample's hard interrupt, would share the per-CPU irq_work that
+	 * releases the outer lookup's lock: one release for two locks, and
+	 * the process's next writer (its exit) waits forever.  A write lock
+	 * is taken only in task context, where nothing is nested. */
+	if (!ctx->args[1])
+		return 0;
+	if ((__u64)task->mm != ctx->args[0])
+		return 0;
+	gens_read(task->tgid, task->self_exec_id);
+	return 0;
+}
+
+/* The mmap_lock_released tracepoint (mm, write). */
+SEC("raw_tp")
+int handle_gen_lock(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), area = 0, *a, start, len, prot, fl;
+	__u32 tid = id, tgid = id >> 32;
+	struct task_struct *task;
+	struct pt_regs *regs;
+	bool maybe = false;
+	long nr;
+
+	if (!ctx->args[1])
+		return 0; /* a read lock */
+	a = bpf_map_lookup_elem(&gen_area, &tid);
+	if (a) {
+		area = *a;
+		bpf_map_delete_elem(&gen_area, &tid);
+	}
+	task = bpf_get_current_task_btf();
+	if ((__u64)task->mm != ctx->args[0])
+		return 0; /* another mm (fork's child, exec's new one) */
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return 0;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr == NR_MMAP) {
+		prot = BPF_CORE_READ(regs, dx);
+		fl = BPF_CORE_READ(regs, r10);
+		start = BPF_CORE_READ(regs, di);
+		/* without MAP_FIXED the hint, unless vm_unmapped_area chose */
+		if (!(fl & (MAP_FIXED | MAP_FIXED_NOREPLACE)) && a)
+			start = area;
+		len = BPF_CORE_READ(regs, si);
+	} else if (nr == NR_MPROTECT || nr == NR_PKEY_MPROTECT) {
+		prot = BPF_CORE_READ(regs, dx);
+		start = BPF_CORE_READ(regs, di);
+		len = BPF_CORE_READ(regs, si);
+	} else if (nr == NR_MREMAP) {
+		prot = PROT_EXEC; /* unknown until read */
+		fl = BPF_CORE_READ(regs, r10);
+		len = BPF_CORE_READ(regs, dx);
+		if (fl & MREMAP_FIXED) {
+			start = BPF_CORE_READ(regs, r8);
+		} else {
+			start = a ? area : BPF_CORE_READ(regs, di);
+			maybe = true;
+		}
+	} else {
+		return 0;
+	}
+	if (!(prot & PROT_EXEC) || !len)
+		return 0;
+	start &= ~4095ULL;
+	gen_push(tgid, BPF_CORE_READ(task, self_exec_id), start, start + len, maybe,
+		 nr == NR_MMAP ? PROFILE_PEND_MMAP : 0);
+	return 0;
+}
+
+/* gens_read's callback, under the mm's read lock: no change runs now, so
+ * what the change left (not overlapped since: not dead) is what vma is. */
+static long gen_read_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct gen_read_ctx *c = data;
+	struct profile_map_gen *g = bpf_map_lookup_elem(&map_gens, &c->tgid);
+	struct profile_pend_key pk = { .tgid = c->tgid, .gen = c->gen };
+	struct profile_gen_pend *p;
+	struct profile_map_event *e;
+	__u32 gen = c->gen;
+
+	if (!g || g->exec_id != c->exec_id)
+		return 0;
+	if (gen) {
+		p = bpf_map_lookup_elem(&map_pend, &pk);
+	} else {
+		if (c->slot >= 2 || c->slot >= g->nr_maybe)
+			return 0;
+		p = &g->maybe[c->slot];
+		gen = g->gen; /* what it moved: sent with the generation now */
+	}
+	if (!p || p->start != c->addr || p->flags & (PROFILE_PEND_DEAD | PROFILE_PEND_DONE))
+		return 0;
+	p->flags |= PROFILE_PEND_DONE;
+	c->read = true;
+	/* not executable (any more, or a mremap of data), or a maybe before
+	 * any generation (generation 0's mappings are the /proc reads'):
+	 * nothing to send; a generation of its own is then a gap */
+	if (!(BPF_CORE_READ(vma, vm_flags) & VM_EXEC) || !gen)
+		return 0;
+	/* An mmap's mapping begins where it was made.  One that does not
+	 * was not made there: the address was not the one the kernel chose
+	 * (vm_unmapped_area's, then moved for alignment), or the mapping
+	 * merged with its neighbour; either way unsent, a gap. */
+	if (p->flags & PROFILE_PEND_MMAP && BPF_CORE_READ(vma, vm_start) != p->start)
+		return 0;
+	e = test_drop_map_events && gen % test_drop_map_events == 0
+		    ? NULL
+		    : bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_loss(PROFILE_LOSS_EVENTS); /* a gap */
+		return 0;
+	}
+	fill_map_event(vma, e);
+	e->type = PROFILE_EV_MAP_EXEC;
+	e->pid = c->tgid;
+	e->exec_id = c->exec_id;
+	e->gen = gen;
+	e->pad = 0;
+	if (p->end > e->end)
+		e->flags |= PROFILE_MAP_EV_PARTIAL;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

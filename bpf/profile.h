@@ -115,6 +115,27 @@ enum profile_event_type {
 struct profile_map_gen {
 	__u32 exec_id;
 	__u32 gen;
+	/* The mm lock hook (profile.bpf.c, "mapping changes at the lock")
+	 * leaves each change's range in map_pend, by (tgid, gen), for the
+	 * process's next sample to read: every generation up to "read" has
+	 * been read.  Written with the mm's write lock held, read with its
+	 * read lock held: the lock orders them. */
+	__u32 read;
+	__u32 nr_maybe;
+	struct profile_gen_pend {
+		__u64 start, end;
+		__u32 exec_id; /* map_pend's: the image; maybe[]: unused */
+		__u32 flags;   /* PROFILE_PEND_* */
+	} maybe[2]; /* mremap without MREMAP_FIXED: a generation only if what
+		     * it moved or grew executes (read with the rest) */
+};
+#define PROFILE_GEN_WINDOW 32 /* changes kept unread at most (older: gaps) */
+#define PROFILE_PEND_DEAD 1   /* a later change overlapped it: never sent */
+#define PROFILE_PEND_DONE 2   /* maybe[]: read */
+#define PROFILE_PEND_MMAP 4   /* an mmap: its mapping begins at start */
+struct profile_pend_key {
+	__u32 tgid;
+	__u32 gen;
 };
 /* map_gen of samples whose generation could not be kept (the map full) */
 #define PROFILE_GEN_UNKNOWN 0xffffffffu

@@ -39,7 +39,8 @@ struct loader {
 	int nr_progs;
 	int links[LOADER_MAX_LINKS];
 	int nr_links;
-	bool gens; /* handle_map_exec is attached: samples carry generations */
+	bool gens; /* a generation hook is attached: samples carry generations */
+	bool gens_lock; /* it is the mm lock's (handle_gen_lock) */
 };
 
 static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -418,6 +419,10 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.handle_map_exec, (optional & OPT_PROG_GENS) && tracefs);
 	bpf_program__set_autoload(obj->progs.handle_map_exec_raw,
 				  (optional & OPT_PROG_GENS) && !tracefs);
+	/* the mm lock hook, tried first (loader_attach) */
+	bpf_program__set_autoload(obj->progs.handle_gen_lock, optional & OPT_PROG_GENS);
+	bpf_program__set_autoload(obj->progs.handle_gen_area, optional & OPT_PROG_GENS);
+	bpf_program__set_autoload(obj->progs.handle_gen_start, optional & OPT_PROG_GENS);
 	/* the command's live descendants: a process set like the others */
 	bpf_map__set_max_entries(obj->maps.pids, env->command ? (noprealloc ? procs : 65536) :
 						 env->nr_pids ? env->nr_pids : 1);
@@ -809,13 +814,41 @@ int loader_attach(struct loader *ld, const struct env *env)
 	if (bpf_program__autoload(obj->progs.handle_vmas) &&
 	    attach_tracing(ld, obj->progs.handle_vmas, "sched_prepare_exec") && env->verbose)
 		fprintf(stderr, "prof-record: cannot trace sched_prepare_exec (%s)\n", strerror(errno));
-	if (bpf_program__autoload(obj->progs.handle_map_exec_raw)) {
+	/* Mapping generations: at the mm lock's release where the kernel has
+	 * that tracepoint (profile.bpf.c: it costs nothing to the system
+	 * calls that do not map), else at the system calls' exits.
+	 * BPROF_GENS_HOOK=syscalls: the latter anyway (bench, tests). */
+	const char *gh = getenv("BPROF_GENS_HOOK");
+
+	if (bpf_program__autoload(obj->progs.handle_gen_lock) && !(gh && !strcmp(gh, "syscalls"))) {
+		int first = ld->nr_links;
+
+		ld->gens = attach_tracing(ld, obj->progs.handle_gen_area, "vm_unmapped_area") == 0 &&
+			   attach_tracing(ld, obj->progs.handle_gen_start, "mmap_lock_start_locking") == 0 &&
+			   attach_tracing(ld, obj->progs.handle_gen_lock, "mmap_lock_released") == 0;
+		if (!ld->gens) {
+			if (env->verbose)
+				fprintf(stderr, "prof-record: cannot trace the mmap_lock tracepoints and vm_unmapped_area (%s): mapping generations at the system calls' exits\n",
+					strerror(errno));
+			while (ld->nr_links > first)
+				close(ld->links[--ld->nr_links]);
+		}
+		ld->gens_lock = ld->gens;
+	}
+	if (ld->gens) {
+		if (env->verbose)
+			fprintf(stderr, "prof-record: mapping generations: at the mm lock (mmap_lock_released)\n");
+	} else if (bpf_program__autoload(obj->progs.handle_map_exec_raw)) {
 		ld->gens = attach_tracing(ld, obj->progs.handle_map_exec_raw, "sys_exit") == 0;
+		if (ld->gens && env->verbose)
+			fprintf(stderr, "prof-record: mapping generations: at every system call's exit (raw_syscalls)\n");
 		if (!ld->gens)
 			fprintf(stderr, "prof-record: warning: cannot trace the system calls' exits (%s): a library unloaded and another loaded at its address may be named as the first\n",
 				strerror(errno));
 	} else if (bpf_program__autoload(obj->progs.handle_map_exec)) {
 		ld->gens = attach_gens(ld);
+		if (ld->gens && env->verbose)
+			fprintf(stderr, "prof-record: mapping generations: at the exits of mmap, mprotect, pkey_mprotect, mremap\n");
 		if (!ld->gens)
 			fprintf(stderr, "prof-record: warning: cannot trace the mmap/mprotect/mremap system calls (%s): a library unloaded and another loaded at its address may be named as the first\n",
 				strerror(errno));

@@ -121,6 +121,28 @@ check "[thread] the main thread's library named" test "$mb" -gt 20
 check "[thread] nothing misnamed" \
 	test "$(samples thread ';b_phase;swap_a_work|;a_phase;swap_b_work')" -eq 0
 
+# The older hook (the system calls' exits, where a kernel lacks the mmap_lock
+# tracepoints) gives the same: the swap and the JIT.
+"$BPROF_RECORD" -v -F 99 -o "$T_DIR/hook.bprof" -- "$W/dlswap" swap 0.3 >/dev/null 2>"$T_DIR/hook.err"
+check "the mm lock hook is the default here" grep -q 'mapping generations: at the mm lock' "$T_DIR/hook.err"
+BPROF_GENS_HOOK=syscalls "$BPROF_RECORD" -v -F 99 -o "$T_DIR/hook2.bprof" -- "$W/dlswap" swap 0.3 \
+	>/dev/null 2>"$T_DIR/hook2.err"
+check "BPROF_GENS_HOOK=syscalls: the system calls' exits" \
+	grep -q 'mapping generations: at the exits of mmap' "$T_DIR/hook2.err"
+export BPROF_GENS_HOOK=syscalls
+for mode in swap jit; do
+	record "sys-$mode" auto "$mode" 2
+	a=$(samples "sys-$mode" ';swap_a_work(;| )')
+	aa=$(samples "sys-$mode" ';a_phase;swap_a_work(;| )')
+	o=$(samples "sys-$mode" ';(swap_b_work|jit_spin)(;| )')
+	rm -f "$(awk '$1 == "perfmap" { print $2 }' "$T_DIR/sys-$mode.out")"
+	echo "[syscalls $mode] swap_a_work=$a (under a_phase $aa) the other code's=$o"
+	check "[syscalls $mode] swap_a_work at 50 % +- 10 %" half "$a" "$o"
+	check "[syscalls $mode] nothing misnamed" \
+		test "$(samples "sys-$mode" ';b_phase;swap_a_work|;a_phase;swap_b_work')" -eq 0 -a "$a" -eq "$aa"
+done
+unset BPROF_GENS_HOOK
+
 # Mapping events lost (every third dropped as if the ring buffer were
 # full): the generations still change, user space sees the gaps, and the
 # frames a gap may concern are [unknown] and counted, never misnamed.
