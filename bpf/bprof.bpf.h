@@ -208,8 +208,12 @@ struct unwind_scratch {
 /*
  * The native unwinder (profile.bpf.c): walk the user stack from the
  * registers in s->pt of the image (pid, exec_id), with its mapping table
- * proc (NULL: frame pointers only), and store it in "ustacks"; its id, or
- * < 0.  s->events says what the walk met.  Global, so that the verifier
+ * proc (NULL: frame pointers only), into s->stack, its hash into s->hash;
+ * 0, or < 0.  s->events says what the walk met.  The caller stores the
+ * stack (walk_user_regs()): a map update whose value is a global
+ * function's pointer argument (PTR_TO_MEM) is refused before Linux 6.3
+ * ("R3 type=mem expected=fp, ..., map_value"), the caller's own pointer
+ * to its scratch is a map value everywhere.  Global, so that the verifier
  * checks the walk once per program, whoever calls it, and so that the
  * off-CPU programs reuse it without compiling it into their own source.
  * Its arguments are scalars and sized pointers (a task pointer would need
@@ -297,6 +301,36 @@ static __always_inline __u32 sample_gen(__u32 tgid, __u32 exec_id)
 	if (g && g->exec_id == exec_id)
 		return *(volatile __u32 *)&g->gen;
 	return map_gens_lost ? PROFILE_GEN_UNKNOWN : 0;
+}
+
+/*
+ * An inode's modification time, as user space's stat() gives it (the
+ * manifest matches objects by (dev, inode, mtime)).  Its field moved
+ * twice: a struct timespec64 i_mtime until 6.5, __i_mtime in 6.6, and
+ * i_mtime_sec/i_mtime_nsec from 6.7.  0 where none is found.
+ */
+struct inode___timespec {
+	struct timespec64 i_mtime;
+} __attribute__((preserve_access_index));
+struct inode___6_6 {
+	struct timespec64 __i_mtime;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 inode_mtime_ns(struct inode *inode)
+{
+	if (bpf_core_field_exists(inode->i_mtime_sec))
+		return BPF_CORE_READ(inode, i_mtime_sec) * 1000000000ULL + BPF_CORE_READ(inode, i_mtime_nsec);
+	if (bpf_core_field_exists(((struct inode___6_6 *)inode)->__i_mtime)) {
+		struct inode___6_6 *i = (void *)inode;
+
+		return BPF_CORE_READ(i, __i_mtime.tv_sec) * 1000000000ULL + BPF_CORE_READ(i, __i_mtime.tv_nsec);
+	}
+	if (bpf_core_field_exists(((struct inode___timespec *)inode)->i_mtime)) {
+		struct inode___timespec *i = (void *)inode;
+
+		return BPF_CORE_READ(i, i_mtime.tv_sec) * 1000000000ULL + BPF_CORE_READ(i, i_mtime.tv_nsec);
+	}
+	return 0;
 }
 
 static __always_inline bool in_execve(struct task_struct *task)
@@ -389,30 +423,6 @@ static __always_inline void ask_remap(struct task_struct *task, struct profile_s
 	notify(PROFILE_EV_MMAP, task, sk->pid, sk->exec_id);
 }
 
-/*
- * The walk from the user registers in s->pt of task (the sampler's:
- * current; the off-CPU programs': current at resume, a blocked thread at
- * the end pass, from prof-record's context), then what only the caller
- * can do with the task.  gen: --rotate's set.
- */
-static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task_struct *task,
-					   struct profile_seen_key *sk,
-					   const struct unwind_proc *proc, __u32 gen)
-{
-	__u32 flags = gen ? UNWIND_WALK_SET_B : 0;
-	long ret;
-
-	/* Python frames only where the walked task is current:
-	 * python_tstate() finds the thread's state by current's tid, and
-	 * reads memory that is only the walked thread's stack there */
-	if ((unsigned long)task == bpf_get_current_task())
-		flags |= UNWIND_WALK_CURRENT;
-	ret = unwind_walk_regs(s, sk->pid, sk->exec_id, proc, flags);
-	if (s->events & UNWIND_EV_UNMAPPED)
-		ask_remap(task, sk);
-	return ret;
-}
-
 /* The end of a stack's hash: FNV-1a over its addresses, then a mixer so
  * that both halves of the 64 bits are good ids. */
 static __always_inline __u64 stack_hash_mix(__u64 h)
@@ -452,6 +462,49 @@ static __always_inline long store_stack_at(void *ustacks_map, struct profile_ust
 			return ids[t];
 	}
 	return -EEXIST;
+}
+
+
+/* Store the walked stack under an id no other stack has in ustacks_map
+ * (one of the two sets); < 0 on loss. */
+static __always_inline long store_ustack_in(void *ustacks_map, struct profile_ustack *st, __u64 h)
+{
+	__u32 base = PROFILE_CFI_STACK_BASE |
+		     (st->flags & PROFILE_USTACK_LEAF_CFI ? PROFILE_CFI_STACK_EXACT : 0);
+	__u32 ids[2] = {
+		base | (__u32)(h & PROFILE_CFI_STACK_MASK),
+		base | (__u32)((h >> 32) & PROFILE_CFI_STACK_MASK),
+	};
+
+	return store_stack_at(ustacks_map, st, ids);
+}
+
+/*
+ * The walk from the user registers in s->pt of task (the sampler's:
+ * current; the off-CPU programs': current at resume, a blocked thread at
+ * the end pass, from prof-record's context), then what only the caller
+ * can do with the task, and the store of the stack; its id, or < 0.
+ * gen: --rotate's set.
+ */
+static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task_struct *task,
+					   struct profile_seen_key *sk,
+					   const struct unwind_proc *proc, __u32 gen)
+{
+	__u32 flags = gen ? UNWIND_WALK_SET_B : 0;
+	long ret;
+
+	/* Python frames only where the walked task is current:
+	 * python_tstate() finds the thread's state by current's tid, and
+	 * reads memory that is only the walked thread's stack there */
+	if ((unsigned long)task == bpf_get_current_task())
+		flags |= UNWIND_WALK_CURRENT;
+	ret = unwind_walk_regs(s, sk->pid, sk->exec_id, proc, flags);
+	if (s->events & UNWIND_EV_UNMAPPED)
+		ask_remap(task, sk);
+	if (ret < 0)
+		return ret;
+	return gen ? store_ustack_in(&ustacks_b, &s->stack, s->hash) :
+		     store_ustack_in(&ustacks, &s->stack, s->hash);
 }
 
 #endif /* BPROF_BPF_H */

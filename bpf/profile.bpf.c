@@ -408,25 +408,6 @@ __attribute__((noinline)) int same_stack(const struct profile_ustack *a,
 	return 1;
 }
 
-/* Store the walked stack under an id no other stack has in ustacks_map
- * (one of the two sets); < 0 on loss. */
-static __always_inline long store_ustack_in(void *ustacks_map, struct profile_ustack *st, __u64 h)
-{
-	__u32 base = PROFILE_CFI_STACK_BASE |
-		     (st->flags & PROFILE_USTACK_LEAF_CFI ? PROFILE_CFI_STACK_EXACT : 0);
-	__u32 ids[2] = {
-		base | (__u32)(h & PROFILE_CFI_STACK_MASK),
-		base | (__u32)((h >> 32) & PROFILE_CFI_STACK_MASK),
-	};
-
-	return store_stack_at(ustacks_map, st, ids);
-}
-
-static __always_inline long store_ustack(struct profile_ustack *st, __u64 h, __u32 gen)
-{
-	return gen ? store_ustack_in(&ustacks_b, st, h) : store_ustack_in(&ustacks, st, h);
-}
-
 /*
  * own_stacks: the kernel's frame-pointer walk (bpf_get_stack, kernel or
  * user stack) stored like a walked stack, under an id below
@@ -609,7 +590,8 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 	}
 	if (!s->stack.nr)
 		return -EFAULT;
-	return store_ustack(&s->stack, stack_hash_mix(s->hash), flags & UNWIND_WALK_SET_B);
+	s->hash = stack_hash_mix(s->hash);
+	return 0;
 }
 
 /* Count one sample in counts_map (one of the two sets).  Every sample
@@ -954,10 +936,7 @@ static __always_inline void emit_vmas(struct task_struct *task, struct profile_s
 		e->offset = BPF_CORE_READ(vma, vm_pgoff) << 12;
 		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
 		e->ino = BPF_CORE_READ(inode, i_ino);
-		e->mtime_ns = 0;
-		if (bpf_core_field_exists(inode->i_mtime_sec))
-			e->mtime_ns = BPF_CORE_READ(inode, i_mtime_sec) * 1000000000ULL +
-				      BPF_CORE_READ(inode, i_mtime_nsec);
+		e->mtime_ns = inode_mtime_ns(inode);
 		bpf_probe_read_kernel_str(e->name, sizeof(e->name),
 					  BPF_CORE_READ(file, f_path.dentry, d_name.name));
 		bpf_ringbuf_submit(e, 0);
@@ -1079,9 +1058,7 @@ static __always_inline unsigned long fill_map_event(struct vm_area_struct *vma,
 	inode = BPF_CORE_READ(file, f_inode);
 	e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	e->ino = BPF_CORE_READ(inode, i_ino);
-	if (bpf_core_field_exists(inode->i_mtime_sec))
-		e->mtime_ns = BPF_CORE_READ(inode, i_mtime_sec) * 1000000000ULL +
-			      BPF_CORE_READ(inode, i_mtime_nsec);
+	e->mtime_ns = inode_mtime_ns(inode);
 	bpf_probe_read_kernel_str(e->name, sizeof(e->name),
 				  BPF_CORE_READ(file, f_path.dentry, d_name.name));
 	return vmf;

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/types.h>
 #include <linux/perf_event.h>
@@ -574,6 +575,39 @@ static void warm_caches(struct profile_bpf *obj)
 	sched_setaffinity(0, sizeof(saved), &saved);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* -v: each loaded program and the instructions the verifier processed
+ * for it (bpf_prog_info.verified_insns, Linux 5.16+; "?" before), the
+ * figure that must stay well under the 1M limit on every kernel of the
+ * matrix (record/DESIGN.md, "Verifier headroom"). */
+static void report_verified(struct profile_bpf *obj, const int *prog_fds)
+{
+	struct bpf_program *prog;
+	int i = 0;
+
+	bpf_object__for_each_program(prog, obj->obj) {
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+		int fd = prog_fds[i++];
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.verified_insns)
+			fprintf(stderr, "prof-record: program %s: verified instructions not reported by this kernel\n",
+				bpf_program__name(prog));
+		else
+			fprintf(stderr, "prof-record: program %s: %u instructions verified\n",
+				bpf_program__name(prog), info.verified_insns);
+	}
+}
+
 /* Load with as many optional programs as this kernel takes; libbpf stays
  * quiet about the attempts that fail unless -v.  *cfi: the table-walking
  * sampler was loaded (--unwind=auto falls back to frame pointers on a
@@ -589,6 +623,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	/* BPROF_LOAD=libbpf: the path of kernels before 5.17, for tests */
 	const char *how = getenv("BPROF_LOAD");
 	bool in_kernel = !how || strcmp(how, "libbpf") != 0, by_loader = false;
+	uint64_t t0 = mono_ns();
 
 	if (!ld) {
 		*err = -ENOMEM;
@@ -647,9 +682,12 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		free(ld);
 		return NULL;
 	}
-	if (env->verbose)
-		fprintf(stderr, "prof-record: BPF object loaded by %s\n",
-			by_loader ? "a loader program (CO-RE in the kernel)" : "libbpf");
+	if (env->verbose) {
+		fprintf(stderr, "prof-record: BPF object loaded by %s in %.1f ms\n",
+			by_loader ? "a loader program (CO-RE in the kernel)" : "libbpf",
+			(mono_ns() - t0) / 1e6);
+		report_verified(obj, prog_fds);
+	}
 	if (obj->rodata->own_stacks)
 		warm_caches(obj);
 	ld->skel = obj;
