@@ -167,6 +167,10 @@ def fmt_kib(k):
     return "n/a" if k is None else fmt_b(k * 1024)
 
 
+def fmt_ns(x):
+    return "n/a" if x is None else (f"{x:.1f} ns" if x < 100 else f"{x:.0f} ns")
+
+
 def fmt_us(x):
     return "n/a" if x is None else (f"{x:.1f} us" if x < 100 else f"{x:.0f} us")
 
@@ -469,3 +473,87 @@ def build(args):
         if v and not os.access(v, os.X_OK):
             die(f"{k}: {v} missing after the build")
     return B
+
+
+# ---------------------------------------------------------------- baselines --
+# An older recorder beside the current one in the same run (parts 6c, 9, 11):
+# --baseline REV|BINARY, else each part's default revision.  A revision is
+# built once, from `git archive` of its commit (no worktree registered in the
+# shared repository), in BUILD-base/COMMIT, and kept there: the next run of
+# the same commit reuses it.
+
+# The default baseline of parts 6c and 9: main of 2026-11-26 05:01 UTC, before
+# the fixed cost went from ~40 ms to ~240 ms.  (Part 11 has its own.)
+BASELINE_REV = "a0d852c"
+
+def baseline_recorder(args, default_rev):
+    """(path of the baseline prof-record or None, label) for --baseline or
+    default_rev: a prof-record binary is used as it is; a git revision is
+    built once per commit (target prof-record only).  None if it does not
+    build: the parts print n/a for it."""
+    want = args.baseline or default_rev
+    cache = STATE.setdefault("baselines", {})
+    if want in cache:
+        return cache[want]
+    if os.sep in want and os.access(want, os.X_OK) and os.path.isfile(want):
+        cache[want] = (os.path.abspath(want), want)
+        return cache[want]
+    r = run(["git", "-C", REPO, "rev-parse", "--verify", "--quiet", want + "^{commit}"],
+            check=False)
+    if r.returncode != 0:
+        die(f"--baseline {want}: neither a prof-record binary nor a git revision of {REPO}")
+    rev = r.stdout.strip()
+    label = rev[:7]
+    bd = os.path.join(args.build.rstrip("/") + "-base", rev[:12])
+    binp, stamp = os.path.join(bd, "build", "prof-record"), os.path.join(bd, "rev")
+    if not (os.path.exists(stamp) and open(stamp).read().strip() == rev
+            and os.access(binp, os.X_OK)):
+        log(f"baseline: building prof-record of {rev[:10]} in {bd}")
+        src = os.path.join(bd, "src")
+        shutil.rmtree(bd, ignore_errors=True)
+        os.makedirs(src)
+        arch = subprocess.Popen(["git", "-C", REPO, "archive", rev], stdout=subprocess.PIPE)
+        run(["tar", "-x", "-C", src], stdin=arch.stdout)
+        arch.wait()
+        ok = run(["cmake", "-S", src, "-B", os.path.join(bd, "build"),
+                  "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], check=False)
+        if ok.returncode == 0:
+            ok = run(["cmake", "--build", os.path.join(bd, "build"), "-j", str(NCPU),
+                      "--target", "prof-record"], check=False)
+        if ok.returncode != 0 or not os.access(binp, os.X_OK):
+            log(f"  ! baseline {rev[:10]} does not build: {(ok.stdout + ok.stderr)[-800:]}")
+            cache[want] = (None, label)
+            return cache[want]
+        with open(stamp, "w") as f:
+            f.write(rev + "\n")
+    cache[want] = (binp, label)
+    return cache[want]
+
+
+def recorder_has(rec, option):
+    """Whether prof-record binary rec knows option (its --help)."""
+    key = (rec, option)
+    cache = STATE.setdefault("recorder_has", {})
+    if key not in cache:
+        r = run([rec, "--help"], check=False)
+        cache[key] = re.search(r"(^|[\s,])" + re.escape(option) + r"\b", r.stdout) is not None
+    return cache[key]
+
+
+def wants(args, num, sub):
+    """Whether sub-part sub of part num is selected: --part 6 selects all of
+    part 6, --part 6c only 6c."""
+    sel = getattr(args, "subparts", {}).get(num)
+    return sel is None or "*" in sel or sub in sel
+
+
+def spread(xs, fmt):
+    """The median of xs and its range, formatted: "5.8 us (5.6-6.1 us)"."""
+    if not xs:
+        return "n/a"
+    m, lo, hi = fmt(med(xs)), fmt(min(xs)), fmt(max(xs))
+    if len(xs) == 1:
+        return m
+    if lo.partition(" ")[2] == hi.partition(" ")[2]:
+        lo = lo.partition(" ")[0]
+    return f"{m} ({lo}-{hi})"

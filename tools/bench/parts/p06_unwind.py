@@ -18,8 +18,9 @@ import shutil
 import subprocess
 import time
 
-from benchlib import (NCPU, START_FRAMES, STATE, fmt_b, fmt_us, fsize, loadavg, log, pct, perf_env,
-                      ratio, record_bprof, record_minimal, run, spawn, start_load, stop)
+from benchlib import (BASELINE_REV, NCPU, START_FRAMES, STATE, baseline_recorder, fmt_b, fmt_ns, fmt_us, fsize,
+                      loadavg, log, med, pct, perf_env, ratio, record_bprof, record_minimal, run,
+                      spawn, spread, start_load, stop, wants)
 
 
 # ---------------------------------------------------------------- part 6 --
@@ -133,6 +134,10 @@ def part_unwind(args, B, T, R):
         T.row(label, t[0] if t else "n/a", f"{t[1]} ms" if t else "n/a",
               f"{res['kmem']} MiB" if res.get("kmem") else "n/a")
 
+
+def unwind_cost(args, B, T, R):
+    """6c: BPF cost per sample, fp vs the .eh_frame walker vs minimal."""
+    tmp = STATE["tmp"]
     # BPF cost per sample, frame pointers vs the .eh_frame walker, on a
     # frame-pointer workload (demo) and one without (uw-gcc), both CPUs busy
     D = min(args.duration, 10)
@@ -170,9 +175,81 @@ def part_unwind(args, B, T, R):
                   ratio(per["auto"], mn) if mn else "", ratio(per["auto"], per["fp"]))
 
 
+def walk_counts(B, path):
+    """(user stacks walked, frames walked: from tables + by frame pointer)
+    of a recording, from prof-report --info (None where it does not say)."""
+    info = run([B["prof-report"], "--info", path], check=False).stdout
+    m = re.search(r"user stacks walked: +(\d+)", info)
+    f = re.search(r"frames from tables, by fp: +(\d+), (\d+)", info)
+    return (int(m.group(1)) if m else None,
+            int(f.group(1)) + int(f.group(2)) if f else None)
+
+
+def unwind_cost_baseline(args, B, T, R):
+    """6c, the current recorder against the baseline one: BPF time per
+    sample and per frame walked of --unwind=auto at 999 Hz on uw-gcc's
+    recurse (40 frames without frame pointers below mode_recurse), one copy
+    per CPU, system-wide recordings of D s, the two recorders alternating
+    (ABBA...), each with its own warm table cache."""
+    tmp = STATE["tmp"]
+    D = min(args.duration, 10)
+    rate, reps = 999, (3 if args.quick else 5)
+    base, blabel = baseline_recorder(args, BASELINE_REV)
+    recs = {"cur": B["prof-record"]}
+    if base:
+        recs["base"] = base
+    log(f"unwinding cost: current and baseline {blabel}, recurse at {rate} Hz, {reps} x {D} s "
+        f"each (load {loadavg()})")
+    res = {w: [] for w in recs}
+    for i in range(reps):
+        for w in (list(recs) if i % 2 == 0 else list(recs)[::-1]):
+            loads = [spawn([B["uw-gcc"], str(D + 30), "recurse"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL) for _ in range(NCPU)]
+            time.sleep(0.5)
+            out = os.path.join(tmp, f"c-base-{w}-{i}.bprof")
+            b = record_bprof({"prof-record": recs[w]}, rate, out, D,
+                             ["--table-cache", os.path.join(tmp, f"tc-6c-{w}")])
+            for p in loads:
+                stop(p)
+            stacks, frames = walk_counts(B, out)
+            os.unlink(out)
+            res[w].append({"ns": b["runs_ns"], "runs": b["runs"], "stacks": stacks,
+                           "frames": frames})
+    for w in recs:
+        shutil.rmtree(os.path.join(tmp, f"tc-6c-{w}"), ignore_errors=True)
+
+    def per(w, what):
+        return [r["ns"] / r[what] / 1e3 for r in res.get(w, []) if r.get(what)]
+
+    T.section(f"6c. BPF time per sample and per frame walked, current vs baseline {blabel}: "
+              f"uw-gcc recurse (40 frames, no frame pointers) on all CPUs, {rate} Hz, "
+              f"--unwind=auto, median (min-max) of {reps} x {D} s alternating",
+              ("recorder", "samples", "frames/stack", "BPF/sample", "BPF/frame",
+               "vs baseline (sample)", "vs baseline (frame)"))
+    R["unwind_base"] = {"label": blabel}
+    for w, label in (("cur", "current"), ("base", f"baseline {blabel}")):
+        if w not in res:
+            T.row(label, "n/a (does not build)")
+            continue
+        rs = res[w]
+        fs = [r["frames"] / r["stacks"] for r in rs if r.get("frames") and r.get("stacks")]
+        ps, pf = per(w, "runs"), per(w, "frames")
+        R["unwind_base"][w] = {"sample": med(ps) if ps else None, "frame": med(pf) if pf else None}
+        bs, bf = per("base", "runs"), per("base", "frames")
+        T.row(label, f"{med([r['runs'] for r in rs]):.0f}", f"{med(fs):.1f}" if fs else "n/a",
+              spread(ps, fmt_us), spread([x * 1e3 for x in pf], fmt_ns) if pf else "n/a",
+              ratio(med(ps), med(bs)) if ps and bs else "n/a",
+              ratio(med(pf), med(bf)) if pf and bf else "n/a")
+
+
 NUM = "6"
+SUBPARTS = "abc"  # --part 6c: 6c alone (6b reports 6a's recordings: either runs both)
 BPF_STATS = True  # runs while kernel.bpf_stats_enabled is on
 
 
 def measure(args, B, T, R):
-    part_unwind(args, B, T, R)
+    if wants(args, NUM, "a") or wants(args, NUM, "b"):
+        part_unwind(args, B, T, R)
+    if wants(args, NUM, "c"):
+        unwind_cost(args, B, T, R)
+        unwind_cost_baseline(args, B, T, R)

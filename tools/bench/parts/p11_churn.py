@@ -4,8 +4,8 @@
 Mapping churn (issue 27): a program loading and unloading 1,000 libraries a
 second (bench_churn, 20 copies of one library in turn), recorded system-wide
 at 99 Hz by prof-record, by the recorder before mapping generations
-(--baseline, default: the last tree without them, BASELINE_REV, built in
-BUILD-main) and by perf record -g -a: recorder CPU, BPF time per sample and
+(--baseline REV|BINARY, default: the last tree without them, BASELINE_REV,
+built once in BUILD-base/COMMIT) and by perf record -g -a: recorder CPU, BPF time per sample and
 per mapping event, mapping events per second and how many were lost (perf:
 MMAP2 records and LOST), samples walked without a current mapping table; and
 what every system call pays while the recorder's syscall tracepoints are on
@@ -21,40 +21,17 @@ import signal
 import subprocess
 import time
 
-from benchlib import (BpfStats, NCPU, REPO, STATE, fmt_s, fmt_us, loadavg, log, med, perf_env,
-                      ratio, run, spawn, wait4, wait_ready_bprof, wait_ready_perf)
+from benchlib import (BpfStats, STATE, baseline_recorder, fmt_s, fmt_us, loadavg, log, med,
+                      perf_env, ratio, run, spawn, wait4, wait_ready_bprof, wait_ready_perf)
 
 
 # ---------------------------------------------------------------- part 11 --
 
 # The last tree before mapping generations (the commit before "format 1.3:
-# GENERATIONS section"), part 11's default baseline.
+# GENERATIONS section"), part 11's default baseline (not `main`: once
+# generations merged, main measured itself; the full run of 2026-11-26 15:13
+# compared the recorder with itself).  --baseline overrides it.
 BASELINE_REV = "29b562e"
-
-
-def build_baseline(args):
-    """The recorder before mapping generations: --baseline, or the tree just
-    before they landed (BASELINE_REV, git archive, not a worktree) built in
-    BUILD-main.  Not `main`: once generations merged, main measured itself
-    (the full run of 2026-11-26 15:13 compared the recorder with itself)."""
-    if args.baseline:
-        return args.baseline
-    bd = args.build.rstrip("/") + "-main"
-    src = os.path.join(bd, "src")
-    rev = run(["git", "-C", REPO, "rev-parse", BASELINE_REV + "^{commit}"]).stdout.strip()
-    stamp = os.path.join(bd, "rev")
-    if not (os.path.exists(stamp) and open(stamp).read().strip() == rev):
-        log(f"baseline: building main ({rev[:10]}) in {bd}")
-        shutil.rmtree(src, ignore_errors=True)
-        os.makedirs(src)
-        arch = subprocess.Popen(["git", "-C", REPO, "archive", rev], stdout=subprocess.PIPE)
-        run(["tar", "-x", "-C", src], stdin=arch.stdout)
-        arch.wait()
-        run(["cmake", "-S", src, "-B", os.path.join(bd, "build"), "-DCMAKE_BUILD_TYPE=RelWithDebInfo"])
-        run(["cmake", "--build", os.path.join(bd, "build"), "-j", str(NCPU), "--target", "prof-record"])
-        with open(stamp, "w") as f:
-            f.write(rev + "\n")
-    return os.path.join(bd, "build", "prof-record")
 
 
 def churn_under(B, tool, rec, tmp, secs, rate, libdir, i):
@@ -148,7 +125,7 @@ def syscall_cost(B, tool, rec, tmp, reps):
 def part_churn(args, B, T, R):
     tmp = STATE["tmp"]
     secs, rate, reps = (4, 1000, 3) if args.quick else (10, 1000, 5)
-    base = build_baseline(args)
+    base, blabel = baseline_recorder(args, BASELINE_REV)
     libdir = os.path.join(tmp, "churnlibs")
     os.makedirs(libdir, exist_ok=True)
     for k in range(20):
@@ -156,10 +133,11 @@ def part_churn(args, B, T, R):
     log(f"churn: {rate} libraries/s for {secs} s under each recorder (load {loadavg()})")
     res = {t: churn_under(B, t, rec, tmp, secs, rate, libdir, 0)
            for t, rec in (("none", None), ("new", B["prof-record"]), ("base", base),
-                          ("perf", None))}
+                          ("perf", None)) if rec or t != "base"}
     log(f"churn: getppid cost, median of {reps} rounds (load {loadavg()})")
     # rounds of all four in turn: the machine's load drifts between them
-    tools = (("none", None), ("new", B["prof-record"]), ("base", base), ("perf", None))
+    tools = tuple((t, rec) for t, rec in (("none", None), ("new", B["prof-record"]),
+                                          ("base", base), ("perf", None)) if rec or t != "base")
     rounds = {t: [] for t, _ in tools}
     for _ in range(reps):
         for t, rec in tools:
@@ -171,8 +149,11 @@ def part_churn(args, B, T, R):
               ("", "CPU", "vs perf", "BPF/sample", "mappings/s", "hook runs/s", "BPF/run",
                "lost", "loads/s", "no current table"))
     for t, label in (("new", "prof-record (mapping generations)"),
-                     ("base", "prof-record before (main)"), ("perf", "perf record -g -a"),
+                     ("base", f"prof-record baseline ({blabel})"), ("perf", "perf record -g -a"),
                      ("none", "no recorder")):
+        if t not in res:
+            T.row(label, "n/a (does not build)")
+            continue
         r = res[t]
         if t == "perf":
             ev = f"{r['mmap2'] / secs:.0f} (MMAP2)" if r.get("mmap2") is not None else "n/a"
@@ -192,8 +173,11 @@ def part_churn(args, B, T, R):
     T.section("11b. Every system call while recording (getppid loop, ns per call, "
               f"median of {reps} rounds)", ("", "ns/call", "vs none"))
     for t, label in (("none", "no recorder"), ("new", "prof-record (mapping generations on)"),
-                     ("base", "prof-record before (main)"), ("perf", "perf record -g -a")):
-        T.row(label, f"{sc[t]:.1f}", ratio(sc[t], sc["none"]))
+                     ("base", f"prof-record baseline ({blabel})"), ("perf", "perf record -g -a")):
+        if t in sc:
+            T.row(label, f"{sc[t]:.1f}", ratio(sc[t], sc["none"]))
+        else:
+            T.row(label, "n/a (does not build)")
     R["churn"] = {"res": res, "syscalls": sc}
 
 
