@@ -7,9 +7,16 @@ sort, cc1 and the -fomit-frame-pointer unwind workload, for prof-record
 --unwind=auto and =fp against perf --call-graph dwarf and perf -g on the
 same command; the unwind tables built; the BPF run time per sample with
 frame pointers vs the .eh_frame walker vs a minimal stack-counting program
-(bpftrace's profile probe).
+(bpftrace's profile probe); and (6c, second table) the current recorder
+against the --baseline one (default a0d852c, built once in
+BUILD-base/COMMIT): BPF ns per sample and per frame walked (the recording's
+own count, prof-report --info) of --unwind=auto at 999 Hz on uw-gcc's
+recurse (40 frames without frame pointers), one copy per CPU, recorded
+system-wide, 5 recordings of each (--quick: 3) alternating, median and
+range.
 
-Alone: tools/bench/run --part 6 [--quick].
+Alone: tools/bench/run --part 6 [--quick]; --part 6c for 6c alone
+(6a and 6b run together).
 """
 import base64
 import os

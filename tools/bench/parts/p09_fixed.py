@@ -8,10 +8,10 @@ its unwind tables read from the table cache, warmed by one run first),
 --off-cpu, --wall, --unwind=fp and --no-table-cache (the tables built), each
 for the current build and the --baseline recorder (default a0d852c, main
 before the fixed cost went from ~40 ms to ~240 ms; built once in
-BUILD-base/COMMIT), run back to back in alternating
-order, against perf record -g -a -- true; the ratios current/baseline and to
-perf.  Each build has its own table cache (--table-cache in the temporary
-directory): the two builds' cache files need not agree.
+BUILD-base/COMMIT), run back to back in alternating order, against perf
+record -g -a -- true; the ratios current/baseline and to perf. Each build
+has its own table cache (--table-cache in the temporary directory): the two
+builds' cache files need not agree.
 
 Alone: tools/bench/run --part 9 [--quick] [--baseline REV|BINARY].
 """
