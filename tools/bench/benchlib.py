@@ -199,6 +199,11 @@ class Table:
     def row(self, *cells):
         self.sections[-1][2].append(tuple(str(c) for c in cells))
 
+    def to_json(self):
+        """The sections as data: [{"title", "head", "rows"}], cells as printed."""
+        return [{"title": t, "head": list(h), "rows": [list(r) for r in rows]}
+                for t, h, rows in self.sections]
+
     def render(self):
         out = []
         for title, head, rows in self.sections:
