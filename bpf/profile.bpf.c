@@ -645,51 +645,76 @@ struct {
  * at the next sample; a change found unmapped since, or overlapped by a
  * later one, stays unsent: a gap (SPEC.md 6.12), whose frames are not
  * named, never named wrongly. */
+/* gens_read's state across its bpf_loop steps. */
+struct gens_read_loop {
+	struct gen_read_ctx c;
+	struct profile_map_gen *g;
+	struct task_struct *task;
+	__u32 gen, read;
+	bool busy; /* a lookup found the mm locked */
+};
+
+/* One change of the window: read its mapping, forget its range.  A
+ * bpf_loop callback, not an unrolled loop: the verifier checks it and
+ * gen_read_vma once, where the 32 unrolled steps cost 40,000 verified
+ * instructions in each program that reads generations (the sampler and
+ * handle_gen_start), most of every recording's start-up. */
+static long gens_read_one(__u32 k, void *data)
+{
+	struct gens_read_loop *l = data;
+	struct profile_pend_key pk = { .tgid = l->c.tgid };
+	struct profile_gen_pend *p;
+	struct profile_map_gen *g = l->g;
+	long err;
+
+	if (l->read == l->gen)
+		return 1;
+	pk.gen = l->read + 1;
+	p = bpf_map_lookup_elem(&map_pend, &pk);
+	if (p && !(p->flags & PROFILE_PEND_DEAD) && p->exec_id == l->c.exec_id) {
+		l->c.gen = pk.gen;
+		l->c.addr = p->start;
+		l->c.read = false;
+		err = bpf_find_vma(l->task, l->c.addr, gen_read_vma, &l->c, 0);
+		if (err && err != -ENOENT) {
+			l->busy = true; /* the next sample tries again */
+			return 1;
+		}
+	}
+	if (p)
+		bpf_map_delete_elem(&map_pend, &pk);
+	l->read++;
+	/* not below another reader's (two CPUs may read at once) */
+	if ((__s32)(l->read - g->read) > 0)
+		g->read = l->read;
+	return 0;
+}
+
 static __always_inline void gens_read(__u32 tgid, __u32 exec_id)
 {
 	struct profile_map_gen *g = bpf_map_lookup_elem(&map_gens, &tgid);
-	struct gen_read_ctx c = { .tgid = tgid, .exec_id = exec_id };
-	struct profile_pend_key pk = { .tgid = tgid };
-	struct profile_gen_pend *p;
-	struct task_struct *task;
-	__u32 gen, read;
+	struct gens_read_loop l = { .c = { .tgid = tgid, .exec_id = exec_id } };
 	long err;
 
 	if (!g || g->exec_id != exec_id || (g->read == g->gen && !g->nr_maybe))
 		return;
-	task = bpf_get_current_task_btf();
-	gen = g->gen;
-	read = g->read;
-	if (gen - read > PROFILE_GEN_WINDOW)
-		read = gen - PROFILE_GEN_WINDOW; /* older ones are gone */
-	for (__u32 k = 0; k < PROFILE_GEN_WINDOW; k++) {
-		if (read == gen)
-			break;
-		pk.gen = read + 1;
-		p = bpf_map_lookup_elem(&map_pend, &pk);
-		if (p && !(p->flags & PROFILE_PEND_DEAD) && p->exec_id == exec_id) {
-			c.gen = pk.gen;
-			c.addr = p->start;
-			c.read = false;
-			err = bpf_find_vma(task, c.addr, gen_read_vma, &c, 0);
-			if (err && err != -ENOENT)
-				return; /* busy: the next sample tries again */
-		}
-		if (p)
-			bpf_map_delete_elem(&map_pend, &pk);
-		read++;
-		/* not below another reader's (two CPUs may read at once) */
-		if ((__s32)(read - g->read) > 0)
-			g->read = read;
-	}
+	l.g = g;
+	l.task = bpf_get_current_task_btf();
+	l.gen = g->gen;
+	l.read = g->read;
+	if (l.gen - l.read > PROFILE_GEN_WINDOW)
+		l.read = l.gen - PROFILE_GEN_WINDOW; /* older ones are gone */
+	bpf_loop(PROFILE_GEN_WINDOW, gens_read_one, &l, 0);
+	if (l.busy)
+		return;
 	for (__u32 slot = 0; slot < 2; slot++) {
 		if (slot >= g->nr_maybe || g->maybe[slot].flags & (PROFILE_PEND_DONE | PROFILE_PEND_DEAD))
 			continue;
-		c.gen = 0;
-		c.slot = slot;
-		c.addr = g->maybe[slot].start;
-		err = bpf_find_vma(task, c.addr, gen_read_vma, &c, 0);
-		if (err == -ENOENT && g->maybe[slot].start == c.addr)
+		l.c.gen = 0;
+		l.c.slot = slot;
+		l.c.addr = g->maybe[slot].start;
+		err = bpf_find_vma(l.task, l.c.addr, gen_read_vma, &l.c, 0);
+		if (err == -ENOENT && g->maybe[slot].start == l.c.addr)
 			g->maybe[slot].flags |= PROFILE_PEND_DONE;
 	}
 }
