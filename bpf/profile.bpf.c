@@ -720,8 +720,9 @@ static __always_inline void gens_read(__u32 tgid, __u32 exec_id)
 }
 
 /* One sample.  cfi: walk the user stack with the unwind tables instead of
- * asking the kernel to follow frame pointers. */
-static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
+ * asking the kernel to follow frame pointers.  lean: none of the code of
+ * mapping generations and own stacks (do_perf_event_lean). */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi, bool lean)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
@@ -745,7 +746,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	key.pid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.exec_id = BPF_CORE_READ(task, self_exec_id);
-	if (track_gens)
+	if (track_gens && !lean)
 		gens_read(tgid, key.exec_id);
 	key.map_gen = sample_gen(tgid, key.exec_id);
 	key.slice = slice_now();
@@ -779,7 +780,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 				unwind_count(UNWIND_STAT_SAMPLES);
 				unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
 			}
-			err = get_stack(ctx, BPF_F_USER_STACK, gen);
+			err = lean ? get_stackid(ctx, BPF_F_USER_STACK, gen) : get_stack(ctx, BPF_F_USER_STACK, gen);
 		} else {
 			err = walk_user_stack(ctx, task, &wk, proc, gen);
 		}
@@ -787,7 +788,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
 	} else if (user_stacks) {
-		err = get_stack(ctx, BPF_F_USER_STACK, gen);
+		err = lean ? get_stackid(ctx, BPF_F_USER_STACK, gen) : get_stack(ctx, BPF_F_USER_STACK, gen);
 		key.user_stack_id = err;
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
@@ -799,7 +800,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 		 * kernel's walk would answer (-EFAULT), without the call */
 		key.kernel_stack_id = -EFAULT;
 	} else if (kernel_stacks) {
-		err = get_stack(ctx, 0, gen);
+		err = lean ? get_stackid(ctx, 0, gen) : get_stack(ctx, 0, gen);
 		key.kernel_stack_id = err;
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);
@@ -821,18 +822,18 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 }
 
 /* sample() between the two steps of this CPU's rotate_seq (--rotate). */
-static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi)
+static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi, bool lean)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 *seq = NULL;
 
 	if (!rotating)
-		return sample(ctx, cfi);
+		return sample(ctx, cfi, lean);
 	if (cpu < PROFILE_MAX_CPUS)
 		seq = &rotate_seq[cpu * PROFILE_ROTATE_SEQ_STRIDE];
 	if (seq)
 		__sync_fetch_and_add(seq, 1);
-	sample(ctx, cfi);
+	sample(ctx, cfi, lean);
 	if (seq)
 		__sync_fetch_and_add(seq, 1);
 	return 0;
@@ -841,7 +842,17 @@ static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi)
 SEC("perf_event")
 int do_perf_event(struct bpf_perf_event_data *ctx)
 {
-	return sample_seq(ctx, false);
+	return sample_seq(ctx, false, false);
+}
+
+/* Frame pointers, no generations, the kernel's stack maps: the sampler
+ * of a kernel without bpf_loop and bpf_find_vma (Linux 5.17), whose
+ * verifier refuses the other samplers' callbacks and global functions
+ * even where they are never reached; and the cheapest to verify. */
+SEC("perf_event")
+int do_perf_event_lean(struct bpf_perf_event_data *ctx)
+{
+	return sample_seq(ctx, false, true);
 }
 
 /* --unwind=auto|cfi: needs bpf_loop (Linux 5.17) and bpf_task_pt_regs
@@ -849,7 +860,7 @@ int do_perf_event(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int do_perf_event_cfi(struct bpf_perf_event_data *ctx)
 {
-	return sample_seq(ctx, true);
+	return sample_seq(ctx, true, false);
 }
 
 /*
@@ -1047,14 +1058,6 @@ int BPF_PROG(handle_exit_sets, struct task_struct *p)
 #define NR_MREMAP 25
 #define NR_PKEY_MPROTECT 329
 
-/* The context of the syscalls:sys_exit_* tracepoints (their format file). */
-struct sys_exit_ctx {
-	__u64 common;
-	int nr;
-	int pad;
-	long ret;
-};
-
 /* The event being built: on the stack, as bpf_find_vma's callback wants. */
 struct vma_probe {
 	struct profile_map_event e;
@@ -1197,16 +1200,11 @@ static __always_inline int map_exec(long nr, long ret)
 	return 0;
 }
 
-SEC("tracepoint")
-int handle_map_exec(struct sys_exit_ctx *ctx)
-{
-	return map_exec(ctx->nr, ctx->ret);
-}
-
-/* The same on raw_syscalls' sys_exit, for a recorder that may not read
- * tracefs (the syscall events' ids are there; CAP_BPF and CAP_PERFMON do
- * not open it): it runs at every system call's exit, not only these
- * four's, and returns at once for the others (bench part 11b). */
+/* On raw_syscalls' sys_exit, not the four system calls' own tracepoints:
+ * those are attached through their ids in tracefs, which a fresh host
+ * may not have mounted and CAP_BPF with CAP_PERFMON do not open.  It runs
+ * at every system call's exit and returns at once for the others (bench
+ * part 11b); kernels with the mmap_lock tracepoints use the hook below. */
 SEC("raw_tp/sys_exit")
 int handle_map_exec_raw(struct bpf_raw_tracepoint_args *ctx)
 {

@@ -26,8 +26,10 @@ void loader_set_log(bool verbose);
  * where the kernel can (Linux 5.17), by libbpf otherwise.  On a kernel that
  * refuses an optional program (fexit trampolines, the task_vma iterator)
  * it is loaded without it.  *cfi: the table-walking sampler was loaded
- * (--unwind=auto falls back to frame pointers where it cannot be).  NULL
- * with *err = -errno on failure, not printed: the caller says what to do.
+ * (--unwind=auto falls back to frame pointers where it cannot be; what the
+ * kernel lacks for it is said).  NULL with *err = -errno on failure, not
+ * printed, except -EOPNOTSUPP: the kernel lacks a feature the options
+ * need, and which one was said.
  * Free with loader_destroy(), which detaches what loader_attach() attached.
  */
 struct loader *loader_open(const struct env *env, bool *cfi, int *err);

@@ -503,8 +503,10 @@ int main(int argc, char **argv)
 	loader_set_log(env.verbose);
 	ld = loader_open(&env, &cfi, &err);
 	if (!ld) {
-		fprintf(stderr, "prof-record: cannot load the BPF program: %s; needs Linux 5.8+ with BPF, BTF and CONFIG_BPF_EVENTS (run with -v for libbpf's log)\n",
-			strerror(-err));
+		/* -EOPNOTSUPP: the loader said what the kernel lacks */
+		if (err != -EOPNOTSUPP)
+			fprintf(stderr, "prof-record: cannot load the BPF program: %s; needs Linux 5.8+ with BPF, BTF and CONFIG_BPF_EVENTS (run with -v for libbpf's log)\n",
+				strerror(-err));
 		goto cleanup;
 	}
 	obj = loader_skeleton(ld);
