@@ -86,19 +86,8 @@ __u64 rotate_seq[PROFILE_MAX_CPUS * PROFILE_ROTATE_SEQ_STRIDE];
 
 /* max_entries of counts, stacks, seen, tracked, exec_gen are set by
  * prof-record before load (bpf_map__set_max_entries). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct profile_key);
-	__type(value, __u64);
-	__uint(max_entries, 40960);
-} counts SEC(".maps"), counts_b SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384);
-} stacks SEC(".maps"), stacks_b SEC(".maps");
+struct bprof_counts_map counts SEC(".maps"), counts_b SEC(".maps");
+struct bprof_stacks_map stacks SEC(".maps"), stacks_b SEC(".maps");
 
 /*
  * Second chance for collision victims.  Without BPF_F_REUSE_STACKID (which
@@ -108,28 +97,7 @@ struct {
  * and a hot victim loses all its samples.  Only victims reach this map, so
  * it is sparse and a second collision is rare.  Sized by prof-record.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 4096);
-} stacks2 SEC(".maps"), stacks2_b SEC(".maps");
-
-/* Each map of a set is named in a call of its own: a register that may
- * hold either of two map pointers would make the verifier walk the rest of
- * the program once per map. */
-static __always_inline long get_stackid(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
-{
-	long id = gen ? bpf_get_stackid(ctx, &stacks_b, flags) : bpf_get_stackid(ctx, &stacks, flags);
-
-	if (id == -EEXIST) {
-		long id2 = gen ? bpf_get_stackid(ctx, &stacks2_b, flags) :
-				 bpf_get_stackid(ctx, &stacks2, flags);
-		if (id2 >= 0)
-			return id2 + stacks2_base;
-	}
-	return id; /* a second failure is reported as the first */
-}
+struct bprof_stacks2_map stacks2 SEC(".maps"), stacks2_b SEC(".maps");
 
 /* The maps below of a struct bprof_*_map type are shared with the other
  * tracers (declared extern in bprof.bpf.h, which holds their definition's
@@ -183,50 +151,18 @@ struct bprof_unwind_procs_map unwind_procs SEC(".maps");
 /* obj_id -> enum unwind_obj_state and its flags (unwind.h): a u64, for
  * the 64-bit atomic or that any BPF target has (32-bit atomics need
  * -mcpu=v3); an array spends 8 bytes an entry either way */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_MMAPABLE);
-} unwind_objs SEC(".maps");
+struct bprof_unwind_objs_map unwind_objs SEC(".maps");
 
 /* Grows as tables are loaded (no preallocation); max_entries sized from
  * the budget by prof-record. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct unwind_page_key);
-	__type(value, struct unwind_page);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-} unwind_pages SEC(".maps");
+struct bprof_unwind_pages_map unwind_pages SEC(".maps");
 
 /* The rows of every loaded object, written by prof-record through mmap,
  * in chunks, in inner maps that prof-record creates as rows are loaded
  * (see unwind.h); max_entries of the outer array is the budget's count of
  * inner maps, set by prof-record. */
-struct unwind_rows_inner {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct unwind_row_chunk));
-	__uint(max_entries, UNWIND_CHUNKS_PER_MAP);
-	__uint(map_flags, BPF_F_MMAPABLE);
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__type(key, __u32);
-	__uint(max_entries, 1);
-	__array(values, struct unwind_rows_inner);
-} unwind_rows SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct unwind_rule);
-	__uint(max_entries, UNWIND_MAX_RULES);
-	__uint(map_flags, BPF_F_MMAPABLE);
-} unwind_rules SEC(".maps");
+struct bprof_unwind_rows_map unwind_rows SEC(".maps");
+struct bprof_unwind_rules_map unwind_rules SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -249,67 +185,11 @@ __attribute__((noinline)) int unwind_count(__u32 idx)
 	return 0;
 }
 
-/* An object's state; marks it USED (a loaded table met by a walk: it is
- * not evicted) or WANTED (a table that did not fit: loaded next, evicting
- * unused ones), once each, so the common case stays a load. */
 /* A walk set some object's WANTED flag: the sample tells user space. */
 __u32 unwind_want_wake = 0;
 
-static __always_inline __u32 unwind_obj_state(__u32 obj_id)
-{
-	__u64 *v = bpf_map_lookup_elem(&unwind_objs, &obj_id);
-	__u64 s;
-	__u32 st;
-
-	if (!v)
-		return UNWIND_OBJ_NO_TABLE;
-	s = *v;
-	st = s & UNWIND_OBJ_STATE_MASK;
-	if (st == UNWIND_OBJ_LOADED && !(s & UNWIND_OBJ_USED))
-		__sync_fetch_and_or(v, UNWIND_OBJ_USED);
-	else if (st == UNWIND_OBJ_NO_ROOM && !(s & UNWIND_OBJ_WANTED)) {
-		__sync_fetch_and_or(v, UNWIND_OBJ_WANTED);
-		unwind_want_wake = 1;
-	}
-	return st;
-}
-
-static __always_inline int unwind_read(void *dst, __u32 size, __u64 addr)
-{
-	return bpf_probe_read_user(dst, size, (const void *)addr);
-}
-
-/* See UNW_OPAQUE in unwind_step.h.  env points at a word of the walk's
- * per-CPU scratch value: what is read back from map memory is unknown to
- * the verifier, which then stops tracking (and backtracking precision
- * into) the search bounds.  A store and a load, no helper call. */
-static __always_inline __u32 unwind_opaque(__u32 *env, __u32 v)
-{
-	*(volatile __u32 *)env = v;
-	return *(volatile __u32 *)env;
-}
-
-#define UNW_ENV __u32 *
-#define UNW_READ(env, dst, size, addr) unwind_read((dst), (size), (addr))
-#define UNW_OBJ_STATE(env, id) unwind_obj_state(id)
-#define UNW_PAGE(env, key) ((const struct unwind_page *)bpf_map_lookup_elem(&unwind_pages, (key)))
-static __always_inline const __u32 *unwind_row(__u32 i)
-{
-	__u32 m = i / UNWIND_ROWS_PER_MAP, k = (i / UNWIND_ROWS_PER_CHUNK) % UNWIND_CHUNKS_PER_MAP;
-	void *inner = bpf_map_lookup_elem(&unwind_rows, &m);
-	struct unwind_row_chunk *c;
-
-	if (!inner)
-		return 0;
-	c = bpf_map_lookup_elem(inner, &k);
-	return c ? &c->r[i & (UNWIND_ROWS_PER_CHUNK - 1)] : 0;
-}
-
-#define UNW_ROW(env, i) unwind_row(i)
-#define UNW_RULE(env, i) ({ __u32 _k = (i); (const struct unwind_rule *)bpf_map_lookup_elem(&unwind_rules, &_k); })
-#define UNW_STAT(env, i) unwind_count(i)
-#define UNW_OPAQUE(env, x) unwind_opaque((env), (x))
 #define UNW_SEARCH_FN __attribute__((noinline))
+#include "unwind_env.h"
 #include "unwind_step.h"
 
 /* The sampled registers: the context starts with them (struct
@@ -442,7 +322,7 @@ __attribute__((noinline)) long get_own_stack(struct bpf_perf_event_data *ctx, __
 	h = stack_hash_mix(h);
 	ids[0] = (__u32)h & PROFILE_OWN_STACK_MASK;
 	ids[1] = (__u32)(h >> 32) & PROFILE_OWN_STACK_MASK;
-	return gen ? store_stack_at(&ustacks_b, st, ids) : store_stack_at(&ustacks, st, ids);
+	return gen ? store_stack_at(&ustacks_b, st, ids, false) : store_stack_at(&ustacks, st, ids, false);
 }
 
 static __always_inline long get_stack(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
@@ -594,30 +474,6 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 	return 0;
 }
 
-/* Count one sample in counts_map (one of the two sets).  Every sample
- * that reaches this point is either counted (PROFILE_STAT_COUNTED, the sum
- * over all files of a --rotate recording must equal it) or lost. */
-static __always_inline void add_count(void *counts_map, struct profile_key *key)
-{
-	__u64 one = 1, *val = bpf_map_lookup_elem(counts_map, key);
-	long err = 0;
-
-	if (val) {
-		__sync_fetch_and_add(val, 1);
-	} else {
-		err = bpf_map_update_elem(counts_map, key, &one, BPF_NOEXIST);
-		if (err == -EEXIST) {
-			/* another CPU added it meanwhile */
-			val = bpf_map_lookup_elem(counts_map, key);
-			if (val) {
-				__sync_fetch_and_add(val, 1);
-				err = 0;
-			}
-		}
-	}
-	count_loss(err ? PROFILE_LOSS_COUNTS_FULL : PROFILE_STAT_COUNTED);
-}
-
 /* What gens_read asks of gen_read_vma (a callback under the mm's read
  * lock): the change (tgid, gen) at addr, or maybe[slot] when gen is 0. */
 struct gen_read_ctx {
@@ -720,9 +576,9 @@ static __always_inline void gens_read(__u32 tgid, __u32 exec_id)
 }
 
 /* One sample.  cfi: walk the user stack with the unwind tables instead of
- * asking the kernel to follow frame pointers.  lean: none of the code of
- * mapping generations and own stacks (do_perf_event_lean). */
-static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi, bool lean)
+ * asking the kernel to follow frame pointers.  (The sampler of kernels
+ * without bpf_loop is tailwalk/tailwalk.bpf.c's.) */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
@@ -746,7 +602,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi, boo
 	key.pid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.exec_id = BPF_CORE_READ(task, self_exec_id);
-	if (track_gens && !lean)
+	if (track_gens)
 		gens_read(tgid, key.exec_id);
 	key.map_gen = sample_gen(tgid, key.exec_id);
 	key.slice = slice_now();
@@ -780,7 +636,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi, boo
 				unwind_count(UNWIND_STAT_SAMPLES);
 				unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
 			}
-			err = lean ? get_stackid(ctx, BPF_F_USER_STACK, gen) : get_stack(ctx, BPF_F_USER_STACK, gen);
+			err = get_stack(ctx, BPF_F_USER_STACK, gen);
 		} else {
 			err = walk_user_stack(ctx, task, &wk, proc, gen);
 		}
@@ -788,7 +644,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi, boo
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
 	} else if (user_stacks) {
-		err = lean ? get_stackid(ctx, BPF_F_USER_STACK, gen) : get_stack(ctx, BPF_F_USER_STACK, gen);
+		err = get_stack(ctx, BPF_F_USER_STACK, gen);
 		key.user_stack_id = err;
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
@@ -800,7 +656,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi, boo
 		 * kernel's walk would answer (-EFAULT), without the call */
 		key.kernel_stack_id = -EFAULT;
 	} else if (kernel_stacks) {
-		err = lean ? get_stackid(ctx, 0, gen) : get_stack(ctx, 0, gen);
+		err = get_stack(ctx, 0, gen);
 		key.kernel_stack_id = err;
 		if (err < 0)
 			stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);
@@ -822,18 +678,18 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi, boo
 }
 
 /* sample() between the two steps of this CPU's rotate_seq (--rotate). */
-static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi, bool lean)
+static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 *seq = NULL;
 
 	if (!rotating)
-		return sample(ctx, cfi, lean);
+		return sample(ctx, cfi);
 	if (cpu < PROFILE_MAX_CPUS)
 		seq = &rotate_seq[cpu * PROFILE_ROTATE_SEQ_STRIDE];
 	if (seq)
 		__sync_fetch_and_add(seq, 1);
-	sample(ctx, cfi, lean);
+	sample(ctx, cfi);
 	if (seq)
 		__sync_fetch_and_add(seq, 1);
 	return 0;
@@ -842,17 +698,7 @@ static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi,
 SEC("perf_event")
 int do_perf_event(struct bpf_perf_event_data *ctx)
 {
-	return sample_seq(ctx, false, false);
-}
-
-/* Frame pointers, no generations, the kernel's stack maps: the sampler
- * of a kernel without bpf_loop and bpf_find_vma (Linux 5.17), whose
- * verifier refuses the other samplers' callbacks and global functions
- * even where they are never reached; and the cheapest to verify. */
-SEC("perf_event")
-int do_perf_event_lean(struct bpf_perf_event_data *ctx)
-{
-	return sample_seq(ctx, false, true);
+	return sample_seq(ctx, false);
 }
 
 /* --unwind=auto|cfi: needs bpf_loop (Linux 5.17) and bpf_task_pt_regs
@@ -860,7 +706,7 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int do_perf_event_cfi(struct bpf_perf_event_data *ctx)
 {
-	return sample_seq(ctx, true, false);
+	return sample_seq(ctx, true);
 }
 
 /*

@@ -43,7 +43,8 @@ struct loader {
 	int nr_links;
 	bool gens; /* a generation hook is attached: samples carry generations */
 	bool gens_lock; /* it is the mm lock's (handle_gen_lock) */
-	const char *gens_missing; /* what generations need and the kernel lacks */
+	const char *gens_missing; /* why there are no generations */
+	char gens_why[160];
 };
 
 static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -234,11 +235,13 @@ static int load_in_kernel(struct profile_bpf *obj, int *prog_fds, bool verbose)
 		.data_sz = gen.data_sz, .insns_sz = gen.insns_sz,
 	};
 
-	char *vlog = verbose ? calloc(1, 1 << 20) : NULL;
+	/* -v: the loader program's own verifier log (a log that does not
+	 * fit fails the load with ENOSPC: room for the largest) */
+	char *vlog = verbose ? calloc(1, 16 << 20) : NULL;
 
 	if (vlog) {
 		ctx->log_level = 1;
-		ctx->log_size = 1 << 20;
+		ctx->log_size = 16 << 20;
 		ctx->log_buf = (__u64)(unsigned long)vlog;
 	}
 	err = bpf_load_and_run(&run);
@@ -317,7 +320,7 @@ static int nr_programs(struct bpf_object *o)
 	return n;
 }
 
-static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi,
+static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi, bool tail,
 				   bool noprealloc, bool lock_tp, bool in_kernel, int **prog_fds, int *err)
 {
 	struct profile_bpf *obj = profile_bpf__open();
@@ -414,20 +417,23 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.handle_exit_sets,
 				  !(optional & OPT_PROG_VMAS) &&
 					  (env->command != NULL || noprealloc || (optional & OPT_PROG_GENS)));
-	/* The sampler: the unwinder's; else frame pointers, with the code
-	 * of generations and own stacks where they are in use; else without
-	 * it at all (do_perf_event_lean), which is what loads on kernels
-	 * that refuse its callbacks (BPF_PSEUDO_FUNC, 5.13) and global
-	 * functions with pointer arguments (5.12) even where that code is
-	 * never reached: the verifier refuses them wherever they are. */
-	bool lean = !cfi && !(optional & OPT_PROG_GENS) && !noprealloc;
+	/* The sampler: the unwinder's (bpf_loop); else frame pointers, with
+	 * the code of generations and own stacks where they are in use;
+	 * else tailwalk.bpf.c's (do_perf_event_lean), which loads on kernels
+	 * that refuse the others' callbacks (BPF_PSEUDO_FUNC, 5.13) and
+	 * global functions with pointer arguments (5.12) even where that
+	 * code is never reached, and walks the tables there by tail calls
+	 * (tail). */
+	bool lean = tail || (!cfi && !(optional & OPT_PROG_GENS) && !noprealloc);
 
 	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi && !lean);
 	bpf_program__set_autoload(obj->progs.do_perf_event_lean, lean);
-	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
+	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi && !tail);
+	obj->rodata->tailwalk_cfi = tail;
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
-	/* Python frames ride on the unwinder's walk (bpf/python/python.bpf.c) */
-	obj->rodata->python_enabled = cfi && !env->no_python;
+	/* Python frames ride on the unwinder's bpf_loop walk
+	 * (bpf/python/python.bpf.c) */
+	obj->rodata->python_enabled = cfi && !tail && !env->no_python;
 	if (cfi) {
 		struct unwinder_sizes us;
 
@@ -449,7 +455,9 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_max_entries(obj->maps.remap_asked, 1);
 	}
 
-	if (noprealloc) {
+	if (noprealloc && !lean) {
+		/* (not for tailwalk.bpf.c's sampler, which stores the
+		 * kernel's walks in its stack maps: no own stacks) */
 		/* The hash maps the samples fill; the LRU sets must be
 		 * preallocated.  The kernel's stack maps always are: every
 		 * stack then goes to "ustacks" (own_stacks in profile.bpf.c),
@@ -597,6 +605,20 @@ static void report_verified(struct profile_bpf *obj, const int *prog_fds)
 	}
 }
 
+/* The fd of program p of obj as loaded (prog_fds by index); -1: not loaded. */
+static int prog_fd_in(struct profile_bpf *obj, const int *prog_fds, struct bpf_program *p)
+{
+	struct bpf_program *q;
+	int i = 0;
+
+	bpf_object__for_each_program(q, obj->obj) {
+		if (q == p)
+			return prog_fds[i];
+		i++;
+	}
+	return -1;
+}
+
 /* What the unwinder's sampler and the mapping generations' hooks call. */
 static const enum kfeat_id cfi_needs[] = { KFEAT_LOOP, KFEAT_TASK_PT_REGS, KFEAT_CURRENT_TASK_BTF };
 static const enum kfeat_id gens_needs[] = { KFEAT_LOOP, KFEAT_FIND_VMA, KFEAT_CURRENT_TASK_BTF };
@@ -612,7 +634,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	unsigned avail = OPT_PROG_GENS, tries[4];
 	size_t nr_tries = 0;
 	struct kfeat kf;
-	bool noprealloc;
+	bool noprealloc, tail = false;
 	int ids[FEAT_NR], *prog_fds = NULL, miss;
 	/* BPROF_LOAD=libbpf: the path of kernels before 5.17, for tests */
 	const char *how = getenv("BPROF_LOAD");
@@ -636,21 +658,27 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	*cfi = env->unwind != OPTS_UNWIND_FP;
 	miss = kfeat_first_missing(&kf, cfi_needs, sizeof(cfi_needs) / sizeof(cfi_needs[0]));
 	if (*cfi && miss >= 0) {
-		if (env->unwind == OPTS_UNWIND_CFI) {
-			fprintf(stderr, "prof-record: --unwind=cfi needs %s, which this kernel lacks; --unwind=fp follows frame pointers\n",
+		/* the tables walked by tail calls (bpf/tailwalk/), without
+		 * Python frames */
+		tail = true;
+		if (!env->no_python)
+			fprintf(stderr, "prof-record: this kernel lacks %s: Python frames are not recorded (native stacks are)\n",
 				kfeat_describe(miss));
-			free(ld);
-			*err = -EOPNOTSUPP;
-			return NULL;
-		}
-		fprintf(stderr, "prof-record: this kernel lacks %s: user stacks follow frame pointers only (as --unwind=fp)\n",
-			kfeat_describe(miss));
-		*cfi = false;
 	}
+	/* BPROF_TAILWALK=1: the walk of kernels without bpf_loop anyway
+	 * (tests on the development kernel) */
+	if (*cfi && getenv("BPROF_TAILWALK") && !strcmp(getenv("BPROF_TAILWALK"), "1"))
+		tail = true;
+	/* the tail walk reads no generations: none are made */
+	if (tail)
+		avail &= ~OPT_PROG_GENS;
+	if (tail && kfeat_first_missing(&kf, cfi_needs, sizeof(cfi_needs) / sizeof(cfi_needs[0])) < 0)
+		ld->gens_missing = "BPROF_TAILWALK=1: the tail-call walk reads no generations";
 	miss = kfeat_first_missing(&kf, gens_needs, sizeof(gens_needs) / sizeof(gens_needs[0]));
 	if (miss >= 0) {
 		avail &= ~OPT_PROG_GENS;
-		ld->gens_missing = kfeat_describe(miss);
+		snprintf(ld->gens_why, sizeof(ld->gens_why), "this kernel lacks %s", kfeat_describe(miss));
+		ld->gens_missing = ld->gens_why;
 	}
 	if (!env->verbose)
 		libbpf_set_print(libbpf_print_none);
@@ -677,10 +705,10 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		/* by a loader program first; where that fails (before Linux
 		 * 5.17, or a program the kernel refuses), libbpf says why */
 		if (in_kernel)
-			obj = open_one(env, tries[i], *cfi, noprealloc, ids[FEAT_LOCK_TP] > 0, true, &prog_fds, err);
+			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, true, &prog_fds, err);
 		by_loader = obj != NULL;
 		if (!obj)
-			obj = open_one(env, tries[i], *cfi, noprealloc, ids[FEAT_LOCK_TP] > 0, false, &prog_fds, err);
+			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, false, &prog_fds, err);
 		if (!obj && env->verbose)
 			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
 				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));
@@ -689,6 +717,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 			 * it: the verifier's log says why */
 			fprintf(stderr, "prof-record: this kernel's verifier refused the stack unwinder (-v shows its log): user stacks follow frame pointers only\n");
 			*cfi = false;
+			tail = false;
 			i = (size_t)-1;
 		}
 	}
@@ -705,6 +734,15 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	}
 	if (obj->rodata->own_stacks)
 		warm_caches(obj);
+	if (tail) {
+		/* the tail walk's next runs are this same program */
+		__u32 zero = 0;
+		int fd = prog_fd_in(obj, prog_fds, obj->progs.do_perf_event_lean);
+
+		if (fd < 0 || bpf_map_update_elem(bpf_map__fd(obj->maps.tailwalk_self), &zero, &fd, BPF_ANY))
+			fprintf(stderr, "prof-record: warning: cannot chain the unwinder's walk (%s): user stacks stop after %d frames\n",
+				strerror(errno), UNWIND_TAIL_FRAMES);
+	}
 	ld->skel = obj;
 	ld->prog_fds = prog_fds;
 	ld->nr_progs = nr_programs(obj->obj);
@@ -828,7 +866,7 @@ int loader_attach(struct loader *ld, const struct env *env)
 			fprintf(stderr, "prof-record: warning: cannot trace the system calls' exits (%s): a library unloaded and another loaded at its address may be named as the first\n",
 				strerror(errno));
 	} else if (ld->gens_missing) {
-		fprintf(stderr, "prof-record: warning: this kernel lacks %s: no mapping generations: a library unloaded and another loaded at its address may be named as the first\n",
+		fprintf(stderr, "prof-record: warning: %s: no mapping generations: a library unloaded and another loaded at its address may be named as the first\n",
 			ld->gens_missing);
 	} else {
 		fprintf(stderr, "prof-record: warning: this kernel's verifier refused the mapping generation hook (-v shows its log): a library unloaded and another loaded at its address may be named as the first\n");
@@ -908,6 +946,11 @@ void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd)
 {
 	*procs_fd = bpf_map__fd(obj->maps.py_procs);
 	*stats_fd = bpf_map__fd(obj->maps.py_stats);
+}
+
+bool loader_walks_python(const struct profile_bpf *obj)
+{
+	return obj->rodata->python_enabled;
 }
 
 int loader_exec_gen_fd(const struct profile_bpf *obj)

@@ -60,6 +60,9 @@ int loader_attach(struct loader *ld, const struct env *env);
 /* The exec_gen map, for the manifest. */
 /* The Python walk's maps (bpf/python/python.bpf.c): "py_procs" and "py_stats". */
 void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);
+/* Whether the loaded walk records Python frames (not on kernels without
+ * bpf_loop, nor with --no-python). */
+bool loader_walks_python(const struct profile_bpf *obj);
 int loader_exec_gen_fd(const struct profile_bpf *obj);
 /* The BPF map tgid -> struct profile_map_gen (mapping generations); -1
  * where the hook did not load. */

@@ -193,7 +193,7 @@ static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const s
 	int procs_fd, stats_fd;
 
 	loader_python_fds(obj, &procs_fd, &stats_fd);
-	if (!env->no_python &&
+	if (loader_walks_python(obj) &&
 	    pyrec_create(py, procs_fd, stats_fd, libbpf_num_possible_cpus())) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * tailwalk.bpf.c - the sampler of kernels without bpf_loop (before Linux
+ * 5.17: Debian 11's 5.10, RHEL 9's 5.14, Ubuntu 22.04's 5.15).
+ *
+ * profile.bpf.c's samplers lean on what those kernels' verifiers refuse,
+ * even in code a setting makes unreachable: bpf_loop and bpf_find_vma
+ * callbacks (BPF_PSEUDO_FUNC, 5.13), global functions with pointer
+ * arguments (5.12), bpf_get_current_task_btf (5.11), bpf_task_pt_regs
+ * (5.15).  This one uses none of them.  It records the kernel's stack and
+ * either the kernel's frame-pointer walk of the user stack, or, where
+ * prof-record loaded unwind tables (tailwalk_cfi), the unwinder's walk
+ * over them (unwind_step.h, the same step as profile.bpf.c's), a few
+ * frames per run of the program: the walk's state is kept in a per-CPU
+ * map between runs, and the program tail-calls itself for the next
+ * frames, as the OpenTelemetry profiler's native unwinder does on 4.19+.
+ * The kernel allows 33 tail calls: TAILWALK_FRAMES frames a run bound the
+ * walk at 34 x TAILWALK_FRAMES (unwind.h), above the kernel's own 127.
+ *
+ * What it leaves out, which needs the helpers above: mapping generations
+ * and Python frames (prof-record says so when it loads it).
+ */
+/* The searches inline (unwind_step.h's default): a global function with
+ * pointer arguments is refused before 5.12, and a static one would be two
+ * more programs in the object, past the 32 that libbpf 1.1's loader
+ * program holds (record/DESIGN.md, "The BPF side"). */
+#include "unwind_env.h"
+#include "unwind_step.h"
+
+#define TAILWALK_FRAMES UNWIND_TAIL_FRAMES
+_Static_assert(34 * TAILWALK_FRAMES >= 127, "the walk reaches the kernel's depth in 33 tail calls");
+
+/* x86-64: the kernel stack of a task is THREAD_SIZE (16 KiB without
+ * KASAN) with the user registers at its top; user code and stack
+ * segments, which tell a user frame. */
+#define TAILWALK_THREAD_SIZE 16384
+#define TAILWALK_USER_CS 0x33
+#define TAILWALK_USER_SS 0x2b
+
+/* Set by prof-record: walk with the unwind tables (else frame pointers). */
+const volatile bool tailwalk_cfi = false;
+
+/* The walk between two runs of the program on this CPU (a perf_event
+ * program does not nest on a CPU, so the state is the sample's alone). */
+struct tailwalk_state {
+	struct unwind_scratch s;
+	struct profile_key key;
+	__u32 walking; /* a walk is under way: the next run continues it */
+	__u32 gen;     /* --rotate's set */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct tailwalk_state);
+	__uint(max_entries, 1);
+} tailwalk_states SEC(".maps");
+
+/* This program itself, put in slot 0 by prof-record after load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tailwalk_self SEC(".maps");
+
+static __always_inline const struct user_regs *tw_ctx_regs(const struct bpf_perf_event_data *ctx)
+{
+	return (const struct user_regs *)(const void *)ctx;
+}
+
+/* The sampled task's user registers: the context's in user mode, else
+ * those saved at the top of its kernel stack (what bpf_task_pt_regs gives
+ * from 5.15), checked to be a user frame's. */
+static __always_inline int tw_user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
+					struct user_regs *pt)
+{
+	const struct user_regs *c = tw_ctx_regs(ctx);
+	void *stack;
+
+	if ((long)c->ip >= 0) {
+		/* the context allows 8-byte loads only (see walk_user_stack()
+		 * in profile.bpf.c for the fences) */
+		pt->ax = c->ax; barrier();
+		pt->dx = c->dx; barrier();
+		pt->cx = c->cx; barrier();
+		pt->bx = c->bx; barrier();
+		pt->si = c->si; barrier();
+		pt->di = c->di; barrier();
+		pt->bp = c->bp; barrier();
+		pt->sp = c->sp; barrier();
+		pt->r8 = c->r8; barrier();
+		pt->r9 = c->r9; barrier();
+		pt->r10 = c->r10; barrier();
+		pt->r11 = c->r11; barrier();
+		pt->r12 = c->r12; barrier();
+		pt->r13 = c->r13; barrier();
+		pt->r14 = c->r14; barrier();
+		pt->r15 = c->r15; barrier();
+		pt->ip = c->ip; barrier();
+		return 0;
+	}
+	stack = BPF_CORE_READ(task, stack);
+
+	if (!stack || bpf_probe_read_kernel(pt, sizeof(*pt),
+					    stack + TAILWALK_THREAD_SIZE - sizeof(struct user_regs)))
+		return -1;
+	if (pt->cs != TAILWALK_USER_CS || pt->ss != TAILWALK_USER_SS || (long)pt->ip < 0)
+		return -1;
+	return 0;
+}
+
+/* One frame: record the pc, step to the caller; 1 when the walk ends. */
+static __always_inline int tw_frame(struct unwind_scratch *s, const struct unwind_proc *proc)
+{
+	__u32 n = s->stack.nr;
+	__u64 pc;
+	bool leaf;
+	int res;
+
+	if (n >= PROFILE_MAX_USTACK_DEPTH) {
+		s->result = -1;
+		return 1;
+	}
+	pc = s->r.regs[UNWIND_REG_RA];
+	/* as walk_frame() (profile.bpf.c): an exact pc is recorded + 1 */
+	if (n && s->r.exact_pc)
+		pc++;
+	s->stack.ips[n] = pc;
+	s->stack.nr = n + 1;
+	leaf = s->nr_native++ == 0;
+	s->hash = (s->hash ^ pc) * 0x100000001b3ULL;
+	res = unwind_step(&s->opaque, proc, &s->r, &s->events);
+	if (res == UNWIND_NEXT && n && s->r.exact_pc) {
+		s->stack.ips[n] = pc + 1;
+		s->hash = (s->hash ^ 1) * 0x100000001b3ULL;
+	}
+	if (res == UNWIND_NEXT) {
+		if (s->r.used_table) {
+			if (leaf)
+				s->stack.flags |= PROFILE_USTACK_LEAF_CFI;
+		} else {
+			s->stack.flags |= PROFILE_USTACK_FALLBACK;
+			if (!fp_fallback) {
+				s->result = UNWIND_STOP;
+				return 1;
+			}
+		}
+		return 0;
+	}
+	s->result = res;
+	return 1;
+}
+
+/* The start of a table walk from the registers in s->pt. */
+static __always_inline void tw_begin(struct unwind_scratch *s)
+{
+	s->events = 0;
+	s->r.regs[UNWIND_REG_RAX] = s->pt.ax;
+	s->r.regs[UNWIND_REG_RDX] = s->pt.dx;
+	s->r.regs[UNWIND_REG_RCX] = s->pt.cx;
+	s->r.regs[UNWIND_REG_RBX] = s->pt.bx;
+	s->r.regs[UNWIND_REG_RSI] = s->pt.si;
+	s->r.regs[UNWIND_REG_RDI] = s->pt.di;
+	s->r.regs[UNWIND_REG_RBP] = s->pt.bp;
+	s->r.regs[UNWIND_REG_RSP] = s->pt.sp;
+	s->r.regs[UNWIND_REG_R8] = s->pt.r8;
+	s->r.regs[UNWIND_REG_R9] = s->pt.r9;
+	s->r.regs[UNWIND_REG_R10] = s->pt.r10;
+	s->r.regs[UNWIND_REG_R11] = s->pt.r11;
+	s->r.regs[UNWIND_REG_R12] = s->pt.r12;
+	s->r.regs[UNWIND_REG_R13] = s->pt.r13;
+	s->r.regs[UNWIND_REG_R14] = s->pt.r14;
+	s->r.regs[UNWIND_REG_R15] = s->pt.r15;
+	s->r.regs[UNWIND_REG_RA] = s->pt.ip;
+	s->r.all_regs = 1;
+	s->r.exact_pc = 1;
+	s->r.bp_valid = 1;
+	s->r.used_table = 0;
+	s->stack.nr = 0;
+	s->stack.flags = 0;
+	s->hash = 0xcbf29ce484222325ULL;
+	s->result = 0;
+	s->nr_native = 0;
+	s->py_mode = PY_MODE_NATIVE;
+}
+
+/* The walk is over: its stack stored, the sample counted. */
+static __always_inline void tw_finish(struct tailwalk_state *st)
+{
+	struct unwind_scratch *s = &st->s;
+	struct profile_seen_key sk = { .pid = st->key.pid, .exec_id = st->key.exec_id };
+	long err;
+
+	st->walking = 0;
+	if (s->events & UNWIND_EV_PENDING)
+		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
+	if (s->events & UNWIND_EV_NO_ROOM)
+		unwind_count(UNWIND_STAT_SAMPLES_NO_ROOM);
+	if ((s->events & UNWIND_EV_UNMAPPED) && !(s->events & UNWIND_EV_PENDING))
+		unwind_count(UNWIND_STAT_SAMPLES_UNMAPPED);
+	if (s->result == UNWIND_COMPLETE) {
+		s->stack.flags |= PROFILE_USTACK_COMPLETE;
+		unwind_count(UNWIND_STAT_SAMPLES_COMPLETE);
+	} else if (s->result == -1 || s->result == UNWIND_NEXT) {
+		s->stack.flags |= PROFILE_USTACK_TRUNCATED;
+		unwind_count(UNWIND_STAT_SAMPLES_TRUNCATED);
+	}
+	if (!s->stack.nr) {
+		err = -EFAULT;
+	} else {
+		s->hash = stack_hash_mix(s->hash);
+		err = st->gen ? store_ustack_in(&ustacks_b, &s->stack, s->hash, true)
+			      : store_ustack_in(&ustacks, &s->stack, s->hash, true);
+	}
+	st->key.user_stack_id = err;
+	if (err < 0)
+		stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
+	if (st->gen)
+		add_count(&counts_b, &st->key);
+	else
+		add_count(&counts, &st->key);
+	/* the walk met code its mapping table does not know: ask user space
+	 * to read the mappings again (ask_remap, without a trusted task) */
+	if (s->events & UNWIND_EV_UNMAPPED)
+		ask_remap((struct task_struct *)bpf_get_current_task(), &sk);
+	announce_image((struct task_struct *)bpf_get_current_task(), st->key.pid, st->key.exec_id);
+}
+
+/*
+ * A sample, or the next frames of the walk a previous run of this program
+ * on this CPU began (then the same sample: a tail call keeps the context).
+ * --rotate's sequence (rotate_seq) is not kept across the runs of one
+ * walk: the set is chosen when the walk begins and kept in the state.
+ */
+SEC("perf_event")
+int do_perf_event_lean(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	struct tailwalk_state *st = bpf_map_lookup_elem(&tailwalk_states, &zero);
+	struct profile_seen_key wk;
+	const struct unwind_proc *proc;
+
+	if (!st)
+		return 0;
+	if (!tailwalk_cfi || !st->walking) {
+		__u64 id = bpf_get_current_pid_tgid();
+		__u32 tgid = id >> 32, tid = (__u32)id;
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		__u32 gen = rotating ? rotate_gen & 1 : 0;
+		struct profile_key key = {};
+		long err;
+
+		if (!include_idle && tid == 0)
+			return 0;
+		if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+			return 0;
+		if (filter_tid && !bpf_map_lookup_elem(&tids, &tid))
+			return 0;
+		if (filter_cgroup && !bpf_current_task_under_cgroup(&cgroup_map, 0))
+			return 0;
+		key.pid = tgid;
+		key.tid = per_thread ? tid : 0;
+		key.exec_id = BPF_CORE_READ(task, self_exec_id);
+		key.slice = slice_now();
+		bpf_get_current_comm(&key.comm, sizeof(key.comm));
+		if (kernel_stacks && (long)tw_ctx_regs(ctx)->ip >= 0) {
+			key.kernel_stack_id = -EFAULT;
+		} else if (kernel_stacks) {
+			err = get_stackid(ctx, 0, gen);
+			key.kernel_stack_id = err;
+			if (err < 0)
+				stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);
+			if ((long)tw_ctx_regs(ctx)->ip < 0)
+				key.kernel_ip = tw_ctx_regs(ctx)->ip;
+		} else {
+			key.kernel_stack_id = PROFILE_STACK_NONE;
+		}
+		wk.pid = tgid;
+		wk.exec_id = key.exec_id;
+		proc = tailwalk_cfi && user_stacks && BPF_CORE_READ(task, mm) && !in_execve(task)
+			       ? bpf_map_lookup_elem(&unwind_procs, &wk)
+			       : NULL;
+		/* a table of a later generation is not this sample's (there
+		 * are no generations here: every sample is of 0) */
+		if (proc && proc->gen)
+			proc = NULL;
+		if (!proc || tw_user_regs(ctx, task, &st->s.pt)) {
+			/* the kernel's frame-pointer walk: no table (yet),
+			 * or --unwind=fp */
+			if (!user_stacks) {
+				key.user_stack_id = PROFILE_STACK_NONE;
+			} else if (in_execve(task)) {
+				key.user_stack_id = -EFAULT; /* see sample() */
+			} else {
+				if (tailwalk_cfi && BPF_CORE_READ(task, mm)) {
+					unwind_count(UNWIND_STAT_SAMPLES);
+					unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
+				}
+				err = get_stackid(ctx, BPF_F_USER_STACK, gen);
+				key.user_stack_id = err;
+				if (err < 0)
+					stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
+			}
+			if (gen)
+				add_count(&counts_b, &key);
+			else
+				add_count(&counts, &key);
+			announce_image(task, tgid, key.exec_id);
+			return 0;
+		}
+		__builtin_memcpy(&st->key, &key, sizeof(key));
+		st->gen = gen;
+		st->walking = 1;
+		tw_begin(&st->s);
+		unwind_count(UNWIND_STAT_SAMPLES);
+	} else {
+		wk.pid = st->key.pid;
+		wk.exec_id = st->key.exec_id;
+		proc = bpf_map_lookup_elem(&unwind_procs, &wk);
+	}
+	for (int i = 0; i < TAILWALK_FRAMES; i++) {
+		if (tw_frame(&st->s, proc)) {
+			tw_finish(st);
+			return 0;
+		}
+	}
+	bpf_tail_call(ctx, &tailwalk_self, 0);
+	/* no tail call left (or the slot is empty): a truncated stack */
+	st->s.result = -1;
+	tw_finish(st);
+	return 0;
+}
