@@ -1192,6 +1192,38 @@ static __always_inline void gen_push(__u32 tgid, __u32 exec_id, __u64 start, __u
  * may take the lock (in a sample, a hard interrupt, only the first can:
  * the read lock is released later by irq_work), and it comes right after
  * each change of a loader mapping library after library. */
+/*
+ * Whether an mmap_lock tracepoint is of the write lock.  Until 6.9 its
+ * arguments were (mm, memcg_path, write), since (mm, write): read as the
+ * newer layout, an older kernel's memcg_path, a pointer never NULL, said
+ * "write" for every read lock too, and the read lookups nested in
+ * bpf_find_vma's own trylock then leaked a lock (handle_gen_start): a
+ * process on Debian 12's 6.1 hung in D state at exit.  Which layout the
+ * kernel has is told by its trace event's record, which has
+ * __data_loc_memcg_path where the argument exists; CO-RE answers at load,
+ * and the other layout's read is dead code (a raw tracepoint program that
+ * read past the tracepoint's arguments could not be attached).
+ */
+struct trace_event_raw_mmap_lock___memcg {
+	__u32 __data_loc_memcg_path;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool mmap_lock_write(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 w;
+
+	/* two loads at constant offsets: clang would otherwise load through
+	 * ctx + an offset it computes, which the verifier refuses */
+	if (bpf_core_field_exists(((struct trace_event_raw_mmap_lock___memcg *)0)->__data_loc_memcg_path)) {
+		w = ctx->args[2];
+		barrier_var(w);
+	} else {
+		w = ctx->args[1];
+		barrier_var(w);
+	}
+	return w != 0;
+}
+
 SEC("raw_tp")
 int handle_gen_start(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -1203,7 +1235,7 @@ int handle_gen_start(struct bpf_raw_tracepoint_args *ctx)
 	 * releases the outer lookup's lock: one release for two locks, and
 	 * the process's next writer (its exit) waits forever.  A write lock
 	 * is taken only in task context, where nothing is nested. */
-	if (!ctx->args[1])
+	if (!mmap_lock_write(ctx))
 		return 0;
 	if ((__u64)task->mm != ctx->args[0])
 		return 0;
@@ -1222,7 +1254,7 @@ int handle_gen_lock(struct bpf_raw_tracepoint_args *ctx)
 	bool maybe = false;
 	long nr;
 
-	if (!ctx->args[1])
+	if (!mmap_lock_write(ctx))
 		return 0; /* a read lock */
 	a = bpf_map_lookup_elem(&gen_area, &tid);
 	if (a) {
