@@ -404,6 +404,17 @@ static __always_inline void add_count(void *counts_map, struct profile_key *key)
 	count_loss(err ? PROFILE_LOSS_COUNTS_FULL : PROFILE_STAT_COUNTED);
 }
 
+/* One step of this CPU's rotate_seq (--rotate: odd while a sample runs).
+ * The element's address is computed at each step from the CPU number:
+ * a pointer with a variable offset kept across the sample (a spill) lost
+ * its bounds on 6.1's verifier, which then refused the sampler. */
+static __always_inline void rotate_seq_step(__u32 cpu)
+{
+	barrier_var(cpu);
+	if (cpu < PROFILE_MAX_CPUS)
+		__sync_fetch_and_add(&rotate_seq[cpu * PROFILE_ROTATE_SEQ_STRIDE], 1);
+}
+
 /* The mapping generation of image (tgid, exec_id) now. */
 static __always_inline __u32 sample_gen(__u32 tgid, __u32 exec_id)
 {

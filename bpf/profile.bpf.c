@@ -681,17 +681,12 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 *seq = NULL;
 
 	if (!rotating)
 		return sample(ctx, cfi);
-	if (cpu < PROFILE_MAX_CPUS)
-		seq = &rotate_seq[cpu * PROFILE_ROTATE_SEQ_STRIDE];
-	if (seq)
-		__sync_fetch_and_add(seq, 1);
+	rotate_seq_step(cpu);
 	sample(ctx, cfi);
-	if (seq)
-		__sync_fetch_and_add(seq, 1);
+	rotate_seq_step(cpu);
 	return 0;
 }
 

@@ -225,13 +225,17 @@ static __always_inline void tw_finish(struct tailwalk_state *st)
 	if (s->events & UNWIND_EV_UNMAPPED)
 		ask_remap((struct task_struct *)bpf_get_current_task(), &sk);
 	announce_image((struct task_struct *)bpf_get_current_task(), st->key.pid, st->key.exec_id);
+	if (rotating)
+		rotate_seq_step(bpf_get_smp_processor_id()); /* even: done */
 }
 
 /*
  * A sample, or the next frames of the walk a previous run of this program
  * on this CPU began (then the same sample: a tail call keeps the context).
- * --rotate's sequence (rotate_seq) is not kept across the runs of one
- * walk: the set is chosen when the walk begins and kept in the state.
+ * --rotate: the set is chosen when the walk begins and kept in the state,
+ * and this CPU's rotate_seq stays odd from then until the sample is
+ * counted, across the runs of the walk (no other sample runs on the CPU
+ * meanwhile), so user space waits for it as for any sample.
  */
 SEC("perf_event")
 int do_perf_event_lean(struct bpf_perf_event_data *ctx)
@@ -247,7 +251,7 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 		__u64 id = bpf_get_current_pid_tgid();
 		__u32 tgid = id >> 32, tid = (__u32)id;
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-		__u32 gen = rotating ? rotate_gen & 1 : 0;
+		__u32 gen;
 		struct profile_key key = {};
 		long err;
 
@@ -259,6 +263,9 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 			return 0;
 		if (filter_cgroup && !bpf_current_task_under_cgroup(&cgroup_map, 0))
 			return 0;
+		if (rotating)
+			rotate_seq_step(bpf_get_smp_processor_id()); /* odd: in a sample */
+		gen = rotating ? rotate_gen & 1 : 0;
 		key.pid = tgid;
 		key.tid = per_thread ? tid : 0;
 		key.exec_id = BPF_CORE_READ(task, self_exec_id);
@@ -307,6 +314,8 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 			else
 				add_count(&counts, &key);
 			announce_image(task, tgid, key.exec_id);
+			if (rotating)
+				rotate_seq_step(bpf_get_smp_processor_id()); /* even: done */
 			return 0;
 		}
 		__builtin_memcpy(&st->key, &key, sizeof(key));

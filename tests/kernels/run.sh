@@ -183,8 +183,10 @@ for arg in "$@"; do
 		check "--rotate=1 over 3 s wrote >= 2 files ($n)" test "$n" -ge 2
 	fi
 	if want nobody; then
-		check "as nobody with CAP_BPF+CAP_PERFMON: exits 0" test "$(rc_of nobody)" = 0
-		check "as nobody: samples recorded" test "$("$REPORT" -q -f "$OUT/nobody.bprof" 2>/dev/null | wc -l)" -gt 0
+		check "as nobody at perf_event_paranoid=3: refused, saying why" \
+			bash -c "[ \"\$(cat '$OUT/nobody3.rc')\" != 0 ] && grep -q 'perf_event_paranoid is above 2' '$OUT/nobody3.err'"
+		check "as nobody with CAP_BPF+CAP_PERFMON at perf_event_paranoid=2: exits 0" test "$(rc_of nobody2)" = 0
+		check "as nobody: samples recorded" test "$(samples nobody2 ';main;')" -gt 50
 	fi
 	ROWS+=("$(printf '| %s (%s) | %s | %s | %s | %s | %s | %s | %s s |' "$K" "${guest:-?}" "$row_load" "$row_insns" \
 		"$row_plain" "$row_wall" "$row_gens" "$row_py" "$secs")")
