@@ -140,6 +140,7 @@ struct bsym_obj {
 	enum bsym_reason cached_status;
 	bool cached_has_dwarf, cached_has_symtab;
 	struct bsym_symtab *symtab; /* built on first symbol-table lookup */
+	bool go_checked, is_go;     /* a Go object (bsym.c, is_go_object) */
 };
 
 struct bsym_ctx;

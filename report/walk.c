@@ -192,6 +192,32 @@ static int add_missed(struct rep_wbuf *w, enum rep_wkind kind)
  * (FRAME) or is JIT code, which a value that merely happened to be in rbp
  * rarely leads to.
  */
+/*
+ * Go's thread roots (runtime.goexit under every goroutine, runtime.mstart
+ * under every g0 stack, runtime.rt0_go under the first thread's; the Go
+ * runtime's TOPFRAME functions): nothing above them is a caller, whatever
+ * a frame pointer or the recorder's walk found there (mstart's rbp is the
+ * creating thread's, clone leaves it).  The outermost name of the frame;
+ * assembly functions carry ".abi0" in symbol tables, not in pclntab.
+ */
+static bool go_root(const struct rep_wframe *f)
+{
+	static const char *const roots[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go" };
+	const char *n;
+
+	if (f->kind != REP_W_USER || !f->res || !f->res->nr_frames)
+		return false;
+	n = f->res->frames[f->res->nr_frames - 1].raw_name;
+	if (!n || strncmp(n, "runtime.", 8) != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		size_t l = strlen(roots[i]);
+		if (!strncmp(n, roots[i], l) && (!n[l] || !strcmp(n + l, ".abi0")))
+			return true;
+	}
+	return false;
+}
+
 static enum bsym_fp_state frame_fp_state(struct bsym_ctx *sym, const struct rep_wframe *f)
 {
 	enum bsym_fp_state st;
@@ -281,6 +307,8 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 				err = add_missed(w, REP_W_MISSING_CALLER);
 			if (!err)
 				err = add_user(w, sym, pm, s->ips[i], i, c->map_gen, symbolize);
+			if (!err && go_root(&w->v[w->nr - 1]))
+				break; /* a thread's outermost frame */
 			if (err || !fp_walk || (!skipped && i + 1 == s->nr_ips))
 				continue; /* nothing left to check */
 			const struct rep_wframe *f = &w->v[w->nr - 1];
