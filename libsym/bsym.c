@@ -273,6 +273,42 @@ int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, struct 
 	return 0;
 }
 
+/* ---- frames from Go's pclntab ---------------------------------------------- */
+
+/* Like the DWARF path's: inlined callees first, each marked inlined, at
+ * the line in it; the outermost at the line of the call it inlined (or of
+ * the address); with BSYM_NO_INLINE the outermost alone. */
+static int frames_from_go(struct bsym_ctx *ctx, const struct gopcln *go, uint64_t vaddr,
+			  const struct bsym_result **out)
+{
+	struct gopcln_frame gf[BSYM_MAX_INLINE_DEPTH];
+	unsigned n = 0;
+
+	if (gopcln_lookup(go, vaddr, gf, BSYM_MAX_INLINE_DEPTH, &n) || !n || !gf[n - 1].name) {
+		*out = bsym_result_reason(BSYM_R_NO_SYMBOL);
+		return 0;
+	}
+	unsigned first = (ctx->flags & BSYM_NO_INLINE) ? n - 1 : 0;
+	struct bsym_result *r = bsym_result_new(ctx, n - first);
+	if (!r)
+		return -ENOMEM;
+	struct bsym_frame *fr = (struct bsym_frame *)r->frames;
+	for (unsigned k = first; k < n; k++) {
+		struct bsym_frame *f = &fr[k - first];
+		const char *raw = gf[k].name ? gf[k].name : "??";
+		f->raw_name = raw;
+		f->name = bsym_display_name(ctx, raw);
+		f->file = gf[k].file;
+		f->line = gf[k].line;
+		f->inlined = gf[k].inlined;
+		f->kind = BSYM_FRAME_USER;
+		if (k == n - 1)
+			f->offset = vaddr - gf[k].entry;
+	}
+	*out = r;
+	return 0;
+}
+
 /* ---- context ---------------------------------------------------------------- */
 
 static char *xstrdup_opt(const char *s, int *err)
@@ -545,6 +581,10 @@ int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_o
 		r = bsym_result_reason(o->status);
 	} else if (!off_to_vaddr(o, file_offset, &vaddr)) {
 		r = bsym_result_reason(BSYM_R_INVALID);
+	} else if (o->go) {
+		int err = frames_from_go(ctx, o->go, vaddr, &r);
+		if (err)
+			return err;
 	} else {
 		int err = bsym_frames_from_dwarf(ctx, o->idx, &o->symtab, o->mod, vaddr - o->dwbias, vaddr,
 						 BSYM_FRAME_USER, &r);
@@ -743,6 +783,11 @@ int bsym_fp_state(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
 			if (st == BSYM_FP_NO_FRAME && fp == 6 && sp_off >= 0 && is_go_object(o))
 				st = go_fp_state(o->mod, file_offset, sp_off);
 		}
+		/* no CFI at all (a Go binary without DWARF): Go's own table of
+		 * stack pointer offsets says the same as its .debug_frame */
+		int32_t delta;
+		if (st == BSYM_FP_UNKNOWN && fp == 6 && o->go && gopcln_sp_delta(o->go, vaddr, &delta) == 0)
+			st = go_fp_state(o->mod, file_offset, (int64_t)delta + 8);
 		if (st == BSYM_FP_CLOBBERED && fp == 6 && at_fp_setup(o->mod, file_offset))
 			st = BSYM_FP_NO_FRAME;
 	}
