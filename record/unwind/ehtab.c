@@ -968,6 +968,66 @@ fail:
 	return rc;
 }
 
+static int cmp_row_addr(const void *a, const void *b)
+{
+	const struct ehtab_row *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int ehtab_add_ends(struct ehtab **tp, const struct ehtab_range *r, size_t n)
+{
+	static const struct unwind_rule end_rule = { .cfa_kind = UNWIND_CFA_END };
+	static const struct unwind_rule none = { 0 };
+	struct ehtab *t = *tp;
+	size_t nr0;
+	int rc;
+
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		*tp = t;
+	}
+	nr0 = t->nr; /* rows are sorted by address up to here */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = r[i].start, b = r[i].end;
+		size_t lo = 0, hi = nr0;
+		bool at_b = false;
+
+		if (b <= a)
+			continue;
+		/* the first row at or above a */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (t->rows[mid].addr < a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* in force at a: the row before (or one at a); no row inside */
+		if (lo > 0 && t->rows[lo - 1].rule.cfa_kind != UNWIND_CFA_NONE &&
+		    !(lo < nr0 && t->rows[lo].addr == a))
+			continue;
+		if (lo < nr0 && t->rows[lo].addr == a && t->rows[lo].rule.cfa_kind != UNWIND_CFA_NONE)
+			continue;
+		size_t k = lo < nr0 && t->rows[lo].addr == a ? lo + 1 : lo;
+		if (k < nr0 && t->rows[k].addr < b)
+			continue;
+		at_b = k < nr0 && t->rows[k].addr == b;
+		if (lo < nr0 && t->rows[lo].addr == a)
+			t->rows[lo].rule = end_rule;
+		else if ((rc = push_row(t, a, &end_rule)))
+			return rc;
+		if (!at_b && (rc = push_row(t, b, &none)))
+			return rc;
+	}
+	if (t->nr != nr0)
+		qsort(t->rows, t->nr, sizeof(*t->rows), cmp_row_addr);
+	t->st.rows = t->nr;
+	return 0;
+}
+
 void ehtab_destroy(struct ehtab *t)
 {
 	if (!t)

@@ -51,6 +51,19 @@ int ehtab_source(Elf *elf, const uint8_t **data, size_t *len, uint64_t *vaddr);
 const struct ehtab_row *ehtab_rows(const struct ehtab *t, size_t *nr);
 void ehtab_stats(const struct ehtab *t, struct ehtab_stats *st);
 
+/*
+ * Mark [start, end) ranges as outermost frames (UNWIND_CFA_END: a walk
+ * that reaches them is complete) where no FDE covers them; those an FDE
+ * covers keep its rules.  For the thread roots of code without .eh_frame
+ * (Go's runtime.goexit, mstart, rt0_go: unwind/goroots.h).  *t may be
+ * NULL (an object without .eh_frame): an empty table is made.  0, -ENOMEM,
+ * -E2BIG (over the row limit).
+ */
+struct ehtab_range {
+	uint64_t start, end;
+};
+int ehtab_add_ends(struct ehtab **t, const struct ehtab_range *r, size_t n);
+
 /* The system-wide set of distinct rules; index 0 is the all-zero
  * UNWIND_CFA_NONE rule. */
 struct ehtab_rules;
