@@ -735,14 +735,24 @@ static enum bsym_fp_state go_fp_state(Dwfl_Module *mod, uint64_t file_offset, in
 	p += file_offset;
 	if (p[0] != 0x48)
 		return BSYM_FP_FRAME;
-	/* MOVQ BP, d(SP) and LEAQ d(SP), BP (disp8 or disp32): not set yet */
-	if ((p[1] == 0x89 || p[1] == 0x8d) && (p[2] == 0x6c || p[2] == 0xac) && p[3] == 0x24)
+	/* the slot of the saved rbp, from rsp; other rbp saves (around
+	 * duffzero calls: "MOVQ BP, -16(SP)") are not the prologue's */
+	int64_t slot = sp_off - 16, d = 0, imm = 0;
+	bool disp = (p[1] == 0x89 || p[1] == 0x8d) && (p[2] == 0x6c || p[2] == 0xac) && p[3] == 0x24;
+	if (disp)
+		d = p[2] == 0x6c ? (int8_t)p[4] : (int32_t)((uint32_t)p[4] | (uint32_t)p[5] << 8 |
+							   (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24);
+	/* MOVQ BP, slot(SP) and LEAQ slot(SP), BP: not set yet */
+	if (disp && d == slot)
 		return BSYM_FP_NO_FRAME;
-	/* ADDQ $n, SP (imm8 or imm32): restored already unless a POPQ BP follows */
-	if (p[1] == 0x83 && p[2] == 0xc4)
-		return p[4] == 0x5d ? BSYM_FP_FRAME : BSYM_FP_NO_FRAME;
-	if (p[1] == 0x81 && p[2] == 0xc4)
-		return p[7] == 0x5d ? BSYM_FP_FRAME : BSYM_FP_NO_FRAME;
+	/* ADDQ $frame, SP (imm8 or imm32): restored already unless a POPQ BP
+	 * follows */
+	if ((p[1] == 0x83 || p[1] == 0x81) && p[2] == 0xc4) {
+		imm = p[1] == 0x83 ? (int8_t)p[3] : (int32_t)((uint32_t)p[3] | (uint32_t)p[4] << 8 |
+							    (uint32_t)p[5] << 16 | (uint32_t)p[6] << 24);
+		if (imm == sp_off - 8)
+			return p[p[1] == 0x83 ? 4 : 7] == 0x5d ? BSYM_FP_FRAME : BSYM_FP_NO_FRAME;
+	}
 	return BSYM_FP_FRAME;
 }
 
