@@ -414,6 +414,47 @@ int gopcln_sp_delta(const struct gopcln *t, uint64_t pc, int32_t *delta)
 	return *delta < 0 ? -EINVAL : 0;
 }
 
+int gopcln_pcsp_ranges(const struct gopcln *t, size_t i,
+		       int (*fn)(void *arg, uint64_t start, uint64_t end, int32_t delta), void *arg)
+{
+	struct fn f;
+	uint64_t end, pos, pc;
+	int32_t val = -1;
+
+	if (i >= t->nfunc)
+		return -ERANGE;
+	if (read_fn(t, i, &f) || ftab(t, 2 * (uint64_t)i + 2, &end) || end <= f.entry || !f.pcsp ||
+	    t->pctab + f.pcsp >= t->len)
+		return -EINVAL;
+	pos = t->pctab + f.pcsp;
+	pc = f.entry;
+	/* as pcvalue: each step consumes bytes, so the table bounds the loop */
+	for (bool first = true; pc < end; first = false) {
+		uint32_t uv, pcd;
+		if (uvarint(t, &pos, t->len, &uv))
+			return -EINVAL;
+		if (uv == 0 && !first)
+			return 0; /* the end (the padding to the next function is not covered) */
+		if (uvarint(t, &pos, t->len, &pcd) || !pcd)
+			return -EINVAL;
+		int32_t vd = (uv & 1) ? (int32_t) ~(uv >> 1) : (int32_t)(uv >> 1);
+		val = (int32_t)((uint32_t)val + (uint32_t)vd);
+		uint64_t npc = pc + (uint64_t)pcd * t->quantum;
+		if (npc < pc || npc > end)
+			return -EINVAL;
+		int r = fn(arg, pc, npc, val);
+		if (r)
+			return r;
+		pc = npc;
+	}
+	return 0;
+}
+
+int gopcln_read(const struct gopcln *t, uint64_t vaddr, void *dst, size_t len)
+{
+	return t->o.mem.read ? t->o.mem.read(t->o.mem.arg, vaddr, dst, len) : -1;
+}
+
 /* ---- ELF ------------------------------------------------------------------ */
 
 struct seg {

@@ -59,6 +59,9 @@ size_t gopcln_nr_funcs(const struct gopcln *t);
 
 /* funcFlag_TOPFRAME: the function is at the top of its stack (Go 1.17+) */
 #define GOPCLN_FLAG_TOPFRAME 0x1
+/* funcFlag_SPWRITE: it writes SP other than by adding to it (Go 1.17+):
+ * a stack switch, its pcsp table does not describe the caller's frame */
+#define GOPCLN_FLAG_SPWRITE 0x2
 
 struct gopcln_func {
 	uint64_t entry, end;   /* [entry, end) */
@@ -92,6 +95,18 @@ int gopcln_lookup(const struct gopcln *t, uint64_t pc, struct gopcln_frame *fram
  * (Go's pcsp table: the CFA is sp + delta + the return address).  0,
  * -ENOENT pc in no function, -EINVAL malformed. */
 int gopcln_sp_delta(const struct gopcln *t, uint64_t pc, int32_t *delta);
+
+/* The pcsp table of function i, range by range: fn(arg, start, end,
+ * delta) for each [start, end) where the offset is delta, in order, until
+ * fn returns non-zero (returned); the padding after the function's code is
+ * in no range.  0, -ERANGE, -EINVAL malformed (the ranges before the
+ * defect were reported). */
+int gopcln_pcsp_ranges(const struct gopcln *t, size_t i,
+		       int (*fn)(void *arg, uint64_t start, uint64_t end, int32_t delta), void *arg);
+
+/* Bytes of the image at vaddr through the table's memory reader (the
+ * code, for gopcln_elf_open's tables): 0, or -1 when not there. */
+int gopcln_read(const struct gopcln *t, uint64_t vaddr, void *dst, size_t len);
 
 /*
  * The table of a Go ELF object: the .gopclntab section, else the

@@ -972,15 +972,17 @@ static int cmp_row_addr(const void *a, const void *b)
 {
 	const struct ehtab_row *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (x->rule.cfa_kind != UNWIND_CFA_NONE) - (y->rule.cfa_kind != UNWIND_CFA_NONE);
 }
 
-int ehtab_add_ends(struct ehtab **tp, const struct ehtab_range *r, size_t n)
+int ehtab_add_ranges(struct ehtab **tp, const struct ehtab_range *r, size_t n)
 {
-	static const struct unwind_rule end_rule = { .cfa_kind = UNWIND_CFA_END };
 	static const struct unwind_rule none = { 0 };
 	struct ehtab *t = *tp;
 	size_t nr0;
+	uint64_t last_end = 0;
 	int rc;
 
 	if (!t) {
@@ -993,9 +995,9 @@ int ehtab_add_ends(struct ehtab **tp, const struct ehtab_range *r, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t a = r[i].start, b = r[i].end;
 		size_t lo = 0, hi = nr0;
-		bool at_b = false;
 
-		if (b <= a)
+		/* in order and apart: anything else is a hostile table */
+		if (b <= a || a < last_end)
 			continue;
 		/* the first row at or above a */
 		while (lo < hi) {
@@ -1005,25 +1007,38 @@ int ehtab_add_ends(struct ehtab **tp, const struct ehtab_range *r, size_t n)
 			else
 				hi = mid;
 		}
-		/* in force at a: the row before (or one at a); no row inside */
-		if (lo > 0 && t->rows[lo - 1].rule.cfa_kind != UNWIND_CFA_NONE &&
-		    !(lo < nr0 && t->rows[lo].addr == a))
+		bool at_a = lo < nr0 && t->rows[lo].addr == a;
+		/* in force at a: the row at a, else the one before; no row
+		 * inside (a, b) */
+		if (at_a ? t->rows[lo].rule.cfa_kind != UNWIND_CFA_NONE
+			 : lo > 0 && t->rows[lo - 1].rule.cfa_kind != UNWIND_CFA_NONE)
 			continue;
-		if (lo < nr0 && t->rows[lo].addr == a && t->rows[lo].rule.cfa_kind != UNWIND_CFA_NONE)
-			continue;
-		size_t k = lo < nr0 && t->rows[lo].addr == a ? lo + 1 : lo;
+		size_t k = at_a ? lo + 1 : lo;
 		if (k < nr0 && t->rows[k].addr < b)
 			continue;
-		at_b = k < nr0 && t->rows[k].addr == b;
-		if (lo < nr0 && t->rows[lo].addr == a)
-			t->rows[lo].rule = end_rule;
-		else if ((rc = push_row(t, a, &end_rule)))
+		bool at_b = k < nr0 && t->rows[k].addr == b;
+		/* a row of its own even at a gap row's address (it wins
+		 * below): the rows checked against stay as they were */
+		if ((rc = push_row(t, a, &r[i].rule)))
 			return rc;
+		/* a range added at b replaces this gap row (below) */
 		if (!at_b && (rc = push_row(t, b, &none)))
 			return rc;
+		last_end = b;
 	}
 	if (t->nr != nr0)
 		qsort(t->rows, t->nr, sizeof(*t->rows), cmp_row_addr);
+	/* one row an address (the gap row sorts first: the last wins); runs
+	 * of one rule merged, as finish_rows */
+	size_t m = 0;
+	for (size_t i = 0; i < t->nr; i++) {
+		if (i + 1 < t->nr && t->rows[i + 1].addr == t->rows[i].addr)
+			continue;
+		if (m && !memcmp(&t->rows[m - 1].rule, &t->rows[i].rule, sizeof(t->rows[i].rule)))
+			continue;
+		t->rows[m++] = t->rows[i];
+	}
+	t->nr = m;
 	t->st.rows = t->nr;
 	return 0;
 }

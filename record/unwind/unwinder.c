@@ -30,7 +30,7 @@
 #include <bpf/bpf.h>
 #include <linux/types.h>
 #include "ehtab.h"
-#include "goroots.h"
+#include "gotab.h"
 #include "profile.h"
 #include "unwind.h"
 #include "unwinder.h"
@@ -784,8 +784,8 @@ static uint32_t build_and_load(struct unwinder *u, uint32_t obj_id, struct unw_t
 		berr = tabcache_get(u->cache, &key, u->rules, &pk);
 	if (berr) {
 		berr = ehtab_build(&t, elf, &err);
-		/* Go's thread roots, which no .eh_frame describes */
-		if ((!berr || berr == -ENOENT) && goroots_add(&t, elf) == 0)
+		/* Go code, which no .eh_frame describes */
+		if ((!berr || berr == -ENOENT) && gotab_add(&t, elf, NULL) == 0)
 			berr = 0;
 		if (!berr)
 			berr = ehtab_pack(t, u->rules, &pk, &err);

@@ -6,7 +6,8 @@
  * length M, M bytes of memory (the inline trees' go:func.*, at a fixed
  * address), then the table.  Invariants: it returns (every loop bounded by
  * the bytes it reads); every name and file returned lies in the table and
- * ends there; no more frames than asked; a lookup answers the same twice.
+ * ends there; no more frames than asked; a lookup answers the same twice;
+ * pcsp ranges go forward inside their function.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -65,6 +66,17 @@ static void look(const struct gopcln *t, uint64_t pc, const uint8_t *b, size_t n
 	(void)gopcln_sp_delta(t, pc, &sp);
 }
 
+/* pcsp ranges go forward, inside their function */
+static int forward(void *arg, uint64_t a, uint64_t b, int32_t d)
+{
+	const struct gopcln_func *f = arg;
+
+	(void)d;
+	if (a >= b || a < f->entry || b > f->end)
+		abort();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct memarg m;
@@ -94,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		look(t, f.entry, tab, n);
 		look(t, f.entry + (f.end - f.entry) / 2, tab, n);
 		look(t, f.end - 1, tab, n);
+		(void)gopcln_pcsp_ranges(t, i, forward, &f);
 	}
 	look(t, 0x401018, tab, n);
 	gopcln_close(t);

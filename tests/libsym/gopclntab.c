@@ -103,6 +103,46 @@ static void check_layout(unsigned version)
 	gopcln_close(t);
 }
 
+struct sp_seen {
+	uint64_t a[8], b[8];
+	int32_t d[8];
+	unsigned n;
+};
+
+static int seen(void *arg, uint64_t a, uint64_t b, int32_t d)
+{
+	struct sp_seen *s = arg;
+
+	cr_assert_lt(s->n, 8);
+	s->a[s->n] = a, s->b[s->n] = b, s->d[s->n] = d;
+	s->n++;
+	return 0;
+}
+
+static void check_pcsp(unsigned version)
+{
+	struct gb g;
+	struct gb_memarg ma;
+	struct sp_seen s = { 0 };
+
+	gb_build(&g, version);
+	struct gopcln *t = open_built(&g, g.b, g.n, &ma);
+	cr_assert_not_null(t);
+	cr_assert_eq(gopcln_pcsp_ranges(t, 0, seen, &s), 0);
+	cr_assert_eq(s.n, 2);
+	cr_assert_eq(s.a[0], GB_TEXT);
+	cr_assert_eq(s.b[0], GB_TEXT + 4);
+	cr_assert_eq(s.d[0], 0);
+	cr_assert_eq(s.a[1], GB_TEXT + 4);
+	cr_assert_eq(s.b[1], GB_TEXT + 0x40);
+	cr_assert_eq(s.d[1], 0x18);
+	cr_assert_eq(gopcln_pcsp_ranges(t, 2, seen, &s), -ERANGE);
+	gopcln_close(t);
+}
+
+Test(gopclntab, pcsp_ranges_go116) { check_pcsp(116); }
+Test(gopclntab, pcsp_ranges_go120) { check_pcsp(120); }
+
 Test(gopclntab, layout_go116) { check_layout(116); }
 Test(gopclntab, layout_go118) { check_layout(118); }
 Test(gopclntab, layout_go120) { check_layout(120); }
@@ -167,6 +207,14 @@ static void check_inside(const struct gopcln_frame *fr, unsigned nr, unsigned ma
 	}
 }
 
+/* the ranges of a hostile table still go forward */
+static int any_range(void *arg, uint64_t a, uint64_t b, int32_t d)
+{
+	(void)arg, (void)d;
+	cr_assert_lt(a, b);
+	return 0;
+}
+
 static void exercise(const uint8_t *b, size_t n, const struct gb *g)
 {
 	struct gb_memarg ma;
@@ -188,6 +236,8 @@ static void exercise(const uint8_t *b, size_t n, const struct gb *g)
 		check_inside(fr, nr, 8, b, n);
 		(void)gopcln_sp_delta(t, pc, &sp);
 	}
+	for (size_t i = 0; i < nf && i < 64; i++)
+		(void)gopcln_pcsp_ranges(t, i, any_range, NULL);
 	gopcln_close(t);
 }
 

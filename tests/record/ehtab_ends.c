@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ehtab_ends.c - record/unwind/ehtab's ehtab_add_ends (Go's thread roots as
- * outermost frames): ranges become UNWIND_CFA_END rows only where no other
- * rule is in force, rows stay sorted, and the table packs.
+ * ehtab_ends.c - record/unwind/ehtab's ehtab_add_ranges (Go code's rows,
+ * record/unwind/gotab.c): rules only where no other rule is in force, rows
+ * sorted and one an address, ranges met at their ends, the table packs.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 
 #include "ehtab.h"
+
+#define END { .cfa_kind = UNWIND_CFA_END }
+#define RSP(off) { .cfa_kind = UNWIND_CFA_RSP, .cfa_off = (off) }
 
 static void expect(const struct ehtab *t, const uint64_t *addr, const uint8_t *kind, size_t n)
 {
@@ -21,12 +24,12 @@ static void expect(const struct ehtab *t, const uint64_t *addr, const uint8_t *k
 	}
 }
 
-Test(ehtab_ends, a_table_of_ends_alone)
+Test(ehtab_ranges, a_table_of_ranges_alone)
 {
 	struct ehtab *t = NULL;
-	const struct ehtab_range r[] = { { 0x2000, 0x2020 }, { 0x1000, 0x1040 }, { 0x3000, 0x3000 } };
+	const struct ehtab_range r[] = { { 0x1000, 0x1040, END }, { 0x2000, 0x2020, END }, { 0x3000, 0x3000, END } };
 
-	cr_assert_eq(ehtab_add_ends(&t, r, 3), 0);
+	cr_assert_eq(ehtab_add_ranges(&t, r, 3), 0);
 	cr_assert_not_null(t);
 	expect(t, (uint64_t[]){ 0x1000, 0x1040, 0x2000, 0x2020 },
 	       (uint8_t[]){ UNWIND_CFA_END, UNWIND_CFA_NONE, UNWIND_CFA_END, UNWIND_CFA_NONE }, 4);
@@ -44,20 +47,35 @@ Test(ehtab_ends, a_table_of_ends_alone)
 	ehtab_destroy(t);
 }
 
-Test(ehtab_ends, rules_in_force_are_kept)
+Test(ehtab_ranges, ranges_that_meet_leave_no_gap_between)
 {
 	struct ehtab *t = NULL;
-	const struct ehtab_range first[] = { { 0x1000, 0x1040 } };
-	/* inside, overlapping either end, starting at its NONE row, adjacent */
-	const struct ehtab_range more[] = { { 0x1010, 0x1020 }, { 0x0ff0, 0x1008 }, { 0x1030, 0x1050 },
-					    { 0x1040, 0x1060 }, { 0x0fe0, 0x1000 } };
+	const struct ehtab_range r[] = { { 0x1000, 0x1004, RSP(8) }, { 0x1004, 0x1030, RSP(32) },
+					 { 0x1030, 0x1040, RSP(8) } };
 
-	cr_assert_eq(ehtab_add_ends(&t, first, 1), 0);
-	cr_assert_eq(ehtab_add_ends(&t, more, 5), 0);
-	/* 0x0ff0..0x1008 and 0x1010.. and 0x1030.. overlap END rows: refused;
-	 * 0x1040 starts at the NONE row (replaced); 0x0fe0 ends at 0x1000,
-	 * where a row already is */
+	cr_assert_eq(ehtab_add_ranges(&t, r, 3), 0);
+	expect(t, (uint64_t[]){ 0x1000, 0x1004, 0x1030, 0x1040 },
+	       (uint8_t[]){ UNWIND_CFA_RSP, UNWIND_CFA_RSP, UNWIND_CFA_RSP, UNWIND_CFA_NONE }, 4);
+	size_t nr;
+	const struct ehtab_row *rows = ehtab_rows(t, &nr);
+	cr_assert_eq(rows[1].rule.cfa_off, 32);
+	cr_assert_eq(rows[2].rule.cfa_off, 8);
+	ehtab_destroy(t);
+}
+
+Test(ehtab_ranges, rules_in_force_are_kept)
+{
+	struct ehtab *t = NULL;
+	const struct ehtab_range first[] = { { 0x1000, 0x1040, END } };
+	/* ending where it starts; overlapping its start; inside; starting at
+	 * its gap row; overlapping an earlier range of the same call */
+	const struct ehtab_range more[] = { { 0x0fe0, 0x1000, RSP(8) }, { 0x0ff0, 0x1008, RSP(8) },
+					    { 0x1010, 0x1020, RSP(8) }, { 0x1040, 0x1060, RSP(16) },
+					    { 0x1050, 0x1070, RSP(8) } };
+
+	cr_assert_eq(ehtab_add_ranges(&t, first, 1), 0);
+	cr_assert_eq(ehtab_add_ranges(&t, more, 5), 0);
 	expect(t, (uint64_t[]){ 0x0fe0, 0x1000, 0x1040, 0x1060 },
-	       (uint8_t[]){ UNWIND_CFA_END, UNWIND_CFA_END, UNWIND_CFA_END, UNWIND_CFA_NONE }, 4);
+	       (uint8_t[]){ UNWIND_CFA_RSP, UNWIND_CFA_END, UNWIND_CFA_RSP, UNWIND_CFA_NONE }, 4);
 	ehtab_destroy(t);
 }
