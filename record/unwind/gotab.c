@@ -162,7 +162,6 @@ static bool switches_stacks(const struct gopcln_func *f)
 	static const char *const names[] = {
 		"runtime.systemstack", "runtime.systemstack_switch", "runtime.mcall", "runtime.morestack",
 		"runtime.morestack_noctxt", "runtime.gogo", "runtime.asmcgocall", "runtime.cgocallback",
-		"runtime.sigreturn", "runtime.sigreturn__sigaction",
 	};
 
 	if (f->flag & GOPCLN_FLAG_SPWRITE)
@@ -182,6 +181,7 @@ static int cmp_range(const void *a, const void *b)
 int gotab_add(struct ehtab **t, Elf *elf, struct gotab_stats *st)
 {
 	static const struct unwind_rule end_rule = { .cfa_kind = UNWIND_CFA_END };
+	static const struct unwind_rule signal_rule = { .cfa_kind = UNWIND_CFA_SIGNAL };
 	struct gotab_stats s = { 0 };
 	struct ranges roots = { 0 }, rows = { 0 };
 	struct gopcln *go;
@@ -205,6 +205,17 @@ int gotab_add(struct ehtab **t, Elf *elf, struct gotab_stats *st)
 		if (gopcln_func_is_root(&fn)) {
 			push(&roots, fn.entry, fn.end, &end_rule);
 			s.roots++;
+			continue;
+		}
+		if (fn.name && (!strcmp(fn.name, "runtime.sigreturn__sigaction") ||
+				!strcmp(fn.name, "runtime.sigreturn"))) {
+			/* the signal handler's restorer (sa_restorer, as
+			 * glibc's __restore_rt): the interrupted context is in
+			 * the ucontext at rsp.  A handler "returns" to its first
+			 * instruction, looked up at address - 1: from there if
+			 * that is padding */
+			uint64_t from = rows.nr && rows.v[rows.nr - 1].end >= fn.entry ? fn.entry : fn.entry - 1;
+			push(&rows, from, fn.end, &signal_rule);
 			continue;
 		}
 		if (switches_stacks(&fn)) {

@@ -16,7 +16,9 @@
  *    frame-pointer walk skips it), and every Go frame is exact.
  * Functions that switch stacks (SPWRITE: systemstack, mcall, morestack,
  * gogo, asmcgocall, ...) get no rows: the walk follows rbp there, as
- * without a table.
+ * without a table (the report marks the caller this skips).  The signal
+ * handler's restorer (runtime.sigreturn__sigaction) is a sigreturn
+ * trampoline (UNWIND_CFA_SIGNAL).
  */
 #ifndef BPROF_RECORD_GOTAB_H
 #define BPROF_RECORD_GOTAB_H
