@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <linux/types.h>
 #include "ehtab.h"
+#include "gotab.h"
 #include "profile.h"
 #include "unwind.h"
 #include "unwinder.h"
@@ -783,6 +784,9 @@ static uint32_t build_and_load(struct unwinder *u, uint32_t obj_id, struct unw_t
 		berr = tabcache_get(u->cache, &key, u->rules, &pk);
 	if (berr) {
 		berr = ehtab_build(&t, elf, &err);
+		/* Go code, which no .eh_frame describes */
+		if ((!berr || berr == -ENOENT) && gotab_add(&t, elf, NULL) == 0)
+			berr = 0;
 		if (!berr)
 			berr = ehtab_pack(t, u->rules, &pk, &err);
 		if (!berr && keyed)
