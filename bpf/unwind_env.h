@@ -16,7 +16,11 @@
  * not evicted) or WANTED (a table that did not fit: loaded next, evicting
  * unused ones), once each, so the common case stays a load.  A walk that
  * set some object's WANTED flag sets unwind_want_wake: the sample tells
- * user space. */
+ * user space.  UNWIND_NO_ATOMIC_OR (the tail walk, for kernels before
+ * 5.12, which have no atomic or): no flags at all, since a plain
+ * read-modify-write could undo user space's change of the state beside
+ * it; tables a walk uses may then be evicted when the budget is spent,
+ * and their frames are walked by frame pointer after. */
 static __always_inline __u32 unwind_obj_state(__u32 obj_id)
 {
 	__u64 *v = bpf_map_lookup_elem(&unwind_objs, &obj_id);
@@ -27,12 +31,14 @@ static __always_inline __u32 unwind_obj_state(__u32 obj_id)
 		return UNWIND_OBJ_NO_TABLE;
 	s = *v;
 	st = s & UNWIND_OBJ_STATE_MASK;
+#ifndef UNWIND_NO_ATOMIC_OR
 	if (st == UNWIND_OBJ_LOADED && !(s & UNWIND_OBJ_USED))
 		__sync_fetch_and_or(v, UNWIND_OBJ_USED);
 	else if (st == UNWIND_OBJ_NO_ROOM && !(s & UNWIND_OBJ_WANTED)) {
 		__sync_fetch_and_or(v, UNWIND_OBJ_WANTED);
 		unwind_want_wake = 1;
 	}
+#endif
 	return st;
 }
 

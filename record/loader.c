@@ -444,20 +444,22 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_max_entries(obj->maps.unwind_rules, us.rules_cap);
 		bpf_map__set_max_entries(obj->maps.unwind_objs, us.objs_cap);
 		bpf_map__set_max_entries(obj->maps.ustacks, ustacks);
-		if (tail && !noprealloc) {
-			/* Before 6.1 a perf_event program may use preallocated
-			 * hash maps only: the page index (~70 bytes an entry,
-			 * 2.3 MiB at the default budget) and the process
-			 * tables, 8 KiB each, so 1024 of them (8 MiB) rather
-			 * than 4096; a process past them is walked by frame
-			 * pointer ("process tables failed" in -v) */
-			bpf_map__set_map_flags(obj->maps.unwind_pages,
-					       bpf_map__map_flags(obj->maps.unwind_pages) & ~BPF_F_NO_PREALLOC);
-			bpf_map__set_map_flags(obj->maps.unwind_procs,
-					       bpf_map__map_flags(obj->maps.unwind_procs) & ~BPF_F_NO_PREALLOC);
-			bpf_map__set_max_entries(obj->maps.unwind_procs, 1024);
-		}
-	} else {
+	}
+	if (lean && !noprealloc) {
+		/* Before 6.1 a perf_event program may use preallocated hash
+		 * maps only, and the verifier checks every map a program
+		 * names, used or not (frame pointers too): the page index
+		 * (~70 bytes an entry, 2.3 MiB at the default budget) and the
+		 * process tables, 8 KiB each, so 1024 of them (8 MiB) rather
+		 * than 4096; a process past them is walked by frame pointer
+		 * ("process tables failed" in -v) */
+		bpf_map__set_map_flags(obj->maps.unwind_pages,
+				       bpf_map__map_flags(obj->maps.unwind_pages) & ~BPF_F_NO_PREALLOC);
+		bpf_map__set_map_flags(obj->maps.unwind_procs,
+				       bpf_map__map_flags(obj->maps.unwind_procs) & ~BPF_F_NO_PREALLOC);
+		bpf_map__set_max_entries(obj->maps.unwind_procs, 1024);
+	}
+	if (!cfi) {
 		/* frame pointers only: the unwinder's maps stay empty */
 		bpf_map__set_max_entries(obj->maps.unwind_procs, 1);
 		bpf_map__set_max_entries(obj->maps.unwind_objs, 1);

@@ -18,12 +18,14 @@
  * walk at 34 x TAILWALK_FRAMES (unwind.h), above the kernel's own 127.
  *
  * What it leaves out, which needs the helpers above: mapping generations
- * and Python frames (prof-record says so when it loads it).
+ * and Python frames (prof-record says so when it loads it); and the
+ * tables' USED and WANTED flags, which need an atomic or (5.12).
  */
 /* The searches inline (unwind_step.h's default): a global function with
  * pointer arguments is refused before 5.12, and a static one would be two
  * more programs in the object, past the 32 that libbpf 1.1's loader
  * program holds (record/DESIGN.md, "The BPF side"). */
+#define UNWIND_NO_ATOMIC_OR /* 5.12: no BPF_ATOMIC or before (unwind_env.h) */
 #include "unwind_env.h"
 #include "unwind_step.h"
 
