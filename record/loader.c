@@ -434,6 +434,23 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	/* Python frames ride on the unwinder's bpf_loop walk
 	 * (bpf/python/python.bpf.c) */
 	obj->rodata->python_enabled = cfi && !tail && !env->no_python;
+	if (!obj->rodata->python_enabled) {
+		/* nothing is created for a feature not in use */
+		bpf_map__set_max_entries(obj->maps.py_seen, 1);
+		bpf_map__set_max_entries(obj->maps.py_tstates, 1);
+		bpf_map__set_max_entries(obj->maps.py_procs, 1);
+	} else if (noprealloc) {
+		/* LRU maps are preallocated whole: 7.6 MiB allocated and
+		 * zeroed at every start-up, Python or not (a fifth of the
+		 * start-up's kernel time).  Hash maps that grow instead; when
+		 * one fills, a code object is announced again (prof-record
+		 * keeps the first) and a thread's state is looked up again,
+		 * where the LRU map evicted the oldest */
+		bpf_map__set_type(obj->maps.py_seen, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(obj->maps.py_seen, BPF_F_NO_PREALLOC);
+		bpf_map__set_type(obj->maps.py_tstates, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(obj->maps.py_tstates, BPF_F_NO_PREALLOC);
+	}
 	if (cfi) {
 		struct unwinder_sizes us;
 
