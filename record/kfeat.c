@@ -5,6 +5,8 @@
  * tell "unknown" from "refused for its arguments" by the verifier's log.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -63,6 +65,34 @@ static bool noprealloc_allowed(void)
 	return ok;
 }
 
+/* Short names for BPROF_KFEAT_OFF. */
+static const char *const short_names[KFEAT_NR] = {
+	[KFEAT_LOOP] = "loop",
+	[KFEAT_FIND_VMA] = "find_vma",
+	[KFEAT_TASK_PT_REGS] = "task_pt_regs",
+	[KFEAT_CURRENT_TASK_BTF] = "current_task_btf",
+	[KFEAT_TASK_STORAGE] = "task_storage",
+	[KFEAT_NOPREALLOC] = "noprealloc",
+};
+
+/* BPROF_KFEAT_OFF=loop,noprealloc,...: features taken as missing, so
+ * that the choices and messages of older kernels are tested on this one
+ * (tests/record/kfeat.sh). */
+static void pretend_missing(struct kfeat *kf)
+{
+	const char *env = getenv("BPROF_KFEAT_OFF");
+
+	if (!env)
+		return;
+	for (int i = 0; i < KFEAT_NR; i++) {
+		size_t n = strlen(short_names[i]);
+
+		for (const char *p = env; (p = strstr(p, short_names[i])); p += n)
+			if ((p == env || p[-1] == ',') && (p[n] == ',' || !p[n]))
+				kf->has[i] = false;
+	}
+}
+
 void kfeat_probe(struct kfeat *kf)
 {
 	kf->has[KFEAT_LOOP] = helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop);
@@ -71,6 +101,7 @@ void kfeat_probe(struct kfeat *kf)
 	kf->has[KFEAT_CURRENT_TASK_BTF] = helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_task_btf);
 	kf->has[KFEAT_TASK_STORAGE] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
 	kf->has[KFEAT_NOPREALLOC] = noprealloc_allowed();
+	pretend_missing(kf);
 }
 
 int kfeat_first_missing(const struct kfeat *kf, const enum kfeat_id *ids, size_t n)
