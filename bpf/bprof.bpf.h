@@ -408,11 +408,20 @@ static __always_inline void add_count(void *counts_map, struct profile_key *key)
  * The element's address is computed at each step from the CPU number:
  * a pointer with a variable offset kept across the sample (a spill) lost
  * its bounds on 6.1's verifier, which then refused the sampler. */
+_Static_assert((PROFILE_MAX_CPUS & (PROFILE_MAX_CPUS - 1)) == 0, "rotate_seq_step masks by it");
+
 static __always_inline void rotate_seq_step(__u32 cpu)
 {
-	barrier_var(cpu);
-	if (cpu < PROFILE_MAX_CPUS)
-		__sync_fetch_and_add(&rotate_seq[cpu * PROFILE_ROTATE_SEQ_STRIDE], 1);
+	__u64 i = cpu;
+
+	if (i >= PROFILE_MAX_CPUS)
+		return;
+	/* a mask the verifier bounds the index by, whatever width the
+	 * compare above was made in (clang drops a mask it can prove
+	 * redundant: barrier_var hides what it knows) */
+	barrier_var(i);
+	i &= PROFILE_MAX_CPUS - 1;
+	__sync_fetch_and_add(&rotate_seq[i * PROFILE_ROTATE_SEQ_STRIDE], 1);
 }
 
 /* The mapping generation of image (tgid, exec_id) now. */
