@@ -54,7 +54,7 @@ for SCEN in load plain fp wall offcpu dlswap python rotate nobody; do
 			echo "$level" >/proc/sys/kernel/perf_event_paranoid
 			timeout 300 setpriv --reuid=65534 --regid=65534 --clear-groups \
 				--inh-caps=+bpf,+perfmon --ambient-caps=+bpf,+perfmon \
-				"$REC" -F 199 -o "/tmp/nb/nobody$level.bprof" -- "$W/uw-gcc" 2 qsort \
+				"$REC" -v -F 199 -o "/tmp/nb/nobody$level.bprof" -- "$W/uw-gcc" 2 qsort \
 				>/dev/null 2>"/out/nobody$level.err"
 			echo $? >"/out/nobody$level.rc"
 			cp "/tmp/nb/nobody$level.bprof" /out/ 2>/dev/null
