@@ -191,13 +191,8 @@ __u32 unwind_want_wake = 0;
 #define UNW_SEARCH_FN __attribute__((noinline))
 #include "unwind_env.h"
 #include "unwind_step.h"
+#include "unwind_walk.h"
 
-/* The sampled registers: the context starts with them (struct
- * bpf_perf_event_data, a UAPI type); the kernel allows 8-byte reads. */
-static __always_inline const struct user_regs *ctx_regs(const struct bpf_perf_event_data *ctx)
-{
-	return (const struct user_regs *)(const void *)ctx;
-}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -217,54 +212,10 @@ static long walk_frame(__u32 i, void *data)
 	struct walk_ctx *w = data;
 	struct unwind_scratch *s = w->s;
 	__u32 n = s->stack.nr;
-	__u64 pc;
-	bool leaf;
-	int res;
 
-	if (n >= PROFILE_MAX_USTACK_DEPTH) {
-		s->result = -1;
-		return 1;
-	}
-	if (w->py && python_wants_frame(s, n) && python_frame(s, n))
+	if (n < PROFILE_MAX_USTACK_DEPTH && w->py && python_wants_frame(s, n) && python_frame(s, n))
 		return 0;
-	pc = s->r.regs[UNWIND_REG_RA];
-	/* Readers look up every address but the leaf's at address - 1 (a
-	 * return address follows its call).  The pc a signal interrupted is
-	 * exact: record it + 1 so that the lookup lands on it (SPEC.md 6.3). */
-	if (n && s->r.exact_pc)
-		pc++;
-	s->stack.ips[n] = pc;
-	s->stack.nr = n + 1;
-	leaf = s->nr_native++ == 0;
-	/* FNV-1a over 64-bit words, finished with a mixer below */
-	s->hash = (s->hash ^ pc) * 0x100000001b3ULL;
-	res = unwind_step(&s->opaque, w->proc, &s->r, &s->events);
-	/* Stepping out of a signal trampoline leaves an exact pc behind.  The
-	 * handler "returned" to the trampoline's first instruction, which
-	 * address - 1 would put in the function before it: + 1 here too. */
-	if (res == UNWIND_NEXT && n && s->r.exact_pc) {
-		s->stack.ips[n] = pc + 1;
-		s->hash = (s->hash ^ 1) * 0x100000001b3ULL;
-	}
-	if (res == UNWIND_NEXT) {
-		if (s->r.used_table) {
-			/* the report trusts a frame-pointer-free caller of the
-			 * interrupted frame only with this flag (its id's
-			 * PROFILE_CFI_STACK_EXACT) */
-			if (leaf)
-				s->stack.flags |= PROFILE_USTACK_LEAF_CFI;
-		} else {
-			s->stack.flags |= PROFILE_USTACK_FALLBACK;
-			if (!fp_fallback) {
-				/* cfi only: a frame pointer is not a table */
-				s->result = UNWIND_STOP;
-				return 1;
-			}
-		}
-		return 0;
-	}
-	s->result = res;
-	return 1;
+	return unwind_walk_frame(s, w->proc);
 }
 
 /*
@@ -277,15 +228,7 @@ static long walk_frame(__u32 i, void *data)
 __attribute__((noinline)) int same_stack(const struct profile_ustack *a,
 					 const struct profile_ustack *b)
 {
-	if (!a || !b || a->nr != b->nr)
-		return 0;
-	for (int i = 0; i < PROFILE_MAX_USTACK_DEPTH; i++) {
-		if (i >= (int)a->nr)
-			break;
-		if (a->ips[i] != b->ips[i])
-			return 0;
-	}
-	return 1;
+	return a && b && same_stack_inline(a, b);
 }
 
 /*
@@ -352,31 +295,9 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 		return -ENOMEM;
 	/* In user mode the sampled registers are the user's (read from the
 	 * context with 8-byte loads, the only ones it allows); in the kernel
-	 * they are at the top of the task's kernel stack.  Each copy is
-	 * fenced (barrier()): left to itself clang loads a dozen registers
-	 * ahead and spills them to the stack, 64 bytes of spilled scalars
-	 * that the verifier then copies with every state it keeps of the
-	 * sampler (its verification ~15 % longer). */
+	 * they are at the top of the task's kernel stack. */
 	if ((long)ctx_regs(ctx)->ip >= 0) {
-		const struct user_regs *c = ctx_regs(ctx);
-
-		s->pt.ax = c->ax; barrier();
-		s->pt.dx = c->dx; barrier();
-		s->pt.cx = c->cx; barrier();
-		s->pt.bx = c->bx; barrier();
-		s->pt.si = c->si; barrier();
-		s->pt.di = c->di; barrier();
-		s->pt.bp = c->bp; barrier();
-		s->pt.sp = c->sp; barrier();
-		s->pt.r8 = c->r8; barrier();
-		s->pt.r9 = c->r9; barrier();
-		s->pt.r10 = c->r10; barrier();
-		s->pt.r11 = c->r11; barrier();
-		s->pt.r12 = c->r12; barrier();
-		s->pt.r13 = c->r13; barrier();
-		s->pt.r14 = c->r14; barrier();
-		s->pt.r15 = c->r15; barrier();
-		s->pt.ip = c->ip; barrier();
+		user_regs_from_ctx(&s->pt, ctx);
 	} else {
 		regs = (const void *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		if (!regs || bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs))
@@ -401,30 +322,7 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 
 	if (!s)
 		return -ENOMEM;
-	s->events = 0;
-	s->r.regs[UNWIND_REG_RAX] = s->pt.ax; barrier();
-	s->r.regs[UNWIND_REG_RDX] = s->pt.dx; barrier();
-	s->r.regs[UNWIND_REG_RCX] = s->pt.cx; barrier();
-	s->r.regs[UNWIND_REG_RBX] = s->pt.bx; barrier();
-	s->r.regs[UNWIND_REG_RSI] = s->pt.si; barrier();
-	s->r.regs[UNWIND_REG_RDI] = s->pt.di; barrier();
-	s->r.regs[UNWIND_REG_RBP] = s->pt.bp; barrier();
-	s->r.regs[UNWIND_REG_RSP] = s->pt.sp; barrier();
-	s->r.regs[UNWIND_REG_R8] = s->pt.r8; barrier();
-	s->r.regs[UNWIND_REG_R9] = s->pt.r9; barrier();
-	s->r.regs[UNWIND_REG_R10] = s->pt.r10; barrier();
-	s->r.regs[UNWIND_REG_R11] = s->pt.r11; barrier();
-	s->r.regs[UNWIND_REG_R12] = s->pt.r12; barrier();
-	s->r.regs[UNWIND_REG_R13] = s->pt.r13; barrier();
-	s->r.regs[UNWIND_REG_R14] = s->pt.r14; barrier();
-	s->r.regs[UNWIND_REG_R15] = s->pt.r15; barrier();
-	s->r.regs[UNWIND_REG_RA] = s->pt.ip; barrier();
-	s->r.all_regs = 1;
-	s->r.exact_pc = 1;
-	s->r.bp_valid = 1;
-	s->r.used_table = 0;
-	s->stack.nr = 0;
-	s->stack.flags = 0;
+	unwind_walk_start(s);
 	if (!s->r.regs[UNWIND_REG_RA] || (long)s->r.regs[UNWIND_REG_RA] < 0)
 		return -EFAULT;
 
@@ -435,43 +333,23 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 	 * current (walk_user_regs() says) */
 	if (proc && (flags & UNWIND_WALK_CURRENT))
 		w.py = python_walk_begin(s, pid, exec_id);
-	s->hash = 0xcbf29ce484222325ULL;
-	s->result = 0;
-	s->nr_native = 0;
 	unwind_count(UNWIND_STAT_SAMPLES);
 	if (!w.proc)
 		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
 	bpf_loop(PROFILE_MAX_USTACK_DEPTH, walk_frame, &w, 0);
-	if (s->events & UNWIND_EV_PENDING)
-		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
-	if (s->events & UNWIND_EV_NO_ROOM) {
-		unwind_count(UNWIND_STAT_SAMPLES_NO_ROOM);
-		if (unwind_want_wake) {
-			/* once per object that becomes wanted (two CPUs may
-			 * both send it: harmless) */
-			__u32 *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if ((s->events & UNWIND_EV_NO_ROOM) && unwind_want_wake) {
+		/* once per object that becomes wanted (two CPUs may both
+		 * send it: harmless) */
+		__u32 *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
-			unwind_want_wake = 0;
-			if (e) {
-				*e = UNWIND_EVENT_WANTED;
-				bpf_ringbuf_submit(e, 0);
-			}
+		unwind_want_wake = 0;
+		if (e) {
+			*e = UNWIND_EVENT_WANTED;
+			bpf_ringbuf_submit(e, 0);
 		}
 	}
 	/* the caller asks for the mappings again (walk_user_regs()) */
-	if ((s->events & UNWIND_EV_UNMAPPED) && !(s->events & UNWIND_EV_PENDING))
-		unwind_count(UNWIND_STAT_SAMPLES_UNMAPPED);
-	if (s->result == UNWIND_COMPLETE) {
-		s->stack.flags |= PROFILE_USTACK_COMPLETE;
-		unwind_count(UNWIND_STAT_SAMPLES_COMPLETE);
-	} else if (s->result == -1 || s->result == UNWIND_NEXT) {
-		s->stack.flags |= PROFILE_USTACK_TRUNCATED;
-		unwind_count(UNWIND_STAT_SAMPLES_TRUNCATED);
-	}
-	if (!s->stack.nr)
-		return -EFAULT;
-	s->hash = stack_hash_mix(s->hash);
-	return 0;
+	return unwind_walk_end(s);
 }
 
 /* What gens_read asks of gen_read_vma (a callback under the mm's read

@@ -20,6 +20,7 @@ static const char *const descriptions[KFEAT_NR] = {
 	[KFEAT_CURRENT_TASK_BTF] = "the BPF helper bpf_get_current_task_btf (Linux 5.11)",
 	[KFEAT_TASK_STORAGE] = "BPF task storage maps for tracing programs (Linux 5.11)",
 	[KFEAT_NOPREALLOC] = "hash maps that grow in perf_event programs (Linux 6.1)",
+	[KFEAT_MEMCG] = "BPF memory charged to the memory cgroup, not to the locked-memory limit (Linux 5.11)",
 };
 
 const char *kfeat_describe(enum kfeat_id id)
@@ -73,6 +74,7 @@ static const char *const short_names[KFEAT_NR] = {
 	[KFEAT_CURRENT_TASK_BTF] = "current_task_btf",
 	[KFEAT_TASK_STORAGE] = "task_storage",
 	[KFEAT_NOPREALLOC] = "noprealloc",
+	[KFEAT_MEMCG] = "memcg",
 };
 
 /* BPROF_KFEAT_OFF=loop,noprealloc,...: features taken as missing, so
@@ -101,6 +103,7 @@ void kfeat_probe(struct kfeat *kf)
 	kf->has[KFEAT_CURRENT_TASK_BTF] = helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_task_btf);
 	kf->has[KFEAT_TASK_STORAGE] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
 	kf->has[KFEAT_NOPREALLOC] = noprealloc_allowed();
+	kf->has[KFEAT_MEMCG] = helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_ktime_get_coarse_ns);
 	pretend_missing(kf);
 }
 

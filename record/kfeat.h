@@ -20,6 +20,9 @@ enum kfeat_id {
 	KFEAT_CURRENT_TASK_BTF, /* helper bpf_get_current_task_btf */
 	KFEAT_TASK_STORAGE,     /* map type task_storage: off-CPU thread state */
 	KFEAT_NOPREALLOC,       /* hash maps that grow, used by a perf_event program */
+	KFEAT_MEMCG,            /* maps charged to the memory cgroup, not to
+				 * RLIMIT_MEMLOCK (5.11; told by a helper of the
+				 * same release, as libbpf does) */
 	KFEAT_NR
 };
 

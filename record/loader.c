@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -754,6 +755,14 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		}
 	}
 	libbpf_set_print(env->verbose ? libbpf_print_verbose : libbpf_print_quiet);
+	if (!obj && *err == -EPERM && !kf.has[KFEAT_MEMCG] && geteuid() != 0) {
+		struct rlimit rl = {0};
+
+		getrlimit(RLIMIT_MEMLOCK, &rl);
+		fprintf(stderr, "prof-record: this kernel lacks %s: its BPF maps count against the locked-memory limit (ulimit -l: %llu KiB), which this user may not raise: run as root, grant CAP_SYS_RESOURCE as well (setcap cap_bpf,cap_perfmon,cap_sys_resource+ep prof-record), or raise the limit\n",
+			kfeat_describe(KFEAT_MEMCG), (unsigned long long)rl.rlim_cur / 1024);
+		*err = -EOPNOTSUPP;
+	}
 	if (!obj) {
 		free(ld);
 		return NULL;
@@ -1010,5 +1019,6 @@ void loader_unwinder_maps(const struct profile_bpf *obj, const struct env *env,
 		.rules_cap = bpf_map__max_entries(obj->maps.unwind_rules),
 		.pages_cap = bpf_map__max_entries(obj->maps.unwind_pages),
 		.procs_cap = bpf_map__max_entries(obj->maps.unwind_procs),
+		.no_fd_batch = obj->rodata->tailwalk_cfi,
 	};
 }

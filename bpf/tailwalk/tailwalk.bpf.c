@@ -28,6 +28,7 @@
 #define UNWIND_NO_ATOMIC_OR /* 5.12: no BPF_ATOMIC or before (unwind_env.h) */
 #include "unwind_env.h"
 #include "unwind_step.h"
+#include "unwind_walk.h"
 
 #define TAILWALK_FRAMES UNWIND_TAIL_FRAMES
 _Static_assert(34 * TAILWALK_FRAMES >= 127, "the walk reaches the kernel's depth in 33 tail calls");
@@ -66,10 +67,6 @@ struct {
 	__type(value, __u32);
 } tailwalk_self SEC(".maps");
 
-static __always_inline const struct user_regs *tw_ctx_regs(const struct bpf_perf_event_data *ctx)
-{
-	return (const struct user_regs *)(const void *)ctx;
-}
 
 /* The sampled task's user registers: the context's in user mode, else
  * those saved at the top of its kernel stack (what bpf_task_pt_regs gives
@@ -77,29 +74,11 @@ static __always_inline const struct user_regs *tw_ctx_regs(const struct bpf_perf
 static __always_inline int tw_user_regs(struct bpf_perf_event_data *ctx, struct task_struct *task,
 					struct user_regs *pt)
 {
-	const struct user_regs *c = tw_ctx_regs(ctx);
+	const struct user_regs *c = ctx_regs(ctx);
 	void *stack;
 
 	if ((long)c->ip >= 0) {
-		/* the context allows 8-byte loads only (see walk_user_stack()
-		 * in profile.bpf.c for the fences) */
-		pt->ax = c->ax; barrier();
-		pt->dx = c->dx; barrier();
-		pt->cx = c->cx; barrier();
-		pt->bx = c->bx; barrier();
-		pt->si = c->si; barrier();
-		pt->di = c->di; barrier();
-		pt->bp = c->bp; barrier();
-		pt->sp = c->sp; barrier();
-		pt->r8 = c->r8; barrier();
-		pt->r9 = c->r9; barrier();
-		pt->r10 = c->r10; barrier();
-		pt->r11 = c->r11; barrier();
-		pt->r12 = c->r12; barrier();
-		pt->r13 = c->r13; barrier();
-		pt->r14 = c->r14; barrier();
-		pt->r15 = c->r15; barrier();
-		pt->ip = c->ip; barrier();
+		user_regs_from_ctx(pt, ctx);
 		return 0;
 	}
 	stack = BPF_CORE_READ(task, stack);
@@ -112,81 +91,6 @@ static __always_inline int tw_user_regs(struct bpf_perf_event_data *ctx, struct 
 	return 0;
 }
 
-/* One frame: record the pc, step to the caller; 1 when the walk ends. */
-static __always_inline int tw_frame(struct unwind_scratch *s, const struct unwind_proc *proc)
-{
-	__u32 n = s->stack.nr;
-	__u64 pc;
-	bool leaf;
-	int res;
-
-	if (n >= PROFILE_MAX_USTACK_DEPTH) {
-		s->result = -1;
-		return 1;
-	}
-	pc = s->r.regs[UNWIND_REG_RA];
-	/* as walk_frame() (profile.bpf.c): an exact pc is recorded + 1 */
-	if (n && s->r.exact_pc)
-		pc++;
-	s->stack.ips[n] = pc;
-	s->stack.nr = n + 1;
-	leaf = s->nr_native++ == 0;
-	s->hash = (s->hash ^ pc) * 0x100000001b3ULL;
-	res = unwind_step(&s->opaque, proc, &s->r, &s->events);
-	if (res == UNWIND_NEXT && n && s->r.exact_pc) {
-		s->stack.ips[n] = pc + 1;
-		s->hash = (s->hash ^ 1) * 0x100000001b3ULL;
-	}
-	if (res == UNWIND_NEXT) {
-		if (s->r.used_table) {
-			if (leaf)
-				s->stack.flags |= PROFILE_USTACK_LEAF_CFI;
-		} else {
-			s->stack.flags |= PROFILE_USTACK_FALLBACK;
-			if (!fp_fallback) {
-				s->result = UNWIND_STOP;
-				return 1;
-			}
-		}
-		return 0;
-	}
-	s->result = res;
-	return 1;
-}
-
-/* The start of a table walk from the registers in s->pt. */
-static __always_inline void tw_begin(struct unwind_scratch *s)
-{
-	s->events = 0;
-	s->r.regs[UNWIND_REG_RAX] = s->pt.ax;
-	s->r.regs[UNWIND_REG_RDX] = s->pt.dx;
-	s->r.regs[UNWIND_REG_RCX] = s->pt.cx;
-	s->r.regs[UNWIND_REG_RBX] = s->pt.bx;
-	s->r.regs[UNWIND_REG_RSI] = s->pt.si;
-	s->r.regs[UNWIND_REG_RDI] = s->pt.di;
-	s->r.regs[UNWIND_REG_RBP] = s->pt.bp;
-	s->r.regs[UNWIND_REG_RSP] = s->pt.sp;
-	s->r.regs[UNWIND_REG_R8] = s->pt.r8;
-	s->r.regs[UNWIND_REG_R9] = s->pt.r9;
-	s->r.regs[UNWIND_REG_R10] = s->pt.r10;
-	s->r.regs[UNWIND_REG_R11] = s->pt.r11;
-	s->r.regs[UNWIND_REG_R12] = s->pt.r12;
-	s->r.regs[UNWIND_REG_R13] = s->pt.r13;
-	s->r.regs[UNWIND_REG_R14] = s->pt.r14;
-	s->r.regs[UNWIND_REG_R15] = s->pt.r15;
-	s->r.regs[UNWIND_REG_RA] = s->pt.ip;
-	s->r.all_regs = 1;
-	s->r.exact_pc = 1;
-	s->r.bp_valid = 1;
-	s->r.used_table = 0;
-	s->stack.nr = 0;
-	s->stack.flags = 0;
-	s->hash = 0xcbf29ce484222325ULL;
-	s->result = 0;
-	s->nr_native = 0;
-	s->py_mode = PY_MODE_NATIVE;
-}
-
 /* The walk is over: its stack stored, the sample counted. */
 static __always_inline void tw_finish(struct tailwalk_state *st)
 {
@@ -195,26 +99,10 @@ static __always_inline void tw_finish(struct tailwalk_state *st)
 	long err;
 
 	st->walking = 0;
-	if (s->events & UNWIND_EV_PENDING)
-		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
-	if (s->events & UNWIND_EV_NO_ROOM)
-		unwind_count(UNWIND_STAT_SAMPLES_NO_ROOM);
-	if ((s->events & UNWIND_EV_UNMAPPED) && !(s->events & UNWIND_EV_PENDING))
-		unwind_count(UNWIND_STAT_SAMPLES_UNMAPPED);
-	if (s->result == UNWIND_COMPLETE) {
-		s->stack.flags |= PROFILE_USTACK_COMPLETE;
-		unwind_count(UNWIND_STAT_SAMPLES_COMPLETE);
-	} else if (s->result == -1 || s->result == UNWIND_NEXT) {
-		s->stack.flags |= PROFILE_USTACK_TRUNCATED;
-		unwind_count(UNWIND_STAT_SAMPLES_TRUNCATED);
-	}
-	if (!s->stack.nr) {
-		err = -EFAULT;
-	} else {
-		s->hash = stack_hash_mix(s->hash);
+	err = unwind_walk_end(s);
+	if (!err)
 		err = st->gen ? store_ustack_in(&ustacks_b, &s->stack, s->hash, true)
 			      : store_ustack_in(&ustacks, &s->stack, s->hash, true);
-	}
 	st->key.user_stack_id = err;
 	if (err < 0)
 		stack_loss(err, PROFILE_LOSS_USER_ENOMEM);
@@ -273,15 +161,15 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 		key.exec_id = BPF_CORE_READ(task, self_exec_id);
 		key.slice = slice_now();
 		bpf_get_current_comm(&key.comm, sizeof(key.comm));
-		if (kernel_stacks && (long)tw_ctx_regs(ctx)->ip >= 0) {
+		if (kernel_stacks && (long)ctx_regs(ctx)->ip >= 0) {
 			key.kernel_stack_id = -EFAULT;
 		} else if (kernel_stacks) {
 			err = get_stackid(ctx, 0, gen);
 			key.kernel_stack_id = err;
 			if (err < 0)
 				stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);
-			if ((long)tw_ctx_regs(ctx)->ip < 0)
-				key.kernel_ip = tw_ctx_regs(ctx)->ip;
+			if ((long)ctx_regs(ctx)->ip < 0)
+				key.kernel_ip = ctx_regs(ctx)->ip;
 		} else {
 			key.kernel_stack_id = PROFILE_STACK_NONE;
 		}
@@ -323,7 +211,7 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 		__builtin_memcpy(&st->key, &key, sizeof(key));
 		st->gen = gen;
 		st->walking = 1;
-		tw_begin(&st->s);
+		unwind_walk_start(&st->s);
 		unwind_count(UNWIND_STAT_SAMPLES);
 	} else {
 		wk.pid = st->key.pid;
@@ -331,7 +219,7 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 		proc = bpf_map_lookup_elem(&unwind_procs, &wk);
 	}
 	for (int i = 0; i < TAILWALK_FRAMES; i++) {
-		if (tw_frame(&st->s, proc)) {
+		if (unwind_walk_frame(&st->s, proc)) {
 			tw_finish(st);
 			return 0;
 		}

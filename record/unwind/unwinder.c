@@ -85,9 +85,6 @@ struct unwinder {
 	int *inner_fd;
 	uint32_t **inner_mem;
 	uint32_t nr_inner;
-	bool no_fd_batch;     /* the kernel's batch update of the outer array
-			       * stores no usable map (batch_stored) */
-	bool fd_batch_checked;
 	struct unw_ext *free; /* sorted by start, never adjacent */
 	size_t nr_free, cap_free;
 	uint64_t space_gen;   /* moves when rows are freed or maps added */
@@ -457,30 +454,6 @@ static void free_rows(struct unwinder *u, uint32_t start, uint32_t len)
 }
 
 /*
- * Whether slot key of the outer array now holds the map fd (by map id).
- * Debian 11's 5.10 answers a batch update of an array of maps with
- * success and stores nothing a lookup finds there: every walk then found
- * no rows, and went by frame pointer.  Checked once, on the first batch;
- * where it fails, no batch again (and the slots the batch said it filled
- * are filled one by one).
- */
-static bool batch_stored(struct unwinder *u, uint32_t key, int fd)
-{
-	struct bpf_map_info info = {0};
-	__u32 len = sizeof(info), id = 0;
-
-	if (u->fd_batch_checked)
-		return true;
-	u->fd_batch_checked = true;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) || bpf_map_lookup_elem(u->maps.rows_fd, &key, &id) ||
-	    id != info.id) {
-		u->no_fd_batch = true;
-		return false;
-	}
-	return true;
-}
-
-/*
  * n more inner maps, within the budget: their rows join the free runs.
  * Every update of an array of maps returns after an RCU grace period
  * (the kernel's maybe_wait_bpf_programs), ~10 ms here: one batch update
@@ -516,16 +489,11 @@ static int add_inners(struct unwinder *u, uint32_t n, uint64_t extra_pages)
 		uint64_t t0 = mono_ns();
 		__u32 count = made;
 
-		bool batched = !u->no_fd_batch && !bpf_map_update_batch(u->maps.rows_fd, keys, fds, &count, &bopts);
-
-		if (batched && !batch_stored(u, keys[0], fds[0]))
-			batched = false;
-		if (!batched) {
+		if (u->maps.no_fd_batch || bpf_map_update_batch(u->maps.rows_fd, keys, fds, &count, &bopts)) {
 			/* no batches for arrays of maps (before Linux 5.6),
-			 * stopped part way (count: how far), or a batch that
-			 * says it stored maps and did not: the rest one by
-			 * one */
-			if (u->no_fd_batch)
+			 * none trusted (unwinder.h), or stopped part way
+			 * (count: how far): the rest one by one */
+			if (u->maps.no_fd_batch)
 				count = 0;
 			for (uint32_t i = count <= made ? count : 0; i < made; i++)
 				if (bpf_map_update_elem(u->maps.rows_fd, &keys[i], &fds[i], BPF_ANY)) {

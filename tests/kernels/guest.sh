@@ -48,16 +48,21 @@ for SCEN in load plain fp wall offcpu dlswap python rotate nobody; do
 		rec rotate -F 199 --rotate=1 -o /out/rotate -- "$W/uw-gcc" 3 qsort ;;
 	nobody) # CAP_BPF + CAP_PERFMON, no root (ambient capabilities): refused
 		# at Debian's kernel.perf_event_paranoid=3 (with the reason), then
-		# at 2
+		# at 2; and with CAP_SYS_RESOURCE (before 5.11, BPF maps count
+		# against the locked-memory limit)
 		mkdir -p /tmp/nb && chmod 777 /tmp/nb
-		for level in 3 2; do
+		for run in 3:bpf,perfmon 2:bpf,perfmon 2:bpf,perfmon,sys_resource; do
+			level=${run%%:*} caps=+${run#*:}
+			caps=${caps//,/,+}
+			name=nobody$level
+			[[ $caps != *sys_resource* ]] || name=nobody-res
 			echo "$level" >/proc/sys/kernel/perf_event_paranoid
 			timeout 300 setpriv --reuid=65534 --regid=65534 --clear-groups \
-				--inh-caps=+bpf,+perfmon --ambient-caps=+bpf,+perfmon \
-				"$REC" -v -F 199 -o "/tmp/nb/nobody$level.bprof" -- "$W/uw-gcc" 2 qsort \
-				>/dev/null 2>"/out/nobody$level.err"
-			echo $? >"/out/nobody$level.rc"
-			cp "/tmp/nb/nobody$level.bprof" /out/ 2>/dev/null
+				--inh-caps="$caps" --ambient-caps="$caps" \
+				"$REC" -v -F 199 -o "/tmp/nb/$name.bprof" -- "$W/uw-gcc" 2 qsort \
+				>/dev/null 2>"/out/$name.err"
+			echo $? >"/out/$name.rc"
+			cp "/tmp/nb/$name.bprof" /out/ 2>/dev/null
 		done ;;
 	esac
 done
