@@ -306,6 +306,14 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 		const struct bprof_stack *s = bprof_recording_stack(rec, c->user_stack_id);
 		const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
 		bool fp_walk = symbolize && !bprof_stack_unwound(c->user_stack_id);
+		/* The unwinder's walk whose leaf step alone is in doubt: it
+		 * followed the frame pointer out of the interrupted frame
+		 * (code without CFI, a frameless leaf), and the table after
+		 * (the steps of an exact stack, trusted alike: a program with
+		 * frame pointers and few FDEs calling into libraries with
+		 * only CFI lost everything above the first library frame,
+		 * whose rbp is the library's own) */
+		bool leaf_only = fp_walk && c->user_stack_id >= BPROF_STACK_ID_UNWOUND;
 		enum bsym_fp_state prev = BSYM_FP_UNKNOWN; /* of the frame just added */
 		for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
 			if (rep_python_pair(s->ips, i, s->nr_ips)) {
@@ -348,6 +356,13 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 			if (skipped && f->kind != REP_W_JIT && prev != BSYM_FP_FRAME) {
 				w->nr--;
 				break;
+			}
+			/* past the leaf's step (and the frame after a caller
+			 * it skipped, or a leaf that clobbered rbp, whose next
+			 * step ends the stack) */
+			if (leaf_only && (i >= 1 || prev == BSYM_FP_FRAME || prev == BSYM_FP_UNKNOWN)) {
+				fp_walk = false;
+				prev = BSYM_FP_UNKNOWN;
 			}
 		}
 	}
