@@ -766,9 +766,12 @@ static uint64_t map_offset(const struct bprof_mapping *m, uint64_t addr)
 
 static int same_meaning(const struct bprof_mapping *a, const struct bprof_mapping *b, uint64_t addr)
 {
+	/* memory without an object has no offset to disagree on: a recorder
+	 * may give anonymous memory its page offset (mmap's vm_pgoff is the
+	 * address for it) in one read and 0 in another */
 	return a->object_index == b->object_index &&
 	       (a->flags & BPROF_MAP_ANON) == (b->flags & BPROF_MAP_ANON) &&
-	       map_offset(a, addr) == map_offset(b, addr);
+	       (a->object_index == BPROF_NO_OBJECT || map_offset(a, addr) == map_offset(b, addr));
 }
 
 /* One candidate (SPEC.md 6.12): keep the greatest birth <= gen; two of

@@ -1258,6 +1258,8 @@ int manifest_map_event(struct manifest *m, const struct manifest_map_ev *ev)
 	if (ev->name && (!strncmp(ev->name, "memfd:", 6) || !strncmp(ev->name, "SYSV", 4) ||
 			 !strcmp(ev->name, "dev/zero") || !strcmp(ev->name, "[aio]")))
 		h->flags |= BPROF_MAP_ANON;
+	if (h->flags & BPROF_MAP_ANON)
+		h->off = 0; /* vm_pgoff of anonymous memory is its address: as /proc/PID/maps has it */
 	if (!(h->flags & BPROF_MAP_ANON)) {
 		snprintf(h->name, sizeof(h->name), "%s", ev->name ? ev->name : "");
 		h->obj = event_object(m, h->dev, h->ino, h->mtime, h->name, false);
