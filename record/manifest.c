@@ -64,6 +64,7 @@ struct proc_ent {
 	struct mmap_ent *maps;
 	uint32_t nr_maps;
 	struct perfmap_copy pm; /* its /tmp/perf-NSPID.map, as far as read */
+	struct perfmap_dump jd; /* its jit-PID.dump, as far as read */
 	/* mapping generations */
 	struct hist_ent *hist;
 	uint32_t nr_hist, cap_hist;
@@ -177,6 +178,7 @@ static uint64_t now_ns(void)
 static void proc_free(struct manifest *m, struct proc_ent *p)
 {
 	perfmap_copy_release(m->perfmaps, &p->pm);
+	perfmap_dump_release(m->perfmaps, &p->jd);
 	free(p->maps);
 	free(p->hist);
 	free(p->gen_seen);
@@ -887,7 +889,9 @@ static void read_ns_pid(struct proc_ent *p)
  * ended or the recording does. */
 static int read_perf_map(struct manifest *m, struct proc_ent *p, bool final)
 {
-	return perfmap_update(m->perfmaps, &p->pm, p->pid, p->ns_pid, final);
+	int err = perfmap_update(m->perfmaps, &p->pm, p->pid, p->ns_pid, final);
+
+	return err ? err : perfmap_dump_update(m->perfmaps, &p->jd, final);
 }
 
 /*
@@ -998,6 +1002,13 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 			}
 			me.obj = object_for(m, pid, &me, name, deleted);
 			if (me.obj == BPROF_NO_OBJECT) {
+				free(nw);
+				free(buf);
+				return -ENOMEM;
+			}
+			/* a JIT's jitdump: mapped (executable) so that perf sees it */
+			if (!p->jd.found && perfmap_is_jitdump(name) &&
+			    perfmap_dump_found(m->perfmaps, &p->jd, pid, me.start, me.end, name)) {
 				free(nw);
 				free(buf);
 				return -ENOMEM;
@@ -1688,7 +1699,7 @@ static void emit_jit(struct manifest *m, struct bprof_recording *rec)
 
 	perfmap_stats(m->perfmaps, &ps);
 	perfmap_limits(m->perfmaps, &pl);
-	if (!ps.reads && !ps.refused && !ps.dropped && !j->nr_dumps)
+	if (!ps.reads && !ps.refused && !ps.dropped && !j->nr_dumps && !ps.jd_refused)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &real);
@@ -1704,6 +1715,50 @@ static void emit_jit(struct manifest *m, struct bprof_recording *rec)
 	j->counters[BPROF_JIT_PERF_MAP_READS] = ps.reads;
 	j->counters[BPROF_JIT_PERF_MAP_FINAL] = ps.final;
 	j->counters[BPROF_JIT_PERF_MAP_REPLACED] = ps.replaced;
+	j->counters[BPROF_JIT_DUMP_BYTES] = ps.jd_bytes;
+	j->counters[BPROF_JIT_DUMP_DROPPED] = ps.jd_dropped;
+	j->counters[BPROF_JIT_DUMP_CODE_STRIPPED] = ps.jd_stripped;
+	j->counters[BPROF_JIT_DUMP_REFUSED] = ps.jd_refused;
+}
+
+static int cmp_dump(const void *a, const void *b)
+{
+	const struct bprof_jitdump *x = a, *y = b;
+	uint64_t kx = (uint64_t)x->pid << 32 | x->exec_id, ky = (uint64_t)y->pid << 32 | y->exec_id;
+
+	return kx < ky ? -1 : kx > ky;
+}
+
+/* The wanted images' jitdumps into rec (sorted, SPEC.md 6.16).  0 or -ENOMEM. */
+static int emit_dumps(struct manifest *m, struct bprof_recording *rec)
+{
+	struct bprof_jit *j = &rec->jit;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nr_procs; i++)
+		n += m->procs[i].want && m->procs[i].jd.len;
+	if (!n)
+		return 0;
+	j->dumps = calloc(n, sizeof(*j->dumps));
+	if (!j->dumps)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		const struct proc_ent *p = &m->procs[i];
+		struct bprof_jitdump *d = &j->dumps[j->nr_dumps];
+
+		if (!p->want || !p->jd.len)
+			continue;
+		d->data = malloc(p->jd.len);
+		if (!d->data)
+			return -ENOMEM;
+		memcpy(d->data, p->jd.data, p->jd.len);
+		d->len = p->jd.len;
+		d->pid = p->pid;
+		d->exec_id = p->exec_id;
+		j->nr_dumps++;
+	}
+	qsort(j->dumps, j->nr_dumps, sizeof(*j->dumps), cmp_dump);
+	return 0;
 }
 
 int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *lost)
@@ -1795,6 +1850,8 @@ int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *los
 			return -ENOMEM;
 		}
 	}
+	if (emit_dumps(m, rec))
+		return -ENOMEM;
 	emit_jit(m, rec);
 	return emit_images(m, rec);
 }

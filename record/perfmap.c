@@ -20,6 +20,7 @@
 #define _GNU_SOURCE /* O_PATH */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ struct perfmap_dirs {
 	struct perfmap_limits lim;
 	struct pm_dir *dirs;
 	unsigned nr_dirs;
+	unsigned jd_open; /* jitdumps kept open */
 	struct perfmap_stats st;
 };
 
@@ -237,10 +239,10 @@ int perfmap_update(struct perfmap_dirs *d, struct perfmap_copy *c, uint32_t pid,
 		goto out;
 	want = (uint64_t)st.st_size - c->file_off;
 	room = c->capped ? 0 : d->lim.per_image > c->len ? d->lim.per_image - c->len : 0;
-	if (d->st.bytes >= d->lim.total)
+	if (d->st.bytes + d->st.jd_bytes >= d->lim.total)
 		room = 0;
-	else if (room > d->lim.total - d->st.bytes)
-		room = d->lim.total - d->st.bytes;
+	else if (room > d->lim.total - d->st.bytes - d->st.jd_bytes)
+		room = d->lim.total - d->st.bytes - d->st.jd_bytes;
 	if (room > want)
 		room = want;
 	if (room && (err = grow(c, (size_t)room + 1)))
@@ -301,4 +303,241 @@ void perfmap_stats(const struct perfmap_dirs *d, struct perfmap_stats *st)
 void perfmap_limits(const struct perfmap_dirs *d, struct perfmap_limits *lim)
 {
 	*lim = d->lim;
+}
+
+/* ---- jitdump --------------------------------------------------------------- */
+
+#define JD_MAGIC 0x4A695444u
+#define JD_HEADER 40
+#define JD_REC_HDR 16
+#define JD_LOAD_FIXED 40  /* pid, tid, vma, code_addr, code_size, code_index */
+#define JD_NAME_MAX 4096  /* longer names are cut (still NUL-terminated) */
+#define JD_MAX_OPEN 64    /* jitdumps kept open at once */
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+bool perfmap_is_jitdump(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	size_t n;
+
+	b = b ? b + 1 : path;
+	if (strncmp(b, "jit-", 4))
+		return false;
+	n = strspn(b + 4, "0123456789");
+	return n && !strcmp(b + 4 + n, ".dump");
+}
+
+static int jd_grow(struct perfmap_dump *j, size_t need)
+{
+	uint8_t *n;
+	size_t nc;
+
+	if (j->len + need <= j->cap)
+		return 0;
+	nc = j->cap ? j->cap : 65536;
+	while (nc < j->len + need)
+		nc *= 2;
+	n = realloc(j->data, nc);
+	if (!n)
+		return -ENOMEM;
+	j->data = n;
+	j->cap = nc;
+	return 0;
+}
+
+static bool pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	return true;
+}
+
+/* Room left for n more bytes under both caps. */
+static bool jd_room(const struct perfmap_dirs *d, const struct perfmap_dump *j, size_t n)
+{
+	return j->len + n <= d->lim.per_image && d->st.bytes + d->st.jd_bytes + n <= d->lim.total;
+}
+
+int perfmap_dump_found(struct perfmap_dirs *d, struct perfmap_dump *j, uint32_t pid,
+		       uint64_t start, uint64_t end, const char *path)
+{
+	const int fl = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+	char p[PATH_MAX + 64];
+	struct stat st;
+	unsigned open_now = 0;
+	int fd;
+
+	if (j->found)
+		return 0;
+	j->found = true;
+	/* the mapped file itself, even deleted or in another namespace */
+	snprintf(p, sizeof(p), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)start,
+		 (unsigned long long)end);
+	fd = open(p, fl);
+	if (fd < 0 && path[0] == '/') {
+		snprintf(p, sizeof(p), "/proc/%u/root%s", pid, path);
+		fd = open(p, fl | O_NOFOLLOW);
+	}
+	if (fd < 0)
+		return 0;
+	open_now = (unsigned)d->jd_open;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || open_now >= JD_MAX_OPEN) {
+		close(fd);
+		j->refused = true;
+		d->st.jd_refused++;
+		return 0;
+	}
+	/* the header may not be written yet (V8 maps the file first) */
+	j->fd = fd;
+	j->open = true;
+	d->jd_open++;
+	return perfmap_dump_update(d, j, false);
+}
+
+/* The file header, once it is there: 1 kept, 0 not yet, -1 refused. */
+static int jd_header(struct perfmap_dirs *d, struct perfmap_dump *j, const struct stat *st)
+{
+	uint8_t h[JD_HEADER];
+	uint32_t hsize;
+
+	if ((uint64_t)st->st_size < JD_HEADER || !pread_all(j->fd, h, sizeof(h), 0))
+		return 0;
+	hsize = le32(h + 8);
+	if (le32(h) != JD_MAGIC || le32(h + 4) != 1 || hsize < JD_HEADER || hsize > 4096)
+		return -1;
+	if ((uint64_t)st->st_size < hsize)
+		return 0;
+	if (jd_grow(j, hsize) || !pread_all(j->fd, j->data, hsize, 0))
+		return 0;
+	j->len = hsize;
+	d->st.jd_bytes += hsize;
+	j->file_off = hsize;
+	return 1;
+}
+
+int perfmap_dump_update(struct perfmap_dirs *d, struct perfmap_dump *j, bool final)
+{
+	struct stat st;
+	int err = 0;
+
+	if (!j->open)
+		return 0;
+	if (fstat(j->fd, &st))
+		goto out;
+	if (!j->len) {
+		int h = jd_header(d, j, &st);
+
+		if (h < 0) {
+			j->refused = true;
+			d->st.jd_refused++;
+			final = true;
+		}
+		if (h <= 0)
+			goto out;
+	}
+	while ((uint64_t)st.st_size > j->file_off &&
+	       (uint64_t)st.st_size - j->file_off >= JD_REC_HDR) {
+		uint8_t h[JD_REC_HDR];
+		uint32_t id, size, keep;
+
+		if (!pread_all(j->fd, h, sizeof(h), j->file_off))
+			break;
+		id = le32(h);
+		size = le32(h + 4);
+		if (size < JD_REC_HDR) {
+			/* cannot be framed: nothing after it can be either */
+			j->file_off = st.st_size;
+			final = true;
+			break;
+		}
+		if (j->file_off + size > (uint64_t)st.st_size)
+			break; /* still being written */
+		if (id > 3) { /* unwinding info, unknown ids: not kept */
+			j->file_off += size;
+			continue;
+		}
+		keep = size;
+		if (id == 0) { /* code load: fixed fields and name, no code */
+			uint8_t buf[JD_LOAD_FIXED + JD_NAME_MAX];
+			uint32_t avail = size - JD_REC_HDR, want = avail < sizeof(buf) ? avail : sizeof(buf);
+			uint8_t *z;
+
+			if (want < JD_LOAD_FIXED + 1 ||
+			    !pread_all(j->fd, buf, want, j->file_off + JD_REC_HDR)) {
+				j->file_off += size;
+				continue;
+			}
+			z = memchr(buf + JD_LOAD_FIXED, 0, want - JD_LOAD_FIXED);
+			if (!z) { /* a name longer than kept: cut, still terminated */
+				z = buf + want - 1;
+				*z = 0;
+			}
+			keep = JD_REC_HDR + (uint32_t)(z - buf) + 1;
+			if (!jd_room(d, j, keep) || j->capped)
+				goto capped;
+			if ((err = jd_grow(j, keep)))
+				goto out;
+			memcpy(j->data + j->len, h, JD_REC_HDR);
+			put_le32(j->data + j->len + 4, keep);
+			memcpy(j->data + j->len + JD_REC_HDR, buf, keep - JD_REC_HDR);
+			d->st.jd_stripped += size - keep;
+		} else {
+			if (!jd_room(d, j, keep) || j->capped)
+				goto capped;
+			if ((err = jd_grow(j, keep)))
+				goto out;
+			if (!pread_all(j->fd, j->data + j->len, keep, j->file_off))
+				break;
+		}
+		j->len += keep;
+		d->st.jd_bytes += keep;
+		j->file_off += size;
+		continue;
+capped:
+		j->capped = true;
+		d->st.jd_dropped += keep;
+		j->file_off += size;
+	}
+out:
+	if (final) {
+		close(j->fd);
+		j->open = false;
+		j->final = true;
+		d->jd_open--;
+	}
+	return err;
+}
+
+void perfmap_dump_release(struct perfmap_dirs *d, struct perfmap_dump *j)
+{
+	if (j->open) {
+		close(j->fd);
+		if (d)
+			d->jd_open--;
+	}
+	if (d)
+		d->st.jd_bytes -= j->len <= d->st.jd_bytes ? j->len : d->st.jd_bytes;
+	free(j->data);
+	memset(j, 0, sizeof(*j));
 }

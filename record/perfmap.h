@@ -37,6 +37,11 @@ struct perfmap_stats {
 	uint64_t final;    /* reads when an image ended */
 	uint64_t replaced; /* files found replaced or truncated */
 	uint64_t dirs_full; /* processes whose /tmp could not be kept open (max_dirs) */
+	/* jitdumps */
+	uint64_t jd_bytes;    /* kept now, all images */
+	uint64_t jd_dropped;  /* record bytes not kept: a cap */
+	uint64_t jd_stripped; /* code bytes of JIT_CODE_LOAD records not kept */
+	uint64_t jd_refused;  /* files not taken: bad header, not regular, too many open */
 };
 
 /* One process image's copy; zero-initialized by its owner, which calls
@@ -55,6 +60,18 @@ struct perfmap_copy {
 	bool refused;        /* a file was found and not taken (counted once) */
 };
 
+/* One process image's jitdump (jit-PID.dump, found as a file it maps
+ * executable: that is how perf finds it too), kept open from the moment
+ * it is seen and read as it grows.  Zero-initialized by its owner, which
+ * calls perfmap_dump_release(). */
+struct perfmap_dump {
+	uint8_t *data;     /* header and kept records (SPEC.md 6.16) */
+	size_t len, cap;
+	uint64_t file_off; /* next record's offset in the file */
+	int fd;            /* meaningful while open */
+	bool open, found, final, capped, refused;
+};
+
 /* lim NULL: the defaults.  0 or -ENOMEM. */
 int perfmap_dirs_new(struct perfmap_dirs **out, const struct perfmap_limits *lim);
 void perfmap_dirs_free(struct perfmap_dirs *d);
@@ -69,6 +86,17 @@ void perfmap_dirs_free(struct perfmap_dirs *d);
  */
 int perfmap_update(struct perfmap_dirs *d, struct perfmap_copy *c, uint32_t pid, uint32_t ns_pid,
 		   bool final);
+/* Whether a mapping's path names a jitdump (basename jit-DIGITS.dump). */
+bool perfmap_is_jitdump(const char *path);
+/* The image (pid) maps the jitdump at [start, end) named path: open it (once)
+ * through /proc/PID/map_files, else /proc/PID/root/PATH, and read what it
+ * holds.  0 or -ENOMEM. */
+int perfmap_dump_found(struct perfmap_dirs *d, struct perfmap_dump *j, uint32_t pid,
+		       uint64_t start, uint64_t end, const char *path);
+/* Read the records j's file gained (final: the last time, then close).
+ * 0 or -ENOMEM. */
+int perfmap_dump_update(struct perfmap_dirs *d, struct perfmap_dump *j, bool final);
+void perfmap_dump_release(struct perfmap_dirs *d, struct perfmap_dump *j);
 /* c's bytes leave the budget and c is emptied. */
 void perfmap_copy_release(struct perfmap_dirs *d, struct perfmap_copy *c);
 void perfmap_stats(const struct perfmap_dirs *d, struct perfmap_stats *st);
