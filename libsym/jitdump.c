@@ -248,7 +248,7 @@ static int parse(struct bsym_jitdump *j)
 			ld.end = nw + size64;
 			ld.ts = ts;
 			ld.seq = seq++;
-			ld.line_base = src->line_base + (nw - old); /* lines move with the code */
+			/* the lines keep their addresses in the code as first loaded */
 			if ((err = add_load(j, &ld)))
 				return err;
 		} else if (id == JD_CODE_DEBUG_INFO) {

@@ -23,6 +23,8 @@
 #                      file's own key) through record/unwind/tabcache: invariants
 #   fuzz_pyline        CPython location tables (first line, offset, table)
 #                      through libsym's bsym_python_line: invariants
+#   fuzz_jitdump       jitdumps (a time window first) through libsym's
+#                      bsym_jitdump_register and lookups: invariants
 # BPROF_FUZZ_TARGETS="fuzz_report fuzz_folded" runs only those.
 # Prints executions, seconds and the result per target; exits non-zero on
 # any crash, leak or timeout (reproducers in BUILD_DIR/fuzz-artifacts/).
@@ -100,4 +102,5 @@ selected fuzz_ehtab && run_target fuzz_ehtab "$here/corpus/ehtab" 8192
 selected fuzz_cache && run_target fuzz_cache "$here/corpus/cache" 65536
 selected fuzz_tabcache && run_target fuzz_tabcache "$here/corpus/tabcache" 16384
 selected fuzz_pyline && run_target fuzz_pyline "$here/corpus/pyline" 4096
+selected fuzz_jitdump && run_target fuzz_jitdump "$here/corpus/jitdump" 16384
 exit $failed
