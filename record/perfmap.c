@@ -206,13 +206,13 @@ int perfmap_update(struct perfmap_dirs *d, struct perfmap_copy *c, uint32_t pid,
 		pin(d, c, pid);
 	if (!c->pinned && final)
 		return 0; /* never seen alive: nothing can say the file is its own */
-	if (final) {
+	if (final)
 		c->final = true;
-		d->st.final++;
-	}
 	fd = open_map(d, c, pid, ns_pid ? ns_pid : pid);
 	if (fd < 0)
 		return 0;
+	if (final)
+		d->st.final++;
 	if (fstat(fd, &st) || !acceptable(c, &st)) {
 		if (!c->refused) /* once per image, not at every rescan */
 			d->st.refused++;
