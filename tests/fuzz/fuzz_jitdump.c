@@ -9,6 +9,7 @@
  * there exactly when it is BSYM_OK, of kind JIT, with an offset below the
  * address; the same lookup twice gives the same answer.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
