@@ -410,7 +410,7 @@ int bsym_symbolize_jitdump(struct bsym_ctx *ctx, uint32_t id, uint64_t addr, uin
 		f->kind = BSYM_FRAME_JIT;
 		/* the nearest line at or below addr, in the load's own code */
 		uint64_t rel = addr - ld->start + ld->line_base;
-		const struct jd_line *ln = j->lines + ld->line0;
+		const struct jd_line *ln = ld->nr_lines ? j->lines + ld->line0 : NULL;
 		size_t lo = 0, hi = ld->nr_lines;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;

@@ -209,8 +209,13 @@ int perfmap_update(struct perfmap_dirs *d, struct perfmap_copy *c, uint32_t pid,
 	if (final)
 		c->final = true;
 	fd = open_map(d, c, pid, ns_pid ? ns_pid : pid);
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == ELOOP && !c->refused) { /* a symlink planted in /tmp */
+			d->st.refused++;
+			c->refused = true;
+		}
 		return 0;
+	}
 	if (final)
 		d->st.final++;
 	if (fstat(fd, &st) || !acceptable(c, &st)) {

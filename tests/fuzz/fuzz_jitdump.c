@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (rc == 0) {
 		/* every 8-byte value of the input is a plausible address */
-		for (size_t i = 0; i + 8 <= size && i < 4096; i += 4) {
+		for (size_t i = 0; i + 8 <= size && i < 1024; i += 4) {
 			uint64_t a;
 			const struct bsym_result *r, *r2;
 
