@@ -76,5 +76,21 @@ if [ "$BPROF_JIT" = java ]; then
 		awk '$1 == "jit_counter" && $2 == "perf_map_final" && $3 > 0 { ok = 1 } END { exit !ok }' "$out.txt"
 fi
 check "prof-report --info describes the JIT code" grep -q "^JIT code:" "$T_DIR/info.txt"
+if [ "$BPROF_JIT" = node ]; then
+	# --rotate: each file carries the map its samples need
+	mkdir "$T_DIR/rot"
+	"$BPROF_RECORD" -q -F 199 --rotate=1 -o "$T_DIR/rot" -- "${cmd[@]}" >/dev/null
+	for p in $(for f in "$T_DIR"/rot/*.bprof; do "$BPROF_DUMP" "$f"; done | awk '$1 == "process" { print $2 }' | sort -u); do
+		rm -f "/tmp/perf-$p.map"
+	done
+	nf=0 bad=0
+	for f in "$T_DIR"/rot/*.bprof; do
+		nf=$((nf + 1))
+		read -r t m < <("$BPROF_REPORT" -q -f -a -U "$f" | awk '{ n = $NF; $NF = ""; sub(/ $/, ""); k = split($0, f, ";"); if (f[k] ~ /_\[j\]$/) { t += n; if (f[k] !~ /^\[(unknown|jit-ambiguous)\]/) m += n } } END { print t + 0, m + 0 }')
+		echo "--rotate file $nf: $m of $t JIT-leaf samples named"
+		[ $((m * 100)) -ge $((t * 90)) ] || bad=$((bad + 1))
+	done
+	check "--rotate: $nf files, each names >= 90 % of its JIT-leaf samples" test "$nf" -ge 2 -a "$bad" -eq 0
+fi
 check "no cap was reached" bash -c "! grep -q 'CAP REACHED' '$T_DIR/info.txt'"
 finish
