@@ -13,7 +13,7 @@
 . "$(dirname "$0")/common.sh"
 
 SRC=$BPROF_SRC/tests/workloads/jit
-cd "$T_DIR"
+cd "$T_DIR" || exit 1
 case "${BPROF_JIT:?}" in
 node | jitdump)
 	command -v node >/dev/null || skip "node missing (tools/install-deps.sh)"
@@ -26,7 +26,9 @@ node | jitdump)
 	own='hot\.js'
 	;;
 java)
-	command -v java >/dev/null && command -v javac >/dev/null || skip "java/javac missing (OpenJDK 17)"
+	if ! command -v java >/dev/null || ! command -v javac >/dev/null; then
+		skip "java/javac missing (OpenJDK 17)"
+	fi
 	cp "$SRC/Hot.java" .
 	javac Hot.java
 	cmd=(java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit Hot 3000)
