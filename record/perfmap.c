@@ -112,6 +112,33 @@ static uint64_t start_realtime(uint32_t pid)
 	       ticks * (1000000000ULL / (unsigned long long)hz);
 }
 
+/* The process's real and effective uids (/proc/PID/status "Uid:"; the
+ * owner of /proc/PID is root for a process that is not dumpable).  false
+ * when it cannot be read. */
+static bool proc_uids(uint32_t pid, uint32_t *ruid, uint32_t *euid)
+{
+	char path[64], buf[4096], *s;
+	unsigned r, e;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	s = strstr(buf, "\nUid:");
+	if (!s || sscanf(s + 5, "%u %u", &r, &e) != 2)
+		return false;
+	*ruid = r;
+	*euid = e;
+	return true;
+}
+
 /* Find the process's /tmp and keep it open (once per directory). */
 static void pin(struct perfmap_dirs *d, struct perfmap_copy *c, uint32_t pid)
 {
@@ -120,10 +147,8 @@ static void pin(struct perfmap_dirs *d, struct perfmap_copy *c, uint32_t pid)
 	int fd;
 
 	c->pinned = true;
-	snprintf(path, sizeof(path), "/proc/%u", pid);
-	if (stat(path, &st))
+	if (!proc_uids(pid, &c->uid, &c->euid))
 		return;
-	c->uid = st.st_uid;
 	c->start_ns = start_realtime(pid);
 	snprintf(path, sizeof(path), "/proc/%u/root/tmp", pid);
 	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -169,7 +194,7 @@ static bool acceptable(const struct perfmap_copy *c, const struct stat *st)
 
 	if (!S_ISREG(st->st_mode))
 		return false;
-	if (st->st_uid != 0 && st->st_uid != c->uid)
+	if (st->st_uid != 0 && st->st_uid != c->uid && st->st_uid != c->euid)
 		return false;
 	return !c->start_ns || mtime + STALE_SLACK_NS >= c->start_ns;
 }

@@ -52,7 +52,7 @@ struct perfmap_copy {
 	uint64_t file_off;   /* bytes of the current file consumed */
 	uint64_t dev, ino;   /* the file those bytes came from; 0: none yet */
 	uint64_t start_ns;   /* the process's start, CLOCK_REALTIME; 0: unknown */
-	uint32_t uid;        /* the process's owner, when pinned */
+	uint32_t uid, euid;  /* the process's real and effective uids, when pinned */
 	uint32_t dir;        /* kept directory + 1; 0: none */
 	bool pinned;         /* dir, uid and start_ns were looked up */
 	bool final;          /* the image ended and its map was read: no more reads */

@@ -146,8 +146,18 @@ Test(perfmap, refuses_links_fifos_and_stale_files)
 	cr_assert_eq(utimensat(AT_FDCWD, path, old, 0), 0);
 	cr_assert_eq(perfmap_update(d, &c3, getpid(), 0, false), 0);
 	cr_assert_eq(c3.len, 0, "older than the process: not its map");
+	/* another user's file, where this process is root's */
+	struct perfmap_copy c4 = { 0 };
+	unlink(path);
+	append("1000 10 planted\n");
+	if (geteuid() == 0) {
+		cr_assert_eq(chown(path, 12345, 12345), 0);
+		cr_assert_eq(perfmap_update(d, &c4, getpid(), 0, false), 0);
+		cr_assert_eq(c4.len, 0, "owned by neither the process's user nor root");
+	}
 	perfmap_stats(d, &st);
-	cr_assert_eq(st.refused, 3);
+	cr_assert_eq(st.refused, geteuid() == 0 ? 4 : 3);
+	perfmap_copy_release(d, &c4);
 	/* a fresh file is taken */
 	unlink(path);
 	append("1000 10 mine\n");
