@@ -217,6 +217,23 @@ static int grow(struct perfmap_copy *c, size_t need)
 	return 0;
 }
 
+/* Whether the file still holds, just before file_off, the bytes last read
+ * from it: a JVM rewrites its map in place (jcmd Compiler.perfmap truncates
+ * and writes again), and a file as long or longer than before must not be
+ * taken for one that grew.  Up to 64 bytes; while capped nothing is read
+ * after file_off, so there is nothing to compare. */
+static bool same_tail(int fd, const struct perfmap_copy *c)
+{
+	char buf[64];
+	size_t n = c->file_off < sizeof(buf) ? (size_t)c->file_off : sizeof(buf);
+	ssize_t got;
+
+	if (c->capped || !n || n > c->len)
+		return true;
+	got = pread(fd, buf, n, (off_t)(c->file_off - n));
+	return got == (ssize_t)n && !memcmp(buf, c->text + c->len - n, n);
+}
+
 int perfmap_update(struct perfmap_dirs *d, struct perfmap_copy *c, uint32_t pid, uint32_t ns_pid,
 		   bool final)
 {
@@ -251,7 +268,7 @@ int perfmap_update(struct perfmap_dirs *d, struct perfmap_copy *c, uint32_t pid,
 	}
 	if (c->ino &&
 	    ((uint64_t)st.st_dev != c->dev || (uint64_t)st.st_ino != c->ino ||
-	     (uint64_t)st.st_size < c->file_off)) {
+	     (uint64_t)st.st_size < c->file_off || !same_tail(fd, c))) {
 		/* rewritten (a new dump, another process of this pid that got
 		 * past the checks): what was read stays, the new file follows */
 		d->st.replaced++;

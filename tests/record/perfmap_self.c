@@ -183,6 +183,24 @@ Test(perfmap, a_replaced_file_is_appended_not_swapped)
 	cr_assert(kept(&c, "1000 10 first\n2000 10 second\n3000 10 third\n"));
 	perfmap_stats(d, &st);
 	cr_assert_eq(st.replaced, 1);
+	/* rewritten in place, longer than before (as jcmd Compiler.perfmap
+	 * does): not taken for growth */
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("4000 10 fourth\n5000 10 fifth\n6000 10 sixth\n", f);
+	fclose(f);
+	cr_assert_eq(perfmap_update(d, &c, getpid(), 0, false), 0);
+	cr_assert(kept(&c, "1000 10 first\n2000 10 second\n3000 10 third\n"
+			   "4000 10 fourth\n5000 10 fifth\n6000 10 sixth\n"));
+	perfmap_stats(d, &st);
+	cr_assert_eq(st.replaced, 2);
+	/* and plain growth is still growth */
+	append("7000 10 seventh\n");
+	cr_assert_eq(perfmap_update(d, &c, getpid(), 0, false), 0);
+	perfmap_stats(d, &st);
+	cr_assert_eq(st.replaced, 2);
+	cr_assert_eq(c.len, strlen("1000 10 first\n2000 10 second\n3000 10 third\n4000 10 fourth\n"
+				   "5000 10 fifth\n6000 10 sixth\n7000 10 seventh\n"));
 	perfmap_copy_release(d, &c);
 	perfmap_dirs_free(d);
 }
