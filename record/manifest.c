@@ -889,8 +889,15 @@ static void read_ns_pid(struct proc_ent *p)
  * ended or the recording does. */
 static int read_perf_map(struct manifest *m, struct proc_ent *p, bool final)
 {
-	int err = perfmap_update(m->perfmaps, &p->pm, p->pid, p->ns_pid, final);
+	bool anon = p->pm.pinned;
+	int err = 0;
 
+	/* only JIT code (anonymous executable memory) is named by a perf map:
+	 * a process without any costs nothing here (most of them) */
+	for (uint32_t i = 0; i < p->nr_maps && !anon; i++)
+		anon = p->maps[i].flags & BPROF_MAP_ANON;
+	if (anon)
+		err = perfmap_update(m->perfmaps, &p->pm, p->pid, p->ns_pid, final);
 	return err ? err : perfmap_dump_update(m->perfmaps, &p->jd, final);
 }
 
