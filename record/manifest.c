@@ -892,10 +892,12 @@ static int read_perf_map(struct manifest *m, struct proc_ent *p, bool final)
 	bool anon = p->pm.pinned;
 	int err = 0;
 
-	/* only JIT code (anonymous executable memory) is named by a perf map:
-	 * a process without any costs nothing here (most of them) */
+	/* only JIT code (anonymous executable memory, now or earlier) is named
+	 * by a perf map: a process without any costs nothing here (most) */
 	for (uint32_t i = 0; i < p->nr_maps && !anon; i++)
 		anon = p->maps[i].flags & BPROF_MAP_ANON;
+	for (uint32_t i = 0; i < p->nr_hist && !anon; i++)
+		anon = p->hist[i].flags & BPROF_MAP_ANON;
 	if (anon)
 		err = perfmap_update(m->perfmaps, &p->pm, p->pid, p->ns_pid, final);
 	return err ? err : perfmap_dump_update(m->perfmaps, &p->jd, final);
@@ -1303,6 +1305,10 @@ int manifest_map_event(struct manifest *m, const struct manifest_map_ev *ev)
 		p->table_gen = ev->gen;
 		observe_image(m, p, ev->gen);
 		m->st.map_events_applied++;
+		/* its first JIT code: keep its /tmp now, in case it exits
+		 * before the next rescan */
+		if ((h->flags & BPROF_MAP_ANON) && !p->pm.pinned)
+			return read_perf_map(m, p, false);
 		return 0;
 	}
 	/* read the image at the next flush: the unwinder's table, the file
