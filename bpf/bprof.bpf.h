@@ -58,8 +58,77 @@ extern const volatile __u64 slice_ns;
 extern volatile __u64 slice_base_ns;
 extern const volatile bool track_gens;
 extern volatile __u32 map_gens_lost;
+extern const volatile bool include_idle;
+extern const volatile __s32 stacks2_base;
+extern __u32 unwind_want_wake;
 
 /* ---- shared maps (defined in profile.bpf.c; comments there) ---- */
+
+struct bprof_counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct profile_key);
+	__type(value, __u64);
+	__uint(max_entries, 40960);
+};
+extern struct bprof_counts_map counts SEC(".maps"), counts_b SEC(".maps");
+
+struct bprof_stacks_map {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 16384);
+};
+extern struct bprof_stacks_map stacks SEC(".maps"), stacks_b SEC(".maps");
+
+struct bprof_stacks2_map {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 4096);
+};
+extern struct bprof_stacks2_map stacks2 SEC(".maps"), stacks2_b SEC(".maps");
+
+struct bprof_unwind_objs_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_MMAPABLE);
+};
+extern struct bprof_unwind_objs_map unwind_objs SEC(".maps");
+
+struct bprof_unwind_pages_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct unwind_page_key);
+	__type(value, struct unwind_page);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+extern struct bprof_unwind_pages_map unwind_pages SEC(".maps");
+
+struct unwind_rows_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct unwind_row_chunk));
+	__uint(max_entries, UNWIND_CHUNKS_PER_MAP);
+	__uint(map_flags, BPF_F_MMAPABLE);
+};
+struct bprof_unwind_rows_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
+	__uint(max_entries, 1);
+	__array(values, struct unwind_rows_inner);
+};
+extern struct bprof_unwind_rows_map unwind_rows SEC(".maps");
+
+struct bprof_unwind_rules_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_rule);
+	__uint(max_entries, UNWIND_MAX_RULES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+};
+extern struct bprof_unwind_rules_map unwind_rules SEC(".maps");
 
 struct bprof_losses_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -162,6 +231,41 @@ _Static_assert(sizeof(struct user_regs) == sizeof(struct pt_regs) &&
 	       __builtin_offsetof(struct user_regs, sp) == __builtin_offsetof(struct pt_regs, sp),
 	       "struct user_regs is not x86-64's struct pt_regs");
 
+/* The sampled registers: the perf_event context starts with them (struct
+ * bpf_perf_event_data, a UAPI type); the kernel allows 8-byte reads. */
+static __always_inline const struct user_regs *ctx_regs(const struct bpf_perf_event_data *ctx)
+{
+	return (const struct user_regs *)(const void *)ctx;
+}
+
+/* A user-mode sample's registers from its context.  Each copy is fenced
+ * (barrier()): left to itself clang loads a dozen registers ahead and
+ * spills them to the stack, 64 bytes of spilled scalars that the verifier
+ * then copies with every state it keeps of the sampler (its verification
+ * ~15 % longer). */
+static __always_inline void user_regs_from_ctx(struct user_regs *pt, const struct bpf_perf_event_data *ctx)
+{
+	const struct user_regs *c = ctx_regs(ctx);
+
+	pt->ax = c->ax; barrier();
+	pt->dx = c->dx; barrier();
+	pt->cx = c->cx; barrier();
+	pt->bx = c->bx; barrier();
+	pt->si = c->si; barrier();
+	pt->di = c->di; barrier();
+	pt->bp = c->bp; barrier();
+	pt->sp = c->sp; barrier();
+	pt->r8 = c->r8; barrier();
+	pt->r9 = c->r9; barrier();
+	pt->r10 = c->r10; barrier();
+	pt->r11 = c->r11; barrier();
+	pt->r12 = c->r12; barrier();
+	pt->r13 = c->r13; barrier();
+	pt->r14 = c->r14; barrier();
+	pt->r15 = c->r15; barrier();
+	pt->ip = c->ip; barrier();
+}
+
 enum {
 	PY_MODE_NATIVE = 0, /* native frames: watch for the evaluation loop */
 	PY_MODE_EMIT,       /* naming the Python frames of one loop frame */
@@ -255,6 +359,10 @@ static __always_inline bool python_wants_frame(const struct unwind_scratch *s, _
 	return pc >= s->py_proc.eval_start && pc < s->py_proc.eval_end;
 }
 
+/* Count one in the unwinder's per-CPU statistics (profile.bpf.c; a
+ * global function with a scalar argument, which every kernel takes). */
+int unwind_count(__u32 idx);
+
 /* Whether two stacks are the same (profile.bpf.c). */
 int same_stack(const struct profile_ustack *a, const struct profile_ustack *b);
 
@@ -288,6 +396,67 @@ static __always_inline __u32 slice_now(void)
 		return 0;
 	n = (now - base) / slice_ns;
 	return n > 0xffffffffULL ? 0xffffffffU : (__u32)n;
+}
+
+/* The kernel's walk (bpf_get_stackid) into the stack maps of set gen.
+ * Each map of a set is named in a call of its own: a register that may
+ * hold either of two map pointers would make the verifier walk the rest of
+ * the program once per map. */
+static __always_inline long get_stackid(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
+{
+	long id = gen ? bpf_get_stackid(ctx, &stacks_b, flags) : bpf_get_stackid(ctx, &stacks, flags);
+
+	if (id == -EEXIST) {
+		long id2 = gen ? bpf_get_stackid(ctx, &stacks2_b, flags) :
+				 bpf_get_stackid(ctx, &stacks2, flags);
+		if (id2 >= 0)
+			return id2 + stacks2_base;
+	}
+	return id; /* a second failure is reported as the first */
+}
+
+/* Count one sample in counts_map (one of the two sets).  Every sample
+ * that reaches this point is either counted (PROFILE_STAT_COUNTED, the sum
+ * over all files of a --rotate recording must equal it) or lost. */
+static __always_inline void add_count(void *counts_map, struct profile_key *key)
+{
+	__u64 one = 1, *val = bpf_map_lookup_elem(counts_map, key);
+	long err = 0;
+
+	if (val) {
+		__sync_fetch_and_add(val, 1);
+	} else {
+		err = bpf_map_update_elem(counts_map, key, &one, BPF_NOEXIST);
+		if (err == -EEXIST) {
+			/* another CPU added it meanwhile */
+			val = bpf_map_lookup_elem(counts_map, key);
+			if (val) {
+				__sync_fetch_and_add(val, 1);
+				err = 0;
+			}
+		}
+	}
+	count_loss(err ? PROFILE_LOSS_COUNTS_FULL : PROFILE_STAT_COUNTED);
+}
+
+/* One step of this CPU's rotate_seq (--rotate: odd while a sample runs).
+ * The element's address is computed at each step from the CPU number:
+ * a pointer with a variable offset kept across the sample (a spill) lost
+ * its bounds on 6.1's verifier, which then refused the sampler. */
+_Static_assert((PROFILE_MAX_CPUS & (PROFILE_MAX_CPUS - 1)) == 0, "rotate_seq_step masks by it");
+
+static __always_inline void rotate_seq_step(__u32 cpu)
+{
+	__u64 i = cpu;
+
+	if (i >= PROFILE_MAX_CPUS)
+		return;
+	/* a mask the verifier bounds the index by, whatever width the
+	 * compare above was made in (clang drops a mask it can prove
+	 * redundant: barrier_var hides what it knows) */
+	barrier_var(i);
+	i &= PROFILE_MAX_CPUS - 1;
+	__sync_fetch_and_add(&rotate_seq[i * PROFILE_ROTATE_SEQ_STRIDE], 1);
 }
 
 /* The mapping generation of image (tgid, exec_id) now. */
@@ -437,8 +606,27 @@ static __always_inline __u64 stack_hash_mix(__u64 h)
  * holds the same stack, in ustacks_map (one of the two sets); the id, or
  * < 0 on loss (-ENOMEM: the map is full; -EEXIST: both ids hold other
  * stacks). */
+/* same_stack() inline: for kernels that take no pointer arguments to
+ * global functions (before 5.12), in a program of its own whose loop
+ * the verifier walks once (tailwalk/tailwalk.bpf.c). */
+static __always_inline int same_stack_inline(const struct profile_ustack *a,
+					     const struct profile_ustack *b)
+{
+	if (a->nr != b->nr)
+		return 0;
+	for (int i = 0; i < PROFILE_MAX_USTACK_DEPTH; i++) {
+		if (i >= (int)a->nr)
+			break;
+		if (a->ips[i] != b->ips[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* inline_cmp: compare with same_stack_inline(), not the global
+ * same_stack() (a constant: the other is then not in the program). */
 static __always_inline long store_stack_at(void *ustacks_map, struct profile_ustack *st,
-					   __u32 ids[2])
+					   __u32 ids[2], bool inline_cmp)
 {
 	for (int t = 0; t < 2; t++) {
 		struct profile_ustack *old = bpf_map_lookup_elem(ustacks_map, &ids[t]);
@@ -458,7 +646,7 @@ static __always_inline long store_stack_at(void *ustacks_map, struct profile_ust
 			if (!old)
 				return -ENOMEM;
 		}
-		if (same_stack(old, st))
+		if (inline_cmp ? same_stack_inline(old, st) : same_stack(old, st))
 			return ids[t];
 	}
 	return -EEXIST;
@@ -467,7 +655,8 @@ static __always_inline long store_stack_at(void *ustacks_map, struct profile_ust
 
 /* Store the walked stack under an id no other stack has in ustacks_map
  * (one of the two sets); < 0 on loss. */
-static __always_inline long store_ustack_in(void *ustacks_map, struct profile_ustack *st, __u64 h)
+static __always_inline long store_ustack_in(void *ustacks_map, struct profile_ustack *st, __u64 h,
+					    bool inline_cmp)
 {
 	__u32 base = PROFILE_CFI_STACK_BASE |
 		     (st->flags & PROFILE_USTACK_LEAF_CFI ? PROFILE_CFI_STACK_EXACT : 0);
@@ -476,7 +665,7 @@ static __always_inline long store_ustack_in(void *ustacks_map, struct profile_us
 		base | (__u32)((h >> 32) & PROFILE_CFI_STACK_MASK),
 	};
 
-	return store_stack_at(ustacks_map, st, ids);
+	return store_stack_at(ustacks_map, st, ids, inline_cmp);
 }
 
 /*
@@ -503,8 +692,8 @@ static __always_inline long walk_user_regs(struct unwind_scratch *s, struct task
 		ask_remap(task, sk);
 	if (ret < 0)
 		return ret;
-	return gen ? store_ustack_in(&ustacks_b, &s->stack, s->hash) :
-		     store_ustack_in(&ustacks, &s->stack, s->hash);
+	return gen ? store_ustack_in(&ustacks_b, &s->stack, s->hash, false) :
+		     store_ustack_in(&ustacks, &s->stack, s->hash, false);
 }
 
 #endif /* BPROF_BPF_H */

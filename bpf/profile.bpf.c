@@ -86,19 +86,8 @@ __u64 rotate_seq[PROFILE_MAX_CPUS * PROFILE_ROTATE_SEQ_STRIDE];
 
 /* max_entries of counts, stacks, seen, tracked, exec_gen are set by
  * prof-record before load (bpf_map__set_max_entries). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct profile_key);
-	__type(value, __u64);
-	__uint(max_entries, 40960);
-} counts SEC(".maps"), counts_b SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384);
-} stacks SEC(".maps"), stacks_b SEC(".maps");
+struct bprof_counts_map counts SEC(".maps"), counts_b SEC(".maps");
+struct bprof_stacks_map stacks SEC(".maps"), stacks_b SEC(".maps");
 
 /*
  * Second chance for collision victims.  Without BPF_F_REUSE_STACKID (which
@@ -108,28 +97,7 @@ struct {
  * and a hot victim loses all its samples.  Only victims reach this map, so
  * it is sparse and a second collision is rare.  Sized by prof-record.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 4096);
-} stacks2 SEC(".maps"), stacks2_b SEC(".maps");
-
-/* Each map of a set is named in a call of its own: a register that may
- * hold either of two map pointers would make the verifier walk the rest of
- * the program once per map. */
-static __always_inline long get_stackid(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
-{
-	long id = gen ? bpf_get_stackid(ctx, &stacks_b, flags) : bpf_get_stackid(ctx, &stacks, flags);
-
-	if (id == -EEXIST) {
-		long id2 = gen ? bpf_get_stackid(ctx, &stacks2_b, flags) :
-				 bpf_get_stackid(ctx, &stacks2, flags);
-		if (id2 >= 0)
-			return id2 + stacks2_base;
-	}
-	return id; /* a second failure is reported as the first */
-}
+struct bprof_stacks2_map stacks2 SEC(".maps"), stacks2_b SEC(".maps");
 
 /* The maps below of a struct bprof_*_map type are shared with the other
  * tracers (declared extern in bprof.bpf.h, which holds their definition's
@@ -183,50 +151,18 @@ struct bprof_unwind_procs_map unwind_procs SEC(".maps");
 /* obj_id -> enum unwind_obj_state and its flags (unwind.h): a u64, for
  * the 64-bit atomic or that any BPF target has (32-bit atomics need
  * -mcpu=v3); an array spends 8 bytes an entry either way */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_MMAPABLE);
-} unwind_objs SEC(".maps");
+struct bprof_unwind_objs_map unwind_objs SEC(".maps");
 
 /* Grows as tables are loaded (no preallocation); max_entries sized from
  * the budget by prof-record. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct unwind_page_key);
-	__type(value, struct unwind_page);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-} unwind_pages SEC(".maps");
+struct bprof_unwind_pages_map unwind_pages SEC(".maps");
 
 /* The rows of every loaded object, written by prof-record through mmap,
  * in chunks, in inner maps that prof-record creates as rows are loaded
  * (see unwind.h); max_entries of the outer array is the budget's count of
  * inner maps, set by prof-record. */
-struct unwind_rows_inner {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct unwind_row_chunk));
-	__uint(max_entries, UNWIND_CHUNKS_PER_MAP);
-	__uint(map_flags, BPF_F_MMAPABLE);
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__type(key, __u32);
-	__uint(max_entries, 1);
-	__array(values, struct unwind_rows_inner);
-} unwind_rows SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct unwind_rule);
-	__uint(max_entries, UNWIND_MAX_RULES);
-	__uint(map_flags, BPF_F_MMAPABLE);
-} unwind_rules SEC(".maps");
+struct bprof_unwind_rows_map unwind_rows SEC(".maps");
+struct bprof_unwind_rules_map unwind_rules SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -249,75 +185,14 @@ __attribute__((noinline)) int unwind_count(__u32 idx)
 	return 0;
 }
 
-/* An object's state; marks it USED (a loaded table met by a walk: it is
- * not evicted) or WANTED (a table that did not fit: loaded next, evicting
- * unused ones), once each, so the common case stays a load. */
 /* A walk set some object's WANTED flag: the sample tells user space. */
 __u32 unwind_want_wake = 0;
 
-static __always_inline __u32 unwind_obj_state(__u32 obj_id)
-{
-	__u64 *v = bpf_map_lookup_elem(&unwind_objs, &obj_id);
-	__u64 s;
-	__u32 st;
-
-	if (!v)
-		return UNWIND_OBJ_NO_TABLE;
-	s = *v;
-	st = s & UNWIND_OBJ_STATE_MASK;
-	if (st == UNWIND_OBJ_LOADED && !(s & UNWIND_OBJ_USED))
-		__sync_fetch_and_or(v, UNWIND_OBJ_USED);
-	else if (st == UNWIND_OBJ_NO_ROOM && !(s & UNWIND_OBJ_WANTED)) {
-		__sync_fetch_and_or(v, UNWIND_OBJ_WANTED);
-		unwind_want_wake = 1;
-	}
-	return st;
-}
-
-static __always_inline int unwind_read(void *dst, __u32 size, __u64 addr)
-{
-	return bpf_probe_read_user(dst, size, (const void *)addr);
-}
-
-/* See UNW_OPAQUE in unwind_step.h.  env points at a word of the walk's
- * per-CPU scratch value: what is read back from map memory is unknown to
- * the verifier, which then stops tracking (and backtracking precision
- * into) the search bounds.  A store and a load, no helper call. */
-static __always_inline __u32 unwind_opaque(__u32 *env, __u32 v)
-{
-	*(volatile __u32 *)env = v;
-	return *(volatile __u32 *)env;
-}
-
-#define UNW_ENV __u32 *
-#define UNW_READ(env, dst, size, addr) unwind_read((dst), (size), (addr))
-#define UNW_OBJ_STATE(env, id) unwind_obj_state(id)
-#define UNW_PAGE(env, key) ((const struct unwind_page *)bpf_map_lookup_elem(&unwind_pages, (key)))
-static __always_inline const __u32 *unwind_row(__u32 i)
-{
-	__u32 m = i / UNWIND_ROWS_PER_MAP, k = (i / UNWIND_ROWS_PER_CHUNK) % UNWIND_CHUNKS_PER_MAP;
-	void *inner = bpf_map_lookup_elem(&unwind_rows, &m);
-	struct unwind_row_chunk *c;
-
-	if (!inner)
-		return 0;
-	c = bpf_map_lookup_elem(inner, &k);
-	return c ? &c->r[i & (UNWIND_ROWS_PER_CHUNK - 1)] : 0;
-}
-
-#define UNW_ROW(env, i) unwind_row(i)
-#define UNW_RULE(env, i) ({ __u32 _k = (i); (const struct unwind_rule *)bpf_map_lookup_elem(&unwind_rules, &_k); })
-#define UNW_STAT(env, i) unwind_count(i)
-#define UNW_OPAQUE(env, x) unwind_opaque((env), (x))
 #define UNW_SEARCH_FN __attribute__((noinline))
+#include "unwind_env.h"
 #include "unwind_step.h"
+#include "unwind_walk.h"
 
-/* The sampled registers: the context starts with them (struct
- * bpf_perf_event_data, a UAPI type); the kernel allows 8-byte reads. */
-static __always_inline const struct user_regs *ctx_regs(const struct bpf_perf_event_data *ctx)
-{
-	return (const struct user_regs *)(const void *)ctx;
-}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -337,54 +212,10 @@ static long walk_frame(__u32 i, void *data)
 	struct walk_ctx *w = data;
 	struct unwind_scratch *s = w->s;
 	__u32 n = s->stack.nr;
-	__u64 pc;
-	bool leaf;
-	int res;
 
-	if (n >= PROFILE_MAX_USTACK_DEPTH) {
-		s->result = -1;
-		return 1;
-	}
-	if (w->py && python_wants_frame(s, n) && python_frame(s, n))
+	if (n < PROFILE_MAX_USTACK_DEPTH && w->py && python_wants_frame(s, n) && python_frame(s, n))
 		return 0;
-	pc = s->r.regs[UNWIND_REG_RA];
-	/* Readers look up every address but the leaf's at address - 1 (a
-	 * return address follows its call).  The pc a signal interrupted is
-	 * exact: record it + 1 so that the lookup lands on it (SPEC.md 6.3). */
-	if (n && s->r.exact_pc)
-		pc++;
-	s->stack.ips[n] = pc;
-	s->stack.nr = n + 1;
-	leaf = s->nr_native++ == 0;
-	/* FNV-1a over 64-bit words, finished with a mixer below */
-	s->hash = (s->hash ^ pc) * 0x100000001b3ULL;
-	res = unwind_step(&s->opaque, w->proc, &s->r, &s->events);
-	/* Stepping out of a signal trampoline leaves an exact pc behind.  The
-	 * handler "returned" to the trampoline's first instruction, which
-	 * address - 1 would put in the function before it: + 1 here too. */
-	if (res == UNWIND_NEXT && n && s->r.exact_pc) {
-		s->stack.ips[n] = pc + 1;
-		s->hash = (s->hash ^ 1) * 0x100000001b3ULL;
-	}
-	if (res == UNWIND_NEXT) {
-		if (s->r.used_table) {
-			/* the report trusts a frame-pointer-free caller of the
-			 * interrupted frame only with this flag (its id's
-			 * PROFILE_CFI_STACK_EXACT) */
-			if (leaf)
-				s->stack.flags |= PROFILE_USTACK_LEAF_CFI;
-		} else {
-			s->stack.flags |= PROFILE_USTACK_FALLBACK;
-			if (!fp_fallback) {
-				/* cfi only: a frame pointer is not a table */
-				s->result = UNWIND_STOP;
-				return 1;
-			}
-		}
-		return 0;
-	}
-	s->result = res;
-	return 1;
+	return unwind_walk_frame(s, w->proc);
 }
 
 /*
@@ -397,15 +228,7 @@ static long walk_frame(__u32 i, void *data)
 __attribute__((noinline)) int same_stack(const struct profile_ustack *a,
 					 const struct profile_ustack *b)
 {
-	if (!a || !b || a->nr != b->nr)
-		return 0;
-	for (int i = 0; i < PROFILE_MAX_USTACK_DEPTH; i++) {
-		if (i >= (int)a->nr)
-			break;
-		if (a->ips[i] != b->ips[i])
-			return 0;
-	}
-	return 1;
+	return a && b && same_stack_inline(a, b);
 }
 
 /*
@@ -442,7 +265,7 @@ __attribute__((noinline)) long get_own_stack(struct bpf_perf_event_data *ctx, __
 	h = stack_hash_mix(h);
 	ids[0] = (__u32)h & PROFILE_OWN_STACK_MASK;
 	ids[1] = (__u32)(h >> 32) & PROFILE_OWN_STACK_MASK;
-	return gen ? store_stack_at(&ustacks_b, st, ids) : store_stack_at(&ustacks, st, ids);
+	return gen ? store_stack_at(&ustacks_b, st, ids, false) : store_stack_at(&ustacks, st, ids, false);
 }
 
 static __always_inline long get_stack(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
@@ -472,31 +295,9 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 		return -ENOMEM;
 	/* In user mode the sampled registers are the user's (read from the
 	 * context with 8-byte loads, the only ones it allows); in the kernel
-	 * they are at the top of the task's kernel stack.  Each copy is
-	 * fenced (barrier()): left to itself clang loads a dozen registers
-	 * ahead and spills them to the stack, 64 bytes of spilled scalars
-	 * that the verifier then copies with every state it keeps of the
-	 * sampler (its verification ~15 % longer). */
+	 * they are at the top of the task's kernel stack. */
 	if ((long)ctx_regs(ctx)->ip >= 0) {
-		const struct user_regs *c = ctx_regs(ctx);
-
-		s->pt.ax = c->ax; barrier();
-		s->pt.dx = c->dx; barrier();
-		s->pt.cx = c->cx; barrier();
-		s->pt.bx = c->bx; barrier();
-		s->pt.si = c->si; barrier();
-		s->pt.di = c->di; barrier();
-		s->pt.bp = c->bp; barrier();
-		s->pt.sp = c->sp; barrier();
-		s->pt.r8 = c->r8; barrier();
-		s->pt.r9 = c->r9; barrier();
-		s->pt.r10 = c->r10; barrier();
-		s->pt.r11 = c->r11; barrier();
-		s->pt.r12 = c->r12; barrier();
-		s->pt.r13 = c->r13; barrier();
-		s->pt.r14 = c->r14; barrier();
-		s->pt.r15 = c->r15; barrier();
-		s->pt.ip = c->ip; barrier();
+		user_regs_from_ctx(&s->pt, ctx);
 	} else {
 		regs = (const void *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		if (!regs || bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs))
@@ -521,30 +322,7 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 
 	if (!s)
 		return -ENOMEM;
-	s->events = 0;
-	s->r.regs[UNWIND_REG_RAX] = s->pt.ax; barrier();
-	s->r.regs[UNWIND_REG_RDX] = s->pt.dx; barrier();
-	s->r.regs[UNWIND_REG_RCX] = s->pt.cx; barrier();
-	s->r.regs[UNWIND_REG_RBX] = s->pt.bx; barrier();
-	s->r.regs[UNWIND_REG_RSI] = s->pt.si; barrier();
-	s->r.regs[UNWIND_REG_RDI] = s->pt.di; barrier();
-	s->r.regs[UNWIND_REG_RBP] = s->pt.bp; barrier();
-	s->r.regs[UNWIND_REG_RSP] = s->pt.sp; barrier();
-	s->r.regs[UNWIND_REG_R8] = s->pt.r8; barrier();
-	s->r.regs[UNWIND_REG_R9] = s->pt.r9; barrier();
-	s->r.regs[UNWIND_REG_R10] = s->pt.r10; barrier();
-	s->r.regs[UNWIND_REG_R11] = s->pt.r11; barrier();
-	s->r.regs[UNWIND_REG_R12] = s->pt.r12; barrier();
-	s->r.regs[UNWIND_REG_R13] = s->pt.r13; barrier();
-	s->r.regs[UNWIND_REG_R14] = s->pt.r14; barrier();
-	s->r.regs[UNWIND_REG_R15] = s->pt.r15; barrier();
-	s->r.regs[UNWIND_REG_RA] = s->pt.ip; barrier();
-	s->r.all_regs = 1;
-	s->r.exact_pc = 1;
-	s->r.bp_valid = 1;
-	s->r.used_table = 0;
-	s->stack.nr = 0;
-	s->stack.flags = 0;
+	unwind_walk_start(s);
 	if (!s->r.regs[UNWIND_REG_RA] || (long)s->r.regs[UNWIND_REG_RA] < 0)
 		return -EFAULT;
 
@@ -555,67 +333,23 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 	 * current (walk_user_regs() says) */
 	if (proc && (flags & UNWIND_WALK_CURRENT))
 		w.py = python_walk_begin(s, pid, exec_id);
-	s->hash = 0xcbf29ce484222325ULL;
-	s->result = 0;
-	s->nr_native = 0;
 	unwind_count(UNWIND_STAT_SAMPLES);
 	if (!w.proc)
 		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
 	bpf_loop(PROFILE_MAX_USTACK_DEPTH, walk_frame, &w, 0);
-	if (s->events & UNWIND_EV_PENDING)
-		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
-	if (s->events & UNWIND_EV_NO_ROOM) {
-		unwind_count(UNWIND_STAT_SAMPLES_NO_ROOM);
-		if (unwind_want_wake) {
-			/* once per object that becomes wanted (two CPUs may
-			 * both send it: harmless) */
-			__u32 *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if ((s->events & UNWIND_EV_NO_ROOM) && unwind_want_wake) {
+		/* once per object that becomes wanted (two CPUs may both
+		 * send it: harmless) */
+		__u32 *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
-			unwind_want_wake = 0;
-			if (e) {
-				*e = UNWIND_EVENT_WANTED;
-				bpf_ringbuf_submit(e, 0);
-			}
+		unwind_want_wake = 0;
+		if (e) {
+			*e = UNWIND_EVENT_WANTED;
+			bpf_ringbuf_submit(e, 0);
 		}
 	}
 	/* the caller asks for the mappings again (walk_user_regs()) */
-	if ((s->events & UNWIND_EV_UNMAPPED) && !(s->events & UNWIND_EV_PENDING))
-		unwind_count(UNWIND_STAT_SAMPLES_UNMAPPED);
-	if (s->result == UNWIND_COMPLETE) {
-		s->stack.flags |= PROFILE_USTACK_COMPLETE;
-		unwind_count(UNWIND_STAT_SAMPLES_COMPLETE);
-	} else if (s->result == -1 || s->result == UNWIND_NEXT) {
-		s->stack.flags |= PROFILE_USTACK_TRUNCATED;
-		unwind_count(UNWIND_STAT_SAMPLES_TRUNCATED);
-	}
-	if (!s->stack.nr)
-		return -EFAULT;
-	s->hash = stack_hash_mix(s->hash);
-	return 0;
-}
-
-/* Count one sample in counts_map (one of the two sets).  Every sample
- * that reaches this point is either counted (PROFILE_STAT_COUNTED, the sum
- * over all files of a --rotate recording must equal it) or lost. */
-static __always_inline void add_count(void *counts_map, struct profile_key *key)
-{
-	__u64 one = 1, *val = bpf_map_lookup_elem(counts_map, key);
-	long err = 0;
-
-	if (val) {
-		__sync_fetch_and_add(val, 1);
-	} else {
-		err = bpf_map_update_elem(counts_map, key, &one, BPF_NOEXIST);
-		if (err == -EEXIST) {
-			/* another CPU added it meanwhile */
-			val = bpf_map_lookup_elem(counts_map, key);
-			if (val) {
-				__sync_fetch_and_add(val, 1);
-				err = 0;
-			}
-		}
-	}
-	count_loss(err ? PROFILE_LOSS_COUNTS_FULL : PROFILE_STAT_COUNTED);
+	return unwind_walk_end(s);
 }
 
 /* What gens_read asks of gen_read_vma (a callback under the mm's read
@@ -720,7 +454,8 @@ static __always_inline void gens_read(__u32 tgid, __u32 exec_id)
 }
 
 /* One sample.  cfi: walk the user stack with the unwind tables instead of
- * asking the kernel to follow frame pointers. */
+ * asking the kernel to follow frame pointers.  (The sampler of kernels
+ * without bpf_loop is tailwalk/tailwalk.bpf.c's.) */
 static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -824,17 +559,12 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 static __always_inline int sample_seq(struct bpf_perf_event_data *ctx, bool cfi)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 *seq = NULL;
 
 	if (!rotating)
 		return sample(ctx, cfi);
-	if (cpu < PROFILE_MAX_CPUS)
-		seq = &rotate_seq[cpu * PROFILE_ROTATE_SEQ_STRIDE];
-	if (seq)
-		__sync_fetch_and_add(seq, 1);
+	rotate_seq_step(cpu);
 	sample(ctx, cfi);
-	if (seq)
-		__sync_fetch_and_add(seq, 1);
+	rotate_seq_step(cpu);
 	return 0;
 }
 
@@ -1047,14 +777,6 @@ int BPF_PROG(handle_exit_sets, struct task_struct *p)
 #define NR_MREMAP 25
 #define NR_PKEY_MPROTECT 329
 
-/* The context of the syscalls:sys_exit_* tracepoints (their format file). */
-struct sys_exit_ctx {
-	__u64 common;
-	int nr;
-	int pad;
-	long ret;
-};
-
 /* The event being built: on the stack, as bpf_find_vma's callback wants. */
 struct vma_probe {
 	struct profile_map_event e;
@@ -1197,16 +919,11 @@ static __always_inline int map_exec(long nr, long ret)
 	return 0;
 }
 
-SEC("tracepoint")
-int handle_map_exec(struct sys_exit_ctx *ctx)
-{
-	return map_exec(ctx->nr, ctx->ret);
-}
-
-/* The same on raw_syscalls' sys_exit, for a recorder that may not read
- * tracefs (the syscall events' ids are there; CAP_BPF and CAP_PERFMON do
- * not open it): it runs at every system call's exit, not only these
- * four's, and returns at once for the others (bench part 11b). */
+/* On raw_syscalls' sys_exit, not the four system calls' own tracepoints:
+ * those are attached through their ids in tracefs, which a fresh host
+ * may not have mounted and CAP_BPF with CAP_PERFMON do not open.  It runs
+ * at every system call's exit and returns at once for the others (bench
+ * part 11b); kernels with the mmap_lock tracepoints use the hook below. */
 SEC("raw_tp/sys_exit")
 int handle_map_exec_raw(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -1348,6 +1065,38 @@ static __always_inline void gen_push(__u32 tgid, __u32 exec_id, __u64 start, __u
  * may take the lock (in a sample, a hard interrupt, only the first can:
  * the read lock is released later by irq_work), and it comes right after
  * each change of a loader mapping library after library. */
+/*
+ * Whether an mmap_lock tracepoint is of the write lock.  Until 6.9 its
+ * arguments were (mm, memcg_path, write), since (mm, write): read as the
+ * newer layout, an older kernel's memcg_path, a pointer never NULL, said
+ * "write" for every read lock too, and the read lookups nested in
+ * bpf_find_vma's own trylock then leaked a lock (handle_gen_start): a
+ * process on Debian 12's 6.1 hung in D state at exit.  Which layout the
+ * kernel has is told by its trace event's record, which has
+ * __data_loc_memcg_path where the argument exists; CO-RE answers at load,
+ * and the other layout's read is dead code (a raw tracepoint program that
+ * read past the tracepoint's arguments could not be attached).
+ */
+struct trace_event_raw_mmap_lock___memcg {
+	__u32 __data_loc_memcg_path;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool mmap_lock_write(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 w;
+
+	/* two loads at constant offsets: clang would otherwise load through
+	 * ctx + an offset it computes, which the verifier refuses */
+	if (bpf_core_field_exists(((struct trace_event_raw_mmap_lock___memcg *)0)->__data_loc_memcg_path)) {
+		w = ctx->args[2];
+		barrier_var(w);
+	} else {
+		w = ctx->args[1];
+		barrier_var(w);
+	}
+	return w != 0;
+}
+
 SEC("raw_tp")
 int handle_gen_start(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -1359,7 +1108,7 @@ int handle_gen_start(struct bpf_raw_tracepoint_args *ctx)
 	 * releases the outer lookup's lock: one release for two locks, and
 	 * the process's next writer (its exit) waits forever.  A write lock
 	 * is taken only in task context, where nothing is nested. */
-	if (!ctx->args[1])
+	if (!mmap_lock_write(ctx))
 		return 0;
 	if ((__u64)task->mm != ctx->args[0])
 		return 0;
@@ -1378,7 +1127,7 @@ int handle_gen_lock(struct bpf_raw_tracepoint_args *ctx)
 	bool maybe = false;
 	long nr;
 
-	if (!ctx->args[1])
+	if (!mmap_lock_write(ctx))
 		return 0; /* a read lock */
 	a = bpf_map_lookup_elem(&gen_area, &tid);
 	if (a) {

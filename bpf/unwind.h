@@ -39,6 +39,12 @@
 #define UNWIND_PAGE_SHIFT 16
 #define UNWIND_PAGE_MASK ((1u << UNWIND_PAGE_SHIFT) - 1)
 #define UNWIND_MAX_RULES 65536     /* u16 rule index */
+/* Frames a run of the tail-call walk (bpf/tailwalk/) unwinds before it
+ * tail-calls itself for the next: kernels without bpf_loop.  The kernel
+ * allows 33 tail calls, so such a walk stops after 34 x 4 = 136 frames
+ * (counted as truncated), past the 127 of the kernel's own walk; each
+ * frame more a run costs ~14,000 verified instructions (Linux 6.18). */
+#define UNWIND_TAIL_FRAMES 4
 #define UNWIND_ROW(lo, rule) (((__u32)(rule) << 16) | ((lo) & 0xffffu))
 #define UNWIND_ROW_LO(row) ((row) & 0xffffu)
 #define UNWIND_ROW_RULE(row) ((row) >> 16)

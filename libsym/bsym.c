@@ -275,6 +275,42 @@ int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, struct 
 	return 0;
 }
 
+/* ---- frames from Go's pclntab ---------------------------------------------- */
+
+/* Like the DWARF path's: inlined callees first, each marked inlined, at
+ * the line in it; the outermost at the line of the call it inlined (or of
+ * the address); with BSYM_NO_INLINE the outermost alone. */
+static int frames_from_go(struct bsym_ctx *ctx, const struct gopcln *go, uint64_t vaddr,
+			  const struct bsym_result **out)
+{
+	struct gopcln_frame gf[BSYM_MAX_INLINE_DEPTH];
+	unsigned n = 0;
+
+	if (gopcln_lookup(go, vaddr, gf, BSYM_MAX_INLINE_DEPTH, &n) || !n || !gf[n - 1].name) {
+		*out = bsym_result_reason(BSYM_R_NO_SYMBOL);
+		return 0;
+	}
+	unsigned first = (ctx->flags & BSYM_NO_INLINE) ? n - 1 : 0;
+	struct bsym_result *r = bsym_result_new(ctx, n - first);
+	if (!r)
+		return -ENOMEM;
+	struct bsym_frame *fr = (struct bsym_frame *)r->frames;
+	for (unsigned k = first; k < n; k++) {
+		struct bsym_frame *f = &fr[k - first];
+		const char *raw = gf[k].name ? gf[k].name : "??";
+		f->raw_name = raw;
+		f->name = bsym_display_name(ctx, raw);
+		f->file = gf[k].file;
+		f->line = gf[k].line;
+		f->inlined = gf[k].inlined;
+		f->kind = BSYM_FRAME_USER;
+		if (k == n - 1)
+			f->offset = vaddr - gf[k].entry;
+	}
+	*out = r;
+	return 0;
+}
+
 /* ---- context ---------------------------------------------------------------- */
 
 static char *xstrdup_opt(const char *s, int *err)
@@ -550,6 +586,10 @@ int bsym_symbolize_offset(struct bsym_ctx *ctx, uint32_t object, uint64_t file_o
 		r = bsym_result_reason(o->status);
 	} else if (!off_to_vaddr(o, file_offset, &vaddr)) {
 		r = bsym_result_reason(BSYM_R_INVALID);
+	} else if (o->go) {
+		int err = frames_from_go(ctx, o->go, vaddr, &r);
+		if (err)
+			return err;
 	} else {
 		int err = bsym_frames_from_dwarf(ctx, o->idx, &o->symtab, o->mod, vaddr - o->dwbias, vaddr,
 						 BSYM_FRAME_USER, &r);
@@ -602,22 +642,32 @@ static bool at_fp_setup(Dwfl_Module *mod, uint64_t file_offset)
 	       ((p[1] == 0x89 && p[2] == 0xe5) || (p[1] == 0x8b && p[2] == 0xec));
 }
 
-static enum bsym_fp_state cfa_state(Dwarf_CFI *cfi, Dwarf_Addr addr, unsigned fp, unsigned sp)
+/* The CFA rule's register and offset (a register+offset rule), for
+ * cfa_state's *sp_off. */
+static enum bsym_fp_state cfa_state(Dwarf_CFI *cfi, Dwarf_Addr addr, unsigned fp, unsigned sp,
+				    int64_t *sp_off)
 {
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Op *ops = NULL, fp_mem[3];
 	size_t nops = 0;
 	enum bsym_fp_state st = BSYM_FP_UNKNOWN;
 
+	*sp_off = -1;
 	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &frame) != 0)
 		return BSYM_FP_UNKNOWN;
 	/* libdw presents a register+offset CFA rule as one DW_OP_bregx */
 	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
 		unsigned reg = ~0u;
-		if (ops[0].atom == DW_OP_bregx)
+		int64_t off = 0;
+		if (ops[0].atom == DW_OP_bregx) {
 			reg = (unsigned)ops[0].number;
-		else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
+			off = (int64_t)ops[0].number2;
+		} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
 			reg = ops[0].atom - DW_OP_breg0;
+			off = (int64_t)ops[0].number;
+		}
+		if (reg == sp)
+			*sp_off = off;
 		if (reg == fp) {
 			st = BSYM_FP_FRAME;
 		} else if (reg == sp) {
@@ -636,6 +686,79 @@ static enum bsym_fp_state cfa_state(Dwarf_CFI *cfi, Dwarf_Addr addr, unsigned fp
 	}
 	free(frame);
 	return st;
+}
+
+/* A Go object: its linker's .debug_frame gives the CFA but never says
+ * where rbp is (Go 1.19: CIE version 3, def_cfa and the return address
+ * only), yet every Go function with a frame saves rbp just below its
+ * return address and points rbp there (cmd/internal/obj/x86, since Go
+ * 1.7).  Marked by the sections Go's linker always writes. */
+static bool is_go_object(struct bsym_obj *o)
+{
+	GElf_Addr bias;
+	Elf *elf = o->mod ? dwfl_module_getelf(o->mod, &bias) : NULL;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (o->go_checked)
+		return o->is_go;
+	o->go_checked = true;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (name && (!strcmp(name, ".gopclntab") || !strcmp(name, ".note.go.buildid"))) {
+			o->is_go = true;
+			break;
+		}
+	}
+	return o->is_go;
+}
+
+/*
+ * What rbp holds at a Go function's pc whose CFA is rsp + sp_off (x86-64).
+ * A frame of 8 bytes is the return address alone: a frameless leaf, or
+ * the prologue's first instruction, rbp untouched.  A bigger frame saved
+ * rbp at CFA - 16 and set it there, except in the few instructions around
+ * that, met only by an interrupted pc (the leaf): Go 1.16-1.20 "SUBQ $n,
+ * SP; MOVQ BP, d(SP); LEAQ d(SP), BP" ... "MOVQ d(SP), BP; ADDQ $n, SP;
+ * RET", Go 1.21+ "PUSHQ BP; MOVQ SP, BP" (at_fp_setup) ... "ADDQ $n, SP;
+ * POPQ BP".
+ */
+static enum bsym_fp_state go_fp_state(Dwfl_Module *mod, uint64_t file_offset, int64_t sp_off)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t size = 0;
+	const unsigned char *p = elf ? (const unsigned char *)elf_rawfile(elf, &size) : NULL;
+
+	if (sp_off <= 8)
+		return BSYM_FP_NO_FRAME;
+	if (!p || file_offset > size || size - file_offset < 9)
+		return BSYM_FP_FRAME;
+	p += file_offset;
+	if (p[0] != 0x48)
+		return BSYM_FP_FRAME;
+	/* the slot of the saved rbp, from rsp; other rbp saves (around
+	 * duffzero calls: "MOVQ BP, -16(SP)") are not the prologue's */
+	int64_t slot = sp_off - 16, d = 0, imm = 0;
+	bool disp = (p[1] == 0x89 || p[1] == 0x8d) && (p[2] == 0x6c || p[2] == 0xac) && p[3] == 0x24;
+	if (disp)
+		d = p[2] == 0x6c ? (int8_t)p[4] : (int32_t)((uint32_t)p[4] | (uint32_t)p[5] << 8 |
+							   (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24);
+	/* MOVQ BP, slot(SP) and LEAQ slot(SP), BP: not set yet */
+	if (disp && d == slot)
+		return BSYM_FP_NO_FRAME;
+	/* ADDQ $frame, SP (imm8 or imm32): restored already unless a POPQ BP
+	 * follows */
+	if ((p[1] == 0x83 || p[1] == 0x81) && p[2] == 0xc4) {
+		imm = p[1] == 0x83 ? (int8_t)p[3] : (int32_t)((uint32_t)p[3] | (uint32_t)p[4] << 8 |
+							    (uint32_t)p[5] << 16 | (uint32_t)p[6] << 24);
+		if (imm == sp_off - 8)
+			return p[p[1] == 0x83 ? 4 : 7] == 0x5d ? BSYM_FP_FRAME : BSYM_FP_NO_FRAME;
+	}
+	return BSYM_FP_FRAME;
 }
 
 int bsym_fp_state(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
@@ -663,14 +786,23 @@ int bsym_fp_state(struct bsym_ctx *ctx, uint32_t object, uint64_t file_offset,
 	if (o->status == BSYM_OK && o->mod && off_to_vaddr(o, file_offset, &vaddr) &&
 	    fp_sp_regs(o->mod, &fp, &sp)) {
 		Dwarf_Addr bias = 0;
+		int64_t sp_off;
 		/* .eh_frame of the loaded ELF first (what the compiler emits on
 		 * x86-64), else .debug_frame */
 		Dwarf_CFI *cfi = dwfl_module_eh_cfi(o->mod, &bias);
-		st = cfi ? cfa_state(cfi, vaddr - bias, fp, sp) : BSYM_FP_UNKNOWN;
+		st = cfi ? cfa_state(cfi, vaddr - bias, fp, sp, &sp_off) : BSYM_FP_UNKNOWN;
 		if (st == BSYM_FP_UNKNOWN) {
 			cfi = dwfl_module_dwarf_cfi(o->mod, &bias);
-			st = cfi ? cfa_state(cfi, vaddr - bias, fp, sp) : BSYM_FP_UNKNOWN;
+			st = cfi ? cfa_state(cfi, vaddr - bias, fp, sp, &sp_off) : BSYM_FP_UNKNOWN;
+			/* Go's .debug_frame leaves rbp out: Go's convention says */
+			if (st == BSYM_FP_NO_FRAME && fp == 6 && sp_off >= 0 && is_go_object(o))
+				st = go_fp_state(o->mod, file_offset, sp_off);
 		}
+		/* no CFI at all (a Go binary without DWARF): Go's own table of
+		 * stack pointer offsets says the same as its .debug_frame */
+		int32_t delta;
+		if (st == BSYM_FP_UNKNOWN && fp == 6 && o->go && gopcln_sp_delta(o->go, vaddr, &delta) == 0)
+			st = go_fp_state(o->mod, file_offset, (int64_t)delta + 8);
 		if (st == BSYM_FP_CLOBBERED && fp == 6 && at_fp_setup(o->mod, file_offset))
 			st = BSYM_FP_NO_FRAME;
 	}

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 
 #include "bsym.h"
+#include "gopclntab.h"
 
 #define BSYM_MAX_BUILD_ID 64
 #define BSYM_MAX_INLINE_DEPTH 64
@@ -140,6 +141,8 @@ struct bsym_obj {
 	enum bsym_reason cached_status;
 	bool cached_has_dwarf, cached_has_symtab;
 	struct bsym_symtab *symtab; /* built on first symbol-table lookup */
+	bool go_checked, is_go;     /* a Go object (bsym.c, is_go_object) */
+	struct gopcln *go;          /* names from Go's pclntab: no DWARF, no .symtab */
 };
 
 struct bsym_ctx;

@@ -834,7 +834,23 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 		 * (.dynsym, MiniDebugInfo) - work the DWARF path never needs. */
 		o->has_symtab = m->has_symtab || (dbg && dbg->has_symtab) ||
 				dwfl_module_getsymtab(o->mod) > 0;
-		if (o->has_dwarf || o->has_symtab)
+		/* A Go binary built without symbols (-ldflags="-s -w") still
+		 * has the runtime's own table: names, files, lines, inlined
+		 * calls.  Only where nothing better is there (.dynsym of a cgo
+		 * binary names its imports, not its Go code). */
+		bool symtab = m->has_symtab || (dbg && dbg->has_symtab);
+		GElf_Addr gbias;
+		Elf *gelf = !o->has_dwarf && !symtab ? dwfl_module_getelf(o->mod, &gbias) : NULL;
+		struct gopcln_error gerr;
+		if (gelf) {
+			int gr = gopcln_elf_open(&o->go, gelf, &gerr);
+			if (gr == -ENOMEM)
+				o->transient_failure = true;
+			else if (gr && gr != -ENOENT)
+				bsym_log(ctx, BSYM_LOG_WARN, "%s: Go function table unusable: %s", m->path,
+					 gerr.message);
+		}
+		if (o->has_dwarf || o->has_symtab || o->go)
 			o->status = BSYM_OK;
 	} else {
 		bsym_log(ctx, BSYM_LOG_WARN, "%s: libdwfl cannot use it: %s", m->path,
@@ -854,6 +870,7 @@ void bsym_obj_load(struct bsym_ctx *ctx, struct bsym_obj *o)
 
 void bsym_obj_release(struct bsym_obj *o)
 {
+	gopcln_close(o->go); /* before dwfl_end: its bytes are libelf's */
 	bsym_dwidx_free(o->idx);
 	if (o->dwfl)
 		dwfl_end(o->dwfl);

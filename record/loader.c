@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -24,6 +25,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/skel_internal.h>
 #include "offcpu/offcpu_rec.h"
+#include "kfeat.h"
 #include "loader.h"
 #include "profile.h"
 #include "profile.skel.h"
@@ -42,6 +44,8 @@ struct loader {
 	int nr_links;
 	bool gens; /* a generation hook is attached: samples carry generations */
 	bool gens_lock; /* it is the mm lock's (handle_gen_lock) */
+	const char *gens_missing; /* why there are no generations */
+	char gens_why[160];
 };
 
 static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -106,43 +110,11 @@ static bool fexit_refused(int id)
 	return errno == EPERM || errno == EACCES || errno == ENOTSUP || errno == 524 /* ENOTSUPP */;
 }
 
-/*
- * Whether a perf_event program may use a hash map that is not
- * preallocated (Linux 6.1+, where the BPF memory allocator is safe in any
- * context).  Preallocation is most of the maps' creation cost: every entry
- * of every hash map is allocated and linked at start-up (the walked-stacks
- * map alone is 16 MiB at the default size), for a recording that may use a
- * few hundred.  A map of one entry and a program that names it tell, for a
- * fraction of a millisecond; older kernels refuse the program with EINVAL.
- */
-static bool noprealloc_allowed(void)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = BPF_F_NO_PREALLOC);
-	int map = bpf_map_create(BPF_MAP_TYPE_HASH, "bprof_probe", 4, 8, 1, &mopts);
-	bool ok;
-
-	if (map < 0)
-		return false;
-	struct bpf_insn insns[4] = {
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
-		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map },
-		{ 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	int fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "bprof_probe", "GPL", insns, 4, NULL);
-
-	ok = fd >= 0;
-	if (fd >= 0)
-		close(fd);
-	close(map);
-	return ok;
-}
-
 /* What the optional programs need from the kernel's BTF. */
-enum { FEAT_MMAP, FEAT_ITER_VMA, FEAT_NR };
-static const char *const feature_names[FEAT_NR] = { "vm_mmap_pgoff", "bpf_iter_task_vma_new" };
-static const __u32 feature_kinds[FEAT_NR] = { BTF_KIND_FUNC, BTF_KIND_FUNC };
+enum { FEAT_MMAP, FEAT_ITER_VMA, FEAT_LOCK_TP, FEAT_NR };
+static const char *const feature_names[FEAT_NR] = { "vm_mmap_pgoff", "bpf_iter_task_vma_new",
+						    "btf_trace_mmap_lock_released" };
+static const __u32 feature_kinds[FEAT_NR] = { BTF_KIND_FUNC, BTF_KIND_FUNC, BTF_KIND_TYPEDEF };
 
 /*
  * The BTF type id of each feature_names[] entry in the kernel (0: absent),
@@ -203,9 +175,9 @@ enum {
 	OPT_PROG_VMAS = 1 << 1,  /* handle_vmas: bpf_iter_task_vma, at exit
 				  * (then in place of handle_exit_sets) and,
 				  * where the tracepoint exists, before exec */
-	OPT_PROG_GENS = 1 << 2,  /* handle_map_exec: syscall tracepoints
-				  * (CONFIG_FTRACE_SYSCALLS), bpf_find_vma
-				  * (5.17): mapping generations */
+	OPT_PROG_GENS = 1 << 2,  /* mapping generations: handle_gen_* on the
+				  * mmap_lock tracepoints, or handle_map_exec_raw
+				  * (bpf_find_vma, 5.17) */
 };
 
 /* The kernel's name of a map or program: name cut to what it keeps. */
@@ -264,7 +236,19 @@ static int load_in_kernel(struct profile_bpf *obj, int *prog_fds, bool verbose)
 		.data_sz = gen.data_sz, .insns_sz = gen.insns_sz,
 	};
 
+	/* -v: the loader program's own verifier log (a log that does not
+	 * fit fails the load with ENOSPC: room for the largest) */
+	char *vlog = verbose ? calloc(1, 16 << 20) : NULL;
+
+	if (vlog) {
+		ctx->log_level = 1;
+		ctx->log_size = 16 << 20;
+		ctx->log_buf = (__u64)(unsigned long)vlog;
+	}
 	err = bpf_load_and_run(&run);
+	if (err && vlog && *vlog)
+		fprintf(stderr, "prof-record: the loader program's verifier log:\n%s\n", vlog);
+	free(vlog);
 	if (err) {
 		/* the verifier's log of the program that failed comes from
 		 * libbpf's own load, which follows */
@@ -337,8 +321,8 @@ static int nr_programs(struct bpf_object *o)
 	return n;
 }
 
-static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi,
-				   bool noprealloc, bool in_kernel, int **prog_fds, int *err)
+static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi, bool tail,
+				   bool noprealloc, bool lock_tp, bool in_kernel, int **prog_fds, int *err)
 {
 	struct profile_bpf *obj = profile_bpf__open();
 	struct bpf_program *prog;
@@ -412,18 +396,18 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		obj->rodata->test_drop_map_events = (uint32_t)strtoul(getenv("BPROF_TEST_DROP_MAP_EVENTS"),
 								      NULL, 10);
 	bpf_map__set_max_entries(obj->maps.map_gens, optional & OPT_PROG_GENS ? procs : 1);
-	/* on the four system calls' own tracepoints where tracefs tells their
-	 * ids (root), else on every system call's exit (raw_syscalls) */
-	bool tracefs = !access("/sys/kernel/tracing/events/syscalls/sys_exit_mmap/id", R_OK) ||
-		       !access("/sys/kernel/debug/tracing/events/syscalls/sys_exit_mmap/id", R_OK);
+	/* One hook: at the mm lock where the kernel has its tracepoints
+	 * (profile.bpf.c, "mapping changes at the lock"), else at every
+	 * system call's exit (raw_syscalls: no tracefs needed, which a
+	 * fresh host may not have mounted, nor CAP_BPF+CAP_PERFMON open).
+	 * BPROF_GENS_HOOK=syscalls: the latter anyway (bench, tests). */
+	const char *gh = getenv("BPROF_GENS_HOOK");
+	bool lock_hook = (optional & OPT_PROG_GENS) && lock_tp && !(gh && !strcmp(gh, "syscalls"));
 
-	bpf_program__set_autoload(obj->progs.handle_map_exec, (optional & OPT_PROG_GENS) && tracefs);
-	bpf_program__set_autoload(obj->progs.handle_map_exec_raw,
-				  (optional & OPT_PROG_GENS) && !tracefs);
-	/* the mm lock hook, tried first (loader_attach) */
-	bpf_program__set_autoload(obj->progs.handle_gen_lock, optional & OPT_PROG_GENS);
-	bpf_program__set_autoload(obj->progs.handle_gen_area, optional & OPT_PROG_GENS);
-	bpf_program__set_autoload(obj->progs.handle_gen_start, optional & OPT_PROG_GENS);
+	bpf_program__set_autoload(obj->progs.handle_map_exec_raw, (optional & OPT_PROG_GENS) && !lock_hook);
+	bpf_program__set_autoload(obj->progs.handle_gen_lock, lock_hook);
+	bpf_program__set_autoload(obj->progs.handle_gen_area, lock_hook);
+	bpf_program__set_autoload(obj->progs.handle_gen_start, lock_hook);
 	/* the command's live descendants: a process set like the others */
 	bpf_map__set_max_entries(obj->maps.pids, env->command ? (noprealloc ? procs : 65536) :
 						 env->nr_pids ? env->nr_pids : 1);
@@ -434,11 +418,40 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.handle_exit_sets,
 				  !(optional & OPT_PROG_VMAS) &&
 					  (env->command != NULL || noprealloc || (optional & OPT_PROG_GENS)));
-	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi);
-	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi);
+	/* The sampler: the unwinder's (bpf_loop); else frame pointers, with
+	 * the code of generations and own stacks where they are in use;
+	 * else tailwalk.bpf.c's (do_perf_event_lean), which loads on kernels
+	 * that refuse the others' callbacks (BPF_PSEUDO_FUNC, 5.13) and
+	 * global functions with pointer arguments (5.12) even where that
+	 * code is never reached, and walks the tables there by tail calls
+	 * (tail). */
+	bool lean = tail || (!cfi && !(optional & OPT_PROG_GENS) && !noprealloc);
+
+	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi && !lean);
+	bpf_program__set_autoload(obj->progs.do_perf_event_lean, lean);
+	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi && !tail);
+	obj->rodata->tailwalk_cfi = tail;
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
-	/* Python frames ride on the unwinder's walk (bpf/python/python.bpf.c) */
-	obj->rodata->python_enabled = cfi && !env->no_python;
+	/* Python frames ride on the unwinder's bpf_loop walk
+	 * (bpf/python/python.bpf.c) */
+	obj->rodata->python_enabled = cfi && !tail && !env->no_python;
+	if (!obj->rodata->python_enabled) {
+		/* nothing is created for a feature not in use */
+		bpf_map__set_max_entries(obj->maps.py_seen, 1);
+		bpf_map__set_max_entries(obj->maps.py_tstates, 1);
+		bpf_map__set_max_entries(obj->maps.py_procs, 1);
+	} else if (noprealloc) {
+		/* LRU maps are preallocated whole: 7.6 MiB allocated and
+		 * zeroed at every start-up, Python or not (a fifth of the
+		 * start-up's kernel time).  Hash maps that grow instead; when
+		 * one fills, a code object is announced again (prof-record
+		 * keeps the first) and a thread's state is looked up again,
+		 * where the LRU map evicted the oldest */
+		bpf_map__set_type(obj->maps.py_seen, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(obj->maps.py_seen, BPF_F_NO_PREALLOC);
+		bpf_map__set_type(obj->maps.py_tstates, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(obj->maps.py_tstates, BPF_F_NO_PREALLOC);
+	}
 	if (cfi) {
 		struct unwinder_sizes us;
 
@@ -449,7 +462,22 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_max_entries(obj->maps.unwind_rules, us.rules_cap);
 		bpf_map__set_max_entries(obj->maps.unwind_objs, us.objs_cap);
 		bpf_map__set_max_entries(obj->maps.ustacks, ustacks);
-	} else {
+	}
+	if (lean && !noprealloc) {
+		/* Before 6.1 a perf_event program may use preallocated hash
+		 * maps only, and the verifier checks every map a program
+		 * names, used or not (frame pointers too): the page index
+		 * (~70 bytes an entry, 2.3 MiB at the default budget) and the
+		 * process tables, 8 KiB each, so 1024 of them (8 MiB) rather
+		 * than 4096; a process past them is walked by frame pointer
+		 * ("process tables failed" in -v) */
+		bpf_map__set_map_flags(obj->maps.unwind_pages,
+				       bpf_map__map_flags(obj->maps.unwind_pages) & ~BPF_F_NO_PREALLOC);
+		bpf_map__set_map_flags(obj->maps.unwind_procs,
+				       bpf_map__map_flags(obj->maps.unwind_procs) & ~BPF_F_NO_PREALLOC);
+		bpf_map__set_max_entries(obj->maps.unwind_procs, 1024);
+	}
+	if (!cfi) {
 		/* frame pointers only: the unwinder's maps stay empty */
 		bpf_map__set_max_entries(obj->maps.unwind_procs, 1);
 		bpf_map__set_max_entries(obj->maps.unwind_objs, 1);
@@ -460,7 +488,9 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_max_entries(obj->maps.remap_asked, 1);
 	}
 
-	if (noprealloc) {
+	if (noprealloc && !lean) {
+		/* (not for tailwalk.bpf.c's sampler, which stores the
+		 * kernel's walks in its stack maps: no own stacks) */
 		/* The hash maps the samples fill; the LRU sets must be
 		 * preallocated.  The kernel's stack maps always are: every
 		 * stack then goes to "ustacks" (own_stacks in profile.bpf.c),
@@ -608,6 +638,24 @@ static void report_verified(struct profile_bpf *obj, const int *prog_fds)
 	}
 }
 
+/* The fd of program p of obj as loaded (prog_fds by index); -1: not loaded. */
+static int prog_fd_in(struct profile_bpf *obj, const int *prog_fds, struct bpf_program *p)
+{
+	struct bpf_program *q;
+	int i = 0;
+
+	bpf_object__for_each_program(q, obj->obj) {
+		if (q == p)
+			return prog_fds[i];
+		i++;
+	}
+	return -1;
+}
+
+/* What the unwinder's sampler and the mapping generations' hooks call. */
+static const enum kfeat_id cfi_needs[] = { KFEAT_LOOP, KFEAT_TASK_PT_REGS, KFEAT_CURRENT_TASK_BTF };
+static const enum kfeat_id gens_needs[] = { KFEAT_LOOP, KFEAT_FIND_VMA, KFEAT_CURRENT_TASK_BTF };
+
 /* Load with as many optional programs as this kernel takes; libbpf stays
  * quiet about the attempts that fail unless -v.  *cfi: the table-walking
  * sampler was loaded (--unwind=auto falls back to frame pointers on a
@@ -618,8 +666,9 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	struct loader *ld = calloc(1, sizeof(*ld));
 	unsigned avail = OPT_PROG_GENS, tries[4];
 	size_t nr_tries = 0;
-	bool noprealloc = noprealloc_allowed();
-	int ids[FEAT_NR], *prog_fds = NULL;
+	struct kfeat kf;
+	bool noprealloc, tail = false;
+	int ids[FEAT_NR], *prog_fds = NULL, miss;
 	/* BPROF_LOAD=libbpf: the path of kernels before 5.17, for tests */
 	const char *how = getenv("BPROF_LOAD");
 	bool in_kernel = !how || strcmp(how, "libbpf") != 0, by_loader = false;
@@ -631,11 +680,38 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	}
 	char msg[256];
 
-	if (!offcpu_supported(env, noprealloc, msg, sizeof(msg))) {
+	kfeat_probe(&kf);
+	noprealloc = kf.has[KFEAT_NOPREALLOC];
+	if (!offcpu_supported(env, &kf, msg, sizeof(msg))) {
 		fprintf(stderr, "prof-record: %s\n", msg);
 		free(ld);
 		*err = -EOPNOTSUPP;
 		return NULL;
+	}
+	*cfi = env->unwind != OPTS_UNWIND_FP;
+	miss = kfeat_first_missing(&kf, cfi_needs, sizeof(cfi_needs) / sizeof(cfi_needs[0]));
+	if (*cfi && miss >= 0) {
+		/* the tables walked by tail calls (bpf/tailwalk/), without
+		 * Python frames */
+		tail = true;
+		if (!env->no_python)
+			fprintf(stderr, "prof-record: this kernel lacks %s: Python frames are not recorded (native stacks are)\n",
+				kfeat_describe(miss));
+	}
+	/* BPROF_TAILWALK=1: the walk of kernels without bpf_loop anyway
+	 * (tests on the development kernel) */
+	if (*cfi && getenv("BPROF_TAILWALK") && !strcmp(getenv("BPROF_TAILWALK"), "1"))
+		tail = true;
+	/* the tail walk reads no generations: none are made */
+	if (tail)
+		avail &= ~OPT_PROG_GENS;
+	if (tail && kfeat_first_missing(&kf, cfi_needs, sizeof(cfi_needs) / sizeof(cfi_needs[0])) < 0)
+		ld->gens_missing = "BPROF_TAILWALK=1: the tail-call walk reads no generations";
+	miss = kfeat_first_missing(&kf, gens_needs, sizeof(gens_needs) / sizeof(gens_needs[0]));
+	if (miss >= 0) {
+		avail &= ~OPT_PROG_GENS;
+		snprintf(ld->gens_why, sizeof(ld->gens_why), "this kernel lacks %s", kfeat_describe(miss));
+		ld->gens_missing = ld->gens_why;
 	}
 	if (!env->verbose)
 		libbpf_set_print(libbpf_print_none);
@@ -654,7 +730,6 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		tries[nr_tries++] = OPT_PROG_VMAS;
 	if (avail)
 		tries[nr_tries++] = 0;
-	*cfi = env->unwind != OPTS_UNWIND_FP;
 	for (size_t i = 0; i < nr_tries && !obj; i++) {
 		bool last = i + 1 == nr_tries;
 
@@ -663,21 +738,31 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		/* by a loader program first; where that fails (before Linux
 		 * 5.17, or a program the kernel refuses), libbpf says why */
 		if (in_kernel)
-			obj = open_one(env, tries[i], *cfi, noprealloc, true, &prog_fds, err);
+			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, true, &prog_fds, err);
 		by_loader = obj != NULL;
 		if (!obj)
-			obj = open_one(env, tries[i], *cfi, noprealloc, false, &prog_fds, err);
+			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, false, &prog_fds, err);
 		if (!obj && env->verbose)
 			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
 				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));
 		if (!obj && last && *cfi && env->unwind == OPTS_UNWIND_AUTO) {
-			/* the unwinder needs bpf_loop (5.17) and bpf_task_pt_regs */
-			fprintf(stderr, "prof-record: this kernel cannot load the stack unwinder (needs Linux 5.17+): user stacks follow frame pointers only (-v says why)\n");
+			/* it has what the unwinder needs (kfeat), yet refused
+			 * it: the verifier's log says why */
+			fprintf(stderr, "prof-record: this kernel's verifier refused the stack unwinder (-v shows its log): user stacks follow frame pointers only\n");
 			*cfi = false;
+			tail = false;
 			i = (size_t)-1;
 		}
 	}
 	libbpf_set_print(env->verbose ? libbpf_print_verbose : libbpf_print_quiet);
+	if (!obj && *err == -EPERM && !kf.has[KFEAT_MEMCG] && geteuid() != 0) {
+		struct rlimit rl = {0};
+
+		getrlimit(RLIMIT_MEMLOCK, &rl);
+		fprintf(stderr, "prof-record: this kernel lacks %s: its BPF maps count against the locked-memory limit (ulimit -l: %llu KiB), which this user may not raise: run as root, grant CAP_SYS_RESOURCE as well (setcap cap_bpf,cap_perfmon,cap_sys_resource+ep prof-record), or raise the limit\n",
+			kfeat_describe(KFEAT_MEMCG), (unsigned long long)rl.rlim_cur / 1024);
+		*err = -EOPNOTSUPP;
+	}
 	if (!obj) {
 		free(ld);
 		return NULL;
@@ -690,6 +775,15 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	}
 	if (obj->rodata->own_stacks)
 		warm_caches(obj);
+	if (tail) {
+		/* the tail walk's next runs are this same program */
+		__u32 zero = 0;
+		int fd = prog_fd_in(obj, prog_fds, obj->progs.do_perf_event_lean);
+
+		if (fd < 0 || bpf_map_update_elem(bpf_map__fd(obj->maps.tailwalk_self), &zero, &fd, BPF_ANY))
+			fprintf(stderr, "prof-record: warning: cannot chain the unwinder's walk (%s): user stacks stop after %d frames\n",
+				strerror(errno), UNWIND_TAIL_FRAMES);
+	}
 	ld->skel = obj;
 	ld->prog_fds = prog_fds;
 	ld->nr_progs = nr_programs(obj->obj);
@@ -724,7 +818,9 @@ int loader_sampler_fd(const struct loader *ld)
 {
 	int fd = prog_fd(ld, ld->skel->progs.do_perf_event_cfi);
 
-	return fd >= 0 ? fd : prog_fd(ld, ld->skel->progs.do_perf_event);
+	if (fd < 0)
+		fd = prog_fd(ld, ld->skel->progs.do_perf_event);
+	return fd >= 0 ? fd : prog_fd(ld, ld->skel->progs.do_perf_event_lean);
 }
 
 /* Attach a loaded tracing program: tp_btf or fexit (tp NULL: the kernel
@@ -747,68 +843,6 @@ static int attach_tracing(struct loader *ld, struct bpf_program *p, const char *
 		return -1;
 	ld->links[ld->nr_links++] = link;
 	return 0;
-}
-
-/* Attach a loaded tracepoint program to tracefs event group:name through a
- * perf event; 0, or -1 with errno set. */
-static int attach_tracepoint(struct loader *ld, struct bpf_program *p, const char *group,
-			     const char *name)
-{
-	struct perf_event_attr attr = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(attr),
-					.sample_period = 1, .wakeup_events = 1 };
-	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	int fd = prog_fd(ld, p), pfd, e;
-	char path[256];
-	FILE *f = NULL;
-
-	if (fd < 0 || ld->nr_links >= LOADER_MAX_LINKS) {
-		errno = fd < 0 ? ENOENT : E2BIG;
-		return -1;
-	}
-	for (size_t i = 0; i < 2 && !f; i++) {
-		snprintf(path, sizeof(path), "%s/events/%s/%s/id", roots[i], group, name);
-		f = fopen(path, "re");
-	}
-	if (!f)
-		return -1;
-	e = fscanf(f, "%llu", (unsigned long long *)&attr.config);
-	fclose(f);
-	if (e != 1) {
-		errno = EINVAL;
-		return -1;
-	}
-	pfd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-	if (pfd < 0)
-		return -1;
-	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, fd) || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
-		e = errno;
-		close(pfd);
-		errno = e;
-		return -1;
-	}
-	ld->links[ld->nr_links++] = pfd;
-	return 0;
-}
-
-/* Mapping generations: the exits of the system calls that make executable
- * mappings (profile.bpf.c, handle_map_exec).  All or none: a generation
- * that one of them would miss could let an address change meaning unseen. */
-static bool attach_gens(struct loader *ld)
-{
-	static const char *const calls[] = { "sys_exit_mmap", "sys_exit_mprotect",
-					     "sys_exit_pkey_mprotect", "sys_exit_mremap" };
-	int first = ld->nr_links;
-
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (attach_tracepoint(ld, ld->skel->progs.handle_map_exec, "syscalls", calls[i])) {
-			int e = errno;
-
-			while (ld->nr_links > first)
-				close(ld->links[--ld->nr_links]);
-			errno = e;
-			return false;
-		}
-	return true;
 }
 
 bool loader_tracks_gens(const struct loader *ld)
@@ -854,28 +888,17 @@ int loader_attach(struct loader *ld, const struct env *env)
 		fprintf(stderr, "prof-record: cannot trace sched_prepare_exec (%s)\n", strerror(errno));
 	/* Mapping generations: at the mm lock's release where the kernel has
 	 * that tracepoint (profile.bpf.c: it costs nothing to the system
-	 * calls that do not map), else at the system calls' exits.
-	 * BPROF_GENS_HOOK=syscalls: the latter anyway (bench, tests). */
-	const char *gh = getenv("BPROF_GENS_HOOK");
-
-	if (bpf_program__autoload(obj->progs.handle_gen_lock) && !(gh && !strcmp(gh, "syscalls"))) {
-		int first = ld->nr_links;
-
+	 * calls that do not map), else at every system call's exit. */
+	if (bpf_program__autoload(obj->progs.handle_gen_lock)) {
 		ld->gens = attach_tracing(ld, obj->progs.handle_gen_area, "vm_unmapped_area") == 0 &&
 			   attach_tracing(ld, obj->progs.handle_gen_start, "mmap_lock_start_locking") == 0 &&
 			   attach_tracing(ld, obj->progs.handle_gen_lock, "mmap_lock_released") == 0;
-		if (!ld->gens) {
-			if (env->verbose)
-				fprintf(stderr, "prof-record: cannot trace the mmap_lock tracepoints and vm_unmapped_area (%s): mapping generations at the system calls' exits\n",
-					strerror(errno));
-			while (ld->nr_links > first)
-				close(ld->links[--ld->nr_links]);
-		}
 		ld->gens_lock = ld->gens;
-	}
-	if (ld->gens) {
-		if (env->verbose)
+		if (ld->gens && env->verbose)
 			fprintf(stderr, "prof-record: mapping generations: at the mm lock (mmap_lock_released)\n");
+		if (!ld->gens)
+			fprintf(stderr, "prof-record: warning: cannot trace the mmap_lock tracepoints and vm_unmapped_area (%s): a library unloaded and another loaded at its address may be named as the first\n",
+				strerror(errno));
 	} else if (bpf_program__autoload(obj->progs.handle_map_exec_raw)) {
 		ld->gens = attach_tracing(ld, obj->progs.handle_map_exec_raw, "sys_exit") == 0;
 		if (ld->gens && env->verbose)
@@ -883,15 +906,11 @@ int loader_attach(struct loader *ld, const struct env *env)
 		if (!ld->gens)
 			fprintf(stderr, "prof-record: warning: cannot trace the system calls' exits (%s): a library unloaded and another loaded at its address may be named as the first\n",
 				strerror(errno));
-	} else if (bpf_program__autoload(obj->progs.handle_map_exec)) {
-		ld->gens = attach_gens(ld);
-		if (ld->gens && env->verbose)
-			fprintf(stderr, "prof-record: mapping generations: at the exits of mmap, mprotect, pkey_mprotect, mremap\n");
-		if (!ld->gens)
-			fprintf(stderr, "prof-record: warning: cannot trace the mmap/mprotect/mremap system calls (%s): a library unloaded and another loaded at its address may be named as the first\n",
-				strerror(errno));
+	} else if (ld->gens_missing) {
+		fprintf(stderr, "prof-record: warning: %s: no mapping generations: a library unloaded and another loaded at its address may be named as the first\n",
+			ld->gens_missing);
 	} else {
-		fprintf(stderr, "prof-record: warning: this kernel cannot load the mapping generation hook (needs syscall tracepoints and Linux 5.17+; -v says why): a library unloaded and another loaded at its address may be named as the first\n");
+		fprintf(stderr, "prof-record: warning: this kernel's verifier refused the mapping generation hook (-v shows its log): a library unloaded and another loaded at its address may be named as the first\n");
 	}
 	if (bpf_program__autoload(obj->progs.handle_mmap) && attach_tracing(ld, obj->progs.handle_mmap, NULL) &&
 	    env->verbose)
@@ -970,6 +989,11 @@ void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd)
 	*stats_fd = bpf_map__fd(obj->maps.py_stats);
 }
 
+bool loader_walks_python(const struct profile_bpf *obj)
+{
+	return obj->rodata->python_enabled;
+}
+
 int loader_exec_gen_fd(const struct profile_bpf *obj)
 {
 	return bpf_map__fd(obj->maps.exec_gen);
@@ -995,5 +1019,6 @@ void loader_unwinder_maps(const struct profile_bpf *obj, const struct env *env,
 		.rules_cap = bpf_map__max_entries(obj->maps.unwind_rules),
 		.pages_cap = bpf_map__max_entries(obj->maps.unwind_pages),
 		.procs_cap = bpf_map__max_entries(obj->maps.unwind_procs),
+		.no_fd_batch = obj->rodata->tailwalk_cfi,
 	};
 }

@@ -26,8 +26,10 @@ void loader_set_log(bool verbose);
  * where the kernel can (Linux 5.17), by libbpf otherwise.  On a kernel that
  * refuses an optional program (fexit trampolines, the task_vma iterator)
  * it is loaded without it.  *cfi: the table-walking sampler was loaded
- * (--unwind=auto falls back to frame pointers where it cannot be).  NULL
- * with *err = -errno on failure, not printed: the caller says what to do.
+ * (--unwind=auto falls back to frame pointers where it cannot be; what the
+ * kernel lacks for it is said).  NULL with *err = -errno on failure, not
+ * printed, except -EOPNOTSUPP: the kernel lacks a feature the options
+ * need, and which one was said.
  * Free with loader_destroy(), which detaches what loader_attach() attached.
  */
 struct loader *loader_open(const struct env *env, bool *cfi, int *err);
@@ -58,6 +60,9 @@ int loader_attach(struct loader *ld, const struct env *env);
 /* The exec_gen map, for the manifest. */
 /* The Python walk's maps (bpf/python/python.bpf.c): "py_procs" and "py_stats". */
 void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);
+/* Whether the loaded walk records Python frames (not on kernels without
+ * bpf_loop, nor with --no-python). */
+bool loader_walks_python(const struct profile_bpf *obj);
 int loader_exec_gen_fd(const struct profile_bpf *obj);
 /* The BPF map tgid -> struct profile_map_gen (mapping generations); -1
  * where the hook did not load. */

@@ -193,7 +193,7 @@ static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const s
 	int procs_fd, stats_fd;
 
 	loader_python_fds(obj, &procs_fd, &stats_fd);
-	if (!env->no_python &&
+	if (loader_walks_python(obj) &&
 	    pyrec_create(py, procs_fd, stats_fd, libbpf_num_possible_cpus())) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
@@ -503,8 +503,10 @@ int main(int argc, char **argv)
 	loader_set_log(env.verbose);
 	ld = loader_open(&env, &cfi, &err);
 	if (!ld) {
-		fprintf(stderr, "prof-record: cannot load the BPF program: %s; needs Linux 5.8+ with BPF, BTF and CONFIG_BPF_EVENTS (run with -v for libbpf's log)\n",
-			strerror(-err));
+		/* -EOPNOTSUPP: the loader said what the kernel lacks */
+		if (err != -EOPNOTSUPP)
+			fprintf(stderr, "prof-record: cannot load the BPF program: %s; needs Linux 5.8+ with BPF, BTF and CONFIG_BPF_EVENTS (run with -v for libbpf's log)\n",
+				strerror(-err));
 		goto cleanup;
 	}
 	obj = loader_skeleton(ld);

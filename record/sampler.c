@@ -137,6 +137,21 @@ static int attach_perf_event(int prog_fd, int pfd, int *link)
 	return 0;
 }
 
+/* Whether kernel.perf_event_paranoid is above 2 (unreadable: no). */
+static bool paranoid_above_2(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int level = 0;
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &level) != 1)
+		level = 0;
+	fclose(f);
+	return level > 2;
+}
+
+
 /* One perf event per online CPU (or the -C one), the BPF program attached
  * to each.  *event is the name of the event really used. */
 int sampler_start(struct sampler *s, const struct env *env, int *opened, const char **event)
@@ -191,6 +206,11 @@ int sampler_start(struct sampler *s, const struct env *env, int *opened, const c
 				strerror(e),
 				e == ENOENT || e == EOPNOTSUPP ?
 					"this kernel lacks the event (CONFIG_PERF_EVENTS)" :
+				(e == EACCES || e == EPERM) && paranoid_above_2() ?
+					/* Debian's and Ubuntu's kernels: level 3, a
+					 * patch of theirs, which lets only
+					 * CAP_SYS_ADMIN open perf events */
+					"kernel.perf_event_paranoid is above 2 (Debian's and Ubuntu's default), which lets only root open perf events: run as root, or sysctl kernel.perf_event_paranoid=2 for CAP_PERFMON to do" :
 				e == EACCES || e == EPERM ?
 					"run as root or grant CAP_PERFMON (and check kernel.perf_event_paranoid)" :
 				e == EMFILE ? "raise the open files limit (ulimit -n)" :

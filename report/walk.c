@@ -232,6 +232,53 @@ static int add_missed(struct rep_wbuf *w, enum rep_wkind kind)
  * (FRAME) or is JIT code, which a value that merely happened to be in rbp
  * rarely leads to.
  */
+/*
+ * Go's thread roots (runtime.goexit under every goroutine, runtime.mstart
+ * under every g0 stack, runtime.rt0_go under the first thread's; the Go
+ * runtime's TOPFRAME functions): nothing above them is a caller, whatever
+ * a frame pointer or the recorder's walk found there (mstart's rbp is the
+ * creating thread's, clone leaves it).  The outermost name of the frame;
+ * assembly functions carry ".abi0" in symbol tables, not in pclntab.
+ */
+static bool go_named(const struct rep_wframe *f, const char *const *names, size_t nr)
+{
+	const char *n;
+
+	if (f->kind != REP_W_USER || !f->res || !f->res->nr_frames)
+		return false;
+	n = f->res->frames[f->res->nr_frames - 1].raw_name;
+	if (!n || strncmp(n, "runtime.", 8) != 0)
+		return false;
+	for (size_t i = 0; i < nr; i++) {
+		size_t l = strlen(names[i]);
+		if (!strncmp(n, names[i], l) && (!n[l] || !strcmp(n + l, ".abi0")))
+			return true;
+	}
+	return false;
+}
+
+static bool go_root(const struct rep_wframe *f)
+{
+	static const char *const roots[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go" };
+
+	return go_named(f, roots, sizeof(roots) / sizeof(roots[0]));
+}
+
+/*
+ * Go's stack switches (runtime.systemstack, mcall, morestack, asmcgocall):
+ * frameless assembly that moves to another stack, which Go's tables do not
+ * describe, so even the unwinder's walk left them by frame pointer, which
+ * skips their caller.  In a walk the report does not check step by step,
+ * the skip is marked here.
+ */
+static bool go_switch(const struct rep_wframe *f)
+{
+	static const char *const sw[] = { "runtime.systemstack", "runtime.mcall", "runtime.morestack",
+					  "runtime.morestack_noctxt", "runtime.asmcgocall" };
+
+	return go_named(f, sw, sizeof(sw) / sizeof(sw[0]));
+}
+
 static enum bsym_fp_state frame_fp_state(struct bsym_ctx *sym, const struct rep_wframe *f)
 {
 	enum bsym_fp_state st;
@@ -323,6 +370,14 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 				err = add_missed(w, REP_W_MISSING_CALLER);
 			if (!err)
 				err = add_user(w, sym, pm, s->ips[i], i, c->map_gen, win, symbolize);
+			if (!err && go_root(&w->v[w->nr - 1]))
+				break; /* a thread's outermost frame */
+			if (!err && !fp_walk) {
+				prev = symbolize && i + 1 < s->nr_ips && go_switch(&w->v[w->nr - 1])
+					       ? BSYM_FP_NO_FRAME
+					       : BSYM_FP_UNKNOWN;
+				continue;
+			}
 			if (err || !fp_walk || (!skipped && i + 1 == s->nr_ips))
 				continue; /* nothing left to check */
 			const struct rep_wframe *f = &w->v[w->nr - 1];

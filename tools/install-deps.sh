@@ -24,6 +24,10 @@ DEMO_PKGS=(
 )
 
 TEST_PKGS=(
+	# the kernel matrix (tests/kernels, ../shared/tools/kernel-vm): qemu, the
+	# pristine root's debootstrap and ext4 image, and what installing a Debian
+	# kernel package with its initrd needs
+	qemu-system-x86 e2fsprogs debootstrap initramfs-tools kmod linux-base
 	# tests: Criterion, elfutils (eu-addr2line, eu-readelf), binutils (objcopy, strip),
 	# xz (MiniDebugInfo fixtures), libFuzzer runtime, flamegraph.pl, python3
 	elfutils binutils xz-utils libclang-rt-14-dev

@@ -5,11 +5,26 @@
 #   3. the libFuzzer targets: corpus replay + FUZZ_SECONDS of fuzzing each (build-fuzz/),
 #   4. the static recorder builds and is static (build-static/),
 #   5. the full suite - unit and end-to-end BPF tests - on the normal build (build/),
-#      whose ctest summary is the last thing printed.
+#      whose ctest summary is the last thing printed; it includes kernel_debian12,
+#      the kernel matrix's core on Debian 12's 6.1 in a qemu guest.
 # End-to-end tests record with BPF and need root; with CI=true a test that
 # cannot run fails instead of skipping.
+#
+#   tools/test.sh --kernels [KERNEL...]   only the kernel matrix, every feature on
+#                                         each kernel (default 6.1 5.10): run it
+#                                         before a change to bpf/ or record/ lands
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --kernels ]; then
+	shift
+	./tools/install-deps.sh
+	cmake -S . -B build -DBPROF_WERROR=ON >/dev/null
+	cmake --build build -j"${JOBS:-$(nproc)}"
+	cmake -S . -B build-static -DBPROF_STATIC_RECORD=ON -DBPROF_WERROR=ON >/dev/null
+	cmake --build build-static -j"${JOBS:-$(nproc)}" --target prof-record
+	[ $# -gt 0 ] || set -- 6.1 5.10
+	exec tests/kernels/run.sh "$@"
+fi
 SRC=$PWD
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 JOBS=${JOBS:-$(nproc)}

@@ -259,7 +259,7 @@ static __always_inline long offcpu_store(struct profile_ustack *st, __u32 gen)
 	h = stack_hash_mix(h);
 	ids[0] = (__u32)h & PROFILE_OWN_STACK_MASK;
 	ids[1] = (__u32)(h >> 32) & PROFILE_OWN_STACK_MASK;
-	return gen ? store_stack_at(&ustacks_b, st, ids) : store_stack_at(&ustacks, st, ids);
+	return gen ? store_stack_at(&ustacks_b, st, ids, false) : store_stack_at(&ustacks, st, ids, false);
 }
 
 /* Count a pending sampled block without its user stack. */

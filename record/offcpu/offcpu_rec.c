@@ -22,24 +22,31 @@
 
 #include "bprof.h"
 #include "dump.h"
+#include "kfeat.h"
 #include "loader.h"
 #include "offcpu/offcpu_rec.h"
 #include "profile.skel.h"
 
-bool offcpu_supported(const struct env *env, bool own_stacks, char *msg, size_t len)
+bool offcpu_supported(const struct env *env, const struct kfeat *kf, char *msg, size_t len)
 {
+	/* the thread states (task storage), the blocked thread's user
+	 * registers (bpf_task_pt_regs), the stacks stored like own_stacks'
+	 * (ids of their own in "ustacks", a hash map that grows) */
+	static const enum kfeat_id needs[] = { KFEAT_TASK_STORAGE, KFEAT_CURRENT_TASK_BTF,
+					       KFEAT_TASK_PT_REGS, KFEAT_NOPREALLOC };
+	const char *opt = env->off_cpu == OFFCPU_MODE_WALL ? "--wall" : "--off-cpu";
+	int miss;
+
 	if (!env->off_cpu)
 		return true;
 	if (env->cycles) {
-		snprintf(msg, len, "%s counts time in periods of the cpu-clock event; not with -e cycles",
-			 env->off_cpu == OFFCPU_MODE_WALL ? "--wall" : "--off-cpu");
+		snprintf(msg, len, "%s counts time in periods of the cpu-clock event; not with -e cycles", opt);
 		return false;
 	}
-	if (!own_stacks) {
-		/* the off-CPU stacks are stored like own_stacks' (ids of
-		 * their own in "ustacks"), which needs Linux 6.1 */
-		snprintf(msg, len, "%s needs Linux 6.1 or later (growing BPF hash maps in tracing programs)",
-			 env->off_cpu == OFFCPU_MODE_WALL ? "--wall" : "--off-cpu");
+	miss = kfeat_first_missing(kf, needs, sizeof(needs) / sizeof(needs[0]));
+	if (miss >= 0) {
+		snprintf(msg, len, "%s needs %s, which this kernel lacks; on-CPU recording works without it",
+			 opt, kfeat_describe(miss));
 		return false;
 	}
 	return true;
@@ -63,6 +70,15 @@ static bool cgroup_kfuncs(void)
 void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, long counts)
 {
 	bool on = env->off_cpu != 0;
+
+	/* A task storage map cannot be created before Linux 5.11: unless in
+	 * use, a hash map of one entry that no loaded program names stands
+	 * in for it (not autocreate: libbpf 1.1's loader program cannot
+	 * skip a map) */
+	if (!on) {
+		bpf_map__set_type(obj->maps.offcpu_tasks, BPF_MAP_TYPE_HASH);
+		bpf_map__set_max_entries(obj->maps.offcpu_tasks, 1);
+	}
 
 	bpf_program__set_autoload(obj->progs.handle_offcpu_switch, on);
 	bpf_program__set_autoload(obj->progs.handle_offcpu_resume, on);

@@ -18,11 +18,12 @@
 #include "options.h"
 
 struct profile_bpf;
+struct kfeat;
 
-/* Whether off-CPU time can be recorded as env asks (own_stacks: the
- * stacks go to the growing map, Linux 6.1+); when not, a message in msg
- * and false. */
-bool offcpu_supported(const struct env *env, bool own_stacks, char *msg, size_t len);
+/* Whether off-CPU time can be recorded as env asks on a kernel with the
+ * features kf; when not, a message naming what is missing in msg, and
+ * false. */
+bool offcpu_supported(const struct env *env, const struct kfeat *kf, char *msg, size_t len);
 
 /* Before load: the programs' read-only data, which programs load, the
  * counts map's size (counts: the on-CPU map's).  cfi: the unwinder is

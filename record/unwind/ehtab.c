@@ -968,6 +968,81 @@ fail:
 	return rc;
 }
 
+static int cmp_row_addr(const void *a, const void *b)
+{
+	const struct ehtab_row *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (x->rule.cfa_kind != UNWIND_CFA_NONE) - (y->rule.cfa_kind != UNWIND_CFA_NONE);
+}
+
+int ehtab_add_ranges(struct ehtab **tp, const struct ehtab_range *r, size_t n)
+{
+	static const struct unwind_rule none = { 0 };
+	struct ehtab *t = *tp;
+	size_t nr0;
+	uint64_t last_end = 0;
+	int rc;
+
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		*tp = t;
+	}
+	nr0 = t->nr; /* rows are sorted by address up to here */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = r[i].start, b = r[i].end;
+		size_t lo = 0, hi = nr0;
+
+		/* in order and apart: anything else is a hostile table */
+		if (b <= a || a < last_end)
+			continue;
+		/* the first row at or above a */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (t->rows[mid].addr < a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		bool at_a = lo < nr0 && t->rows[lo].addr == a;
+		/* in force at a: the row at a, else the one before; no row
+		 * inside (a, b) */
+		if (at_a ? t->rows[lo].rule.cfa_kind != UNWIND_CFA_NONE
+			 : lo > 0 && t->rows[lo - 1].rule.cfa_kind != UNWIND_CFA_NONE)
+			continue;
+		size_t k = at_a ? lo + 1 : lo;
+		if (k < nr0 && t->rows[k].addr < b)
+			continue;
+		bool at_b = k < nr0 && t->rows[k].addr == b;
+		/* a row of its own even at a gap row's address (it wins
+		 * below): the rows checked against stay as they were */
+		if ((rc = push_row(t, a, &r[i].rule)))
+			return rc;
+		/* a range added at b replaces this gap row (below) */
+		if (!at_b && (rc = push_row(t, b, &none)))
+			return rc;
+		last_end = b;
+	}
+	if (t->nr != nr0)
+		qsort(t->rows, t->nr, sizeof(*t->rows), cmp_row_addr);
+	/* one row an address (the gap row sorts first: the last wins); runs
+	 * of one rule merged, as finish_rows */
+	size_t m = 0;
+	for (size_t i = 0; i < t->nr; i++) {
+		if (i + 1 < t->nr && t->rows[i + 1].addr == t->rows[i].addr)
+			continue;
+		if (m && !memcmp(&t->rows[m - 1].rule, &t->rows[i].rule, sizeof(t->rows[i].rule)))
+			continue;
+		t->rows[m++] = t->rows[i];
+	}
+	t->nr = m;
+	t->st.rows = t->nr;
+	return 0;
+}
+
 void ehtab_destroy(struct ehtab *t)
 {
 	if (!t)

@@ -51,6 +51,19 @@ int ehtab_source(Elf *elf, const uint8_t **data, size_t *len, uint64_t *vaddr);
 const struct ehtab_row *ehtab_rows(const struct ehtab *t, size_t *nr);
 void ehtab_stats(const struct ehtab *t, struct ehtab_stats *st);
 
+/*
+ * Rules for [start, end) ranges of code that no FDE describes (Go's:
+ * unwind/gotab.h), added only where no other rule is in force; a range
+ * that overlaps one, or an earlier range of the same call, is left out.
+ * *t may be NULL (an object without .eh_frame): an empty table is made.
+ * 0, -ENOMEM, -E2BIG (over the row limit).
+ */
+struct ehtab_range {
+	uint64_t start, end;
+	struct unwind_rule rule;  /* canonical (unwind.h) */
+};
+int ehtab_add_ranges(struct ehtab **t, const struct ehtab_range *r, size_t n);
+
 /* The system-wide set of distinct rules; index 0 is the all-zero
  * UNWIND_CFA_NONE rule. */
 struct ehtab_rules;

@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <linux/types.h>
 #include "ehtab.h"
+#include "gotab.h"
 #include "profile.h"
 #include "unwind.h"
 #include "unwinder.h"
@@ -488,9 +489,12 @@ static int add_inners(struct unwinder *u, uint32_t n, uint64_t extra_pages)
 		uint64_t t0 = mono_ns();
 		__u32 count = made;
 
-		if (bpf_map_update_batch(u->maps.rows_fd, keys, fds, &count, &bopts)) {
-			/* no batches for arrays of maps (before Linux 5.6), or
-			 * stopped part way: the rest one by one */
+		if (u->maps.no_fd_batch || bpf_map_update_batch(u->maps.rows_fd, keys, fds, &count, &bopts)) {
+			/* no batches for arrays of maps (before Linux 5.6),
+			 * none trusted (unwinder.h), or stopped part way
+			 * (count: how far): the rest one by one */
+			if (u->maps.no_fd_batch)
+				count = 0;
 			for (uint32_t i = count <= made ? count : 0; i < made; i++)
 				if (bpf_map_update_elem(u->maps.rows_fd, &keys[i], &fds[i], BPF_ANY)) {
 					err = -errno;
@@ -783,6 +787,9 @@ static uint32_t build_and_load(struct unwinder *u, uint32_t obj_id, struct unw_t
 		berr = tabcache_get(u->cache, &key, u->rules, &pk);
 	if (berr) {
 		berr = ehtab_build(&t, elf, &err);
+		/* Go code, which no .eh_frame describes */
+		if ((!berr || berr == -ENOENT) && gotab_add(&t, elf, NULL) == 0)
+			berr = 0;
 		if (!berr)
 			berr = ehtab_pack(t, u->rules, &pk, &err);
 		if (!berr && keyed)

@@ -36,6 +36,14 @@ struct unwinder_maps {
 	uint32_t pages_cap;
 	uint32_t procs_cap;
 	uint64_t budget;     /* bytes of kernel memory the tables may take */
+	/* the inner maps go into the outer array one at a time, not in a
+	 * batch: on Debian 11's 5.10 a batch update of an array of maps
+	 * returns success, a lookup from user space finds the maps, and a
+	 * BPF program's finds none (every walk went by frame pointer, 0 %
+	 * complete; one at a time, 100 %).  Set by the loader where the
+	 * kernel lacks bpf_loop (5.17): a batch is trusted where it was
+	 * seen to work (6.1, 6.18), not on the kernels between. */
+	bool no_fd_batch;
 };
 
 /*

@@ -127,8 +127,8 @@ check "[thread] nothing misnamed" \
 check "the mm lock hook is the default here" grep -q 'mapping generations: at the mm lock' "$T_DIR/hook.err"
 BPROF_GENS_HOOK=syscalls "$BPROF_RECORD" -v -F 99 -o "$T_DIR/hook2.bprof" -- "$W/dlswap" swap 0.3 \
 	>/dev/null 2>"$T_DIR/hook2.err"
-check "BPROF_GENS_HOOK=syscalls: the system calls' exits" \
-	grep -q 'mapping generations: at the exits of mmap' "$T_DIR/hook2.err"
+check "BPROF_GENS_HOOK=syscalls: every system call's exit (raw_syscalls)" \
+	grep -q 'mapping generations: at every system call.s exit (raw_syscalls)' "$T_DIR/hook2.err"
 export BPROF_GENS_HOOK=syscalls
 for mode in swap jit; do
 	record "sys-$mode" auto "$mode" 2

@@ -111,4 +111,10 @@ PY
 read -r bad tot < "$T_DIR/made-up"
 echo "--unwind=fp: $bad of $tot samples claim callers the unwinder contradicts"
 check "--unwind=fp: no made-up callers (<= 1%: $bad/$tot)" test $((bad * 100)) -le "$tot"
+# report_unwind_tailwalk: the walk above was the tail-call one
+if [ "${BPROF_TAILWALK:-}" = 1 ]; then
+	"$BPROF_RECORD" -v -F 99 -o "$T_DIR/tw.bprof" -- "$BPROF_WORKLOADS/uw-gcc" 0.2 recurse >/dev/null 2>"$T_DIR/tw.err"
+	check "BPROF_TAILWALK=1: tailwalk.bpf.c's sampler walked" grep -q 'program do_perf_event_lean:' "$T_DIR/tw.err"
+fi
+
 finish

@@ -1,0 +1,69 @@
+#!/bin/bash
+# Runs inside a kernel-vm guest (tests/kernels/run.sh): the recordings of the
+# kernel matrix, each as NAME.bprof with its stderr (NAME.err) and exit
+# status (NAME.rc) under /out, checked on the host.  Arguments: the static
+# prof-record, the workloads' folder and the source folder, staged at their
+# host paths, then the scenarios to run (default: all).
+REC=$1 W=$2 S=$3; shift 3
+PY=$(ls -d /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -n1)
+cd /tmp || exit 1
+echo "guest: $(uname -r), scenarios: ${*:-all}"
+
+# rec NAME ARGS...: prof-record ARGS, its file, stderr and status
+rec() {
+	local name=$1; shift
+	timeout 300 "$REC" -v "$@" >"/out/$name.out" 2>"/out/$name.err"
+	echo $? >"/out/$name.rc"
+	# -v's libbpf log is long: keep prof-record's own lines and the
+	# verifier's last words
+	grep -v '^libbpf: \(elf\|sec\|prog .*: relo\|prog .*: found\|map .*: \(found\|at sec\|created\|setting\)\|CO-RE\|gen: \|loading\|collected\|looking\|license\)' \
+		"/out/$name.err" | tail -n 400 >"/out/$name.err.short"
+	mv "/out/$name.err.short" "/out/$name.err"
+	echo "guest: $name exited $(cat "/out/$name.rc") at $(date +%T)"
+}
+
+want() { [ $# -eq 0 ] || [[ " $* " == *" $SCEN "* ]]; }
+all=("$@")
+for SCEN in load plain fp wall offcpu dlswap python rotate nobody; do
+	want "${all[@]}" || continue
+	case $SCEN in
+	load) # the fixed cost: three recordings of true, CPU time by bash's times
+		for i in 1 2 3; do
+			( "$REC" -v -F 99 -o "/tmp/true$i.bprof" -- true >/dev/null 2>"/out/load$i.err"; times ) \
+				2>/dev/null | tail -n1 >"/out/load$i.times"
+		done ;;
+	plain) rec plain -F 199 -o /out/plain.bprof -- "$W/uw-gcc" 3 qsort recurse ;;
+	fp) rec fp --unwind=fp -F 199 -o /out/fp.bprof -- "$W/uw-fp" 2 recurse ;;
+	wall) rec wall --wall -F 99 -o /out/wall.bprof -- "$W/offcpu" 3 ;;
+	offcpu) rec offcpu --off-cpu -F 99 -o /out/offcpu.bprof -- "$W/offcpu" 3 ;;
+	dlswap) rec dlswap -F 499 -o /out/dlswap.bprof -- "$W/dlswap" swap 3 ;;
+	python)
+		if [ -n "$PY" ]; then
+			rec python -F 199 -o /out/python.bprof -- "$PY" "$S/tests/workloads/python/pywork.py" 3
+		else
+			echo "no python staged" >/out/python.err; echo 127 >/out/python.rc
+		fi ;;
+	rotate)
+		mkdir -p /out/rotate
+		rec rotate -F 199 --rotate=1 -o /out/rotate -- "$W/uw-gcc" 3 qsort ;;
+	nobody) # CAP_BPF + CAP_PERFMON, no root (ambient capabilities): refused
+		# at Debian's kernel.perf_event_paranoid=3 (with the reason), then
+		# at 2; and with CAP_SYS_RESOURCE (before 5.11, BPF maps count
+		# against the locked-memory limit)
+		mkdir -p /tmp/nb && chmod 777 /tmp/nb
+		for run in 3:bpf,perfmon 2:bpf,perfmon 2:bpf,perfmon,sys_resource; do
+			level=${run%%:*} caps=+${run#*:}
+			caps=${caps//,/,+}
+			name=nobody$level
+			[[ $caps != *sys_resource* ]] || name=nobody-res
+			echo "$level" >/proc/sys/kernel/perf_event_paranoid
+			timeout 300 setpriv --reuid=65534 --regid=65534 --clear-groups \
+				--inh-caps="$caps" --ambient-caps="$caps" \
+				"$REC" -v -F 199 -o "/tmp/nb/$name.bprof" -- "$W/uw-gcc" 2 qsort \
+				>/dev/null 2>"/out/$name.err"
+			echo $? >"/out/$name.rc"
+			cp "/tmp/nb/$name.bprof" /out/ 2>/dev/null
+		done ;;
+	esac
+done
+echo "guest: done"

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# The kernel matrix: the static recorder on Debian's own kernels, in qemu
+# (../shared/tools/kernel-vm, a pristine Debian 12 root), each feature checked
+# against what that kernel can do.  Usage (root):
+#
+#   tests/kernels/run.sh [-b BUILD] [-s STATIC_BUILD] [-o DIR] KERNEL[:SCENARIO,...]...
+#
+#   KERNEL     a kernel-vm version: 6.1 (Debian 12), 5.10 (Debian 11), 6.12
+#   SCENARIO   load plain fp wall offcpu dlswap python rotate nobody (default all)
+#   -b BUILD   the normal build (workloads, prof-report): default build
+#   -s STATIC  the static recorder's build: default build-static
+#   -o DIR     keep the guests' outputs there (default: a temporary folder)
+#
+# What each kernel can do is the table EXPECT below: a feature the kernel
+# lacks must be refused (or left out) with a message naming the kernel
+# feature missing, and the rest must record.  Prints one line per check and
+# a matrix table at the end; exits 1 when a check failed.  The host's own
+# kernel is the rest of the suite's.
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$SRC/build STATIC=$SRC/build-static KEEP=""
+while getopts b:s:o:h o; do
+	case $o in
+	b) BUILD=$(realpath "$OPTARG") ;;
+	s) STATIC=$(realpath "$OPTARG") ;;
+	o) KEEP=$OPTARG ;;
+	*) sed -n '2,18p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || set -- 6.1 5.10
+KVM=${BPROF_KERNEL_VM:-$SRC/../shared/tools/kernel-vm}
+[ -x "$KVM" ] || { echo "kernels: no kernel-vm at $KVM (set BPROF_KERNEL_VM)" >&2; exit 1; }
+REC=$STATIC/prof-record REPORT=$BUILD/prof-report W=$BUILD/tests/workloads
+for f in "$REC" "$REPORT" "$W/uw-gcc" "$W/offcpu" "$W/dlswap"; do
+	[ -x "$f" ] || { echo "kernels: $f is not built" >&2; exit 1; }
+done
+file -L "$REC" | grep -q 'statically linked' || { echo "kernels: $REC is not static" >&2; exit 1; }
+
+# What each kernel can do (1) or lacks (the feature prof-record must name).
+#   sampler: the program that walks (do_perf_event_cfi with bpf_loop,
+#   do_perf_event_lean by tail calls); gens: mapping generations; offcpu:
+#   --off-cpu and --wall; python: Python frames (on the bpf_loop walk)
+declare -A EXPECT=(
+	[6.1,sampler]=do_perf_event_cfi [6.1,gens]=1 [6.1,offcpu]=1 [6.1,python]=1
+	[6.12,sampler]=do_perf_event_cfi [6.12,gens]=1 [6.12,offcpu]=1 [6.12,python]=1
+	[5.10,sampler]=do_perf_event_lean
+	[5.10,gens]='the BPF helper bpf_loop (Linux 5.17)'
+	[5.10,offcpu]='BPF task storage maps for tracing programs (Linux 5.11)'
+	[5.10,python]='the BPF helper bpf_loop (Linux 5.17)'
+	[5.10,memcg]='BPF memory charged to the memory cgroup, not to the locked-memory limit (Linux 5.11)'
+)
+
+FAILS=0 CHECKS=0
+check() {
+	local what=$1; shift
+	CHECKS=$((CHECKS + 1))
+	if "$@"; then echo "ok: [$K] $what"; else echo "FAIL: [$K] $what" >&2; FAILS=$((FAILS + 1)); fi
+}
+rc_of() { cat "$OUT/$1.rc" 2>/dev/null || echo missing; }
+# the share (integer %) of walked user stacks that reached the start frames
+complete_pct() {
+	"$REPORT" -q --info "$OUT/$1.bprof" 2>/dev/null |
+		awk '/reached the start frames:/ { gsub(/[(%)]/, "", $6); print int($6); exit }'
+}
+folded() { "$REPORT" -q -f "$OUT/$1.bprof" 2>/dev/null; }
+samples() { folded "$1" | awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }'; }
+
+# A Python the guest can run without this machine's libraries: a pyenv
+# build's interpreter, libpython and standard library (no tests, no
+# site-packages), staged at its own path.
+stage_python() {
+	local v
+	v=$(ls -d "$(pyenv root 2>/dev/null || echo /root/.pyenv)"/versions/3.12* 2>/dev/null | head -n1) || true
+	[ -n "$v" ] && [ -x "$v/bin/python3" ] || return 1
+	PYSTAGE=$TMP/python
+	mkdir -p "$PYSTAGE/bin" "$PYSTAGE/lib"
+	cp -a "$v"/bin/python3* "$PYSTAGE/bin/"
+	cp -a "$v"/lib/libpython3*.so* "$PYSTAGE/lib/"
+	local lib
+	lib=$(basename "$(ls -d "$v"/lib/python3.1*)")
+	mkdir -p "$PYSTAGE/lib/$lib"
+	tar -C "$v/lib/$lib" --exclude=./test --exclude=./site-packages --exclude=./idlelib \
+		--exclude=./tkinter --exclude=./ensurepip --exclude=./turtledemo --exclude=./lib2to3 \
+		--exclude='__pycache__' --exclude='./config-*' -cf - . | tar -C "$PYSTAGE/lib/$lib" -xf -
+	PYDEST=$v
+}
+
+TMP=$(mktemp -d /tmp/bprof-kernels.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+PYSTAGE="" PYDEST=""
+stage_python || echo "kernels: no pyenv Python 3.12+ to stage: the python scenario will fail" >&2
+declare -a ROWS=()
+
+for arg in "$@"; do
+	K=${arg%%:*}
+	scen=""
+	[ "$arg" = "$K" ] || scen=${arg#*:}
+	scen=${scen//,/ }
+	OUT=${KEEP:+$KEEP/$K}
+	OUT=${OUT:-$TMP/out-$K}
+	rm -rf "$OUT"
+	adds=(-a "$REC" -a "$W" -a "$SRC/tests/workloads/python")
+	[ -z "$PYSTAGE" ] || adds+=(-a "$PYSTAGE:$PYDEST")
+	t0=$(date +%s)
+	echo "=== kernel $K (kernel-vm)"
+	# shellcheck disable=SC2086 # scen: words
+	if ! "$KVM" -K "$K" -t 1500 -o "$OUT" "${adds[@]}" "$SRC/tests/kernels/guest.sh" "$REC" "$W" "$SRC" $scen; then
+		echo "FAIL: [$K] the guest did not finish (console: $OUT/console.log)" >&2
+		tail -n 20 "$OUT/console.log" >&2 || true
+		FAILS=$((FAILS + 1))
+		continue
+	fi
+	secs=$(($(date +%s) - t0))
+	guest=$(awk '/^guest: [0-9]/ { sub(/,$/, "", $2); print $2; exit }' "$OUT/console.log")
+	want() { [ -z "$scen" ] || [[ " $scen " == *" $1 "* ]]; }
+	sampler=${EXPECT[$K,sampler]:-do_perf_event_cfi} gens=${EXPECT[$K,gens]:-1} off=${EXPECT[$K,offcpu]:-1} py=${EXPECT[$K,python]:-1} memcg=${EXPECT[$K,memcg]:-1}
+	row_load=- row_plain=- row_wall=- row_gens=- row_py=- row_insns=-
+
+	if want load; then
+		check "-- true records (3 runs)" grep -q 'BPF object loaded' "$OUT/load1.err"
+		# "... loaded by X in N ms": the last "in"
+		row_load=$(awk '/BPF object loaded/ { v = ""; for (i = 1; i < NF; i++) if ($i == "in") v = $(i + 1); print v }' "$OUT"/load[123].err |
+			sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] " ms" }')
+		row_insns=$(awk '/instructions verified/ { s += $(NF - 2) } END { print s ? s : "not reported" }' "$OUT/load1.err")
+	fi
+	if want plain; then
+		check "plain recording exits 0" test "$(rc_of plain)" = 0
+		pct=$(complete_pct plain)
+		check "FP-less uw-gcc: >= 95 % of user stacks reach the start ($pct %)" test "${pct:-0}" -ge 95
+		check "the sampler that walks here: $sampler" grep -q "program $sampler:" "$OUT/plain.err"
+		row_plain="${pct:-?} %"
+	fi
+	if want fp; then
+		check "--unwind=fp exits 0" test "$(rc_of fp)" = 0
+		n=$(samples fp ';main;mode_recurse;recurse;recurse;recurse')
+		check "--unwind=fp: uw-fp's recursion under main ($n samples)" test "$n" -gt 100
+	fi
+	for m in wall offcpu; do
+		want $m || continue
+		if [ "$off" = 1 ]; then
+			check "--${m/offcpu/off-cpu} exits 0" test "$(rc_of $m)" = 0
+			n=$(samples $m ';sleep_long;.*\[off-cpu')
+			check "--${m/offcpu/off-cpu}: sleep_long's blocked time ($n samples)" test "$n" -gt 20
+			row_wall=yes
+		else
+			check "--${m/offcpu/off-cpu} refused" test "$(rc_of $m)" != 0
+			check "--${m/offcpu/off-cpu} names what the kernel lacks ($off)" grep -qF "$off, which this kernel lacks" "$OUT/$m.err"
+			row_wall="no ($off)"
+		fi
+	done
+	if want dlswap; then
+		check "dlswap records" test "$(rc_of dlswap)" = 0
+		if [ "$gens" = 1 ]; then
+			check "mapping generations at the mm lock" grep -q 'mapping generations: at the mm lock' "$OUT/dlswap.err"
+			a=$(samples dlswap ';a_phase;swap_a_work') bad=$(samples dlswap ';b_phase;swap_a_work|;a_phase;swap_b_work')
+			check "the swapped library named by its phase ($a), nothing misnamed ($bad)" test "$a" -gt 20 -a "$bad" -eq 0
+			row_gens=yes
+		else
+			check "says there are no mapping generations ($gens)" grep -qF "this kernel lacks $gens: no mapping generations" "$OUT/dlswap.err"
+			row_gens="no ($gens)"
+		fi
+	fi
+	if want python; then
+		check "python recording exits 0" test "$(rc_of python)" = 0
+		if [ "$py" = 1 ]; then
+			folded python >"$OUT/python.folded"
+			check "Python chains and lines match pywork.py (>= 99 % valid)" \
+				python3 "$SRC/tests/workloads/python/pycheck.py" "$SRC/tests/workloads/python/pywork.py" \
+				"$OUT/python.folded" --min-valid 99 --roots "<module>,Worker.spin" \
+				--expect "<module>;main;recurse;recurse;recurse;recurse;recurse;recurse;leaf"
+			row_py=yes
+		else
+			n=$(samples python 'pywork\.py:')
+			check "no Python frames ($n) and says why ($py)" \
+				bash -c "[ $n -eq 0 ] && grep -qF 'this kernel lacks $py: Python frames are not recorded' '$OUT/python.err'"
+			pct=$(complete_pct python)
+			check "the interpreter's native stacks complete (>= 95 %: $pct %)" test "${pct:-0}" -ge 95
+			row_py="no ($py)"
+		fi
+	fi
+	if want rotate; then
+		check "--rotate exits 0" test "$(rc_of rotate)" = 0
+		n=$(find "$OUT/rotate" -name '*.bprof' | wc -l)
+		check "--rotate=1 over 3 s wrote >= 2 files ($n)" test "$n" -ge 2
+	fi
+	if want nobody; then
+		# (before 5.11 the locked-memory limit refuses it first)
+		check "as nobody at perf_event_paranoid=3: refused, saying why" \
+			bash -c "[ \"\$(cat '$OUT/nobody3.rc')\" != 0 ] && grep -q 'perf_event_paranoid is above 2\|count against the locked-memory limit' '$OUT/nobody3.err'"
+		if [ "$memcg" = 1 ]; then
+			check "as nobody with CAP_BPF+CAP_PERFMON at perf_event_paranoid=2: exits 0" test "$(rc_of nobody2)" = 0
+			check "as nobody: samples recorded" test "$(samples nobody2 ';main;')" -gt 50
+		else
+			check "as nobody with CAP_BPF+CAP_PERFMON: refused, naming the locked-memory limit ($memcg)" \
+				bash -c "[ \"\$(cat '$OUT/nobody2.rc')\" != 0 ] && grep -qF 'this kernel lacks $memcg: its BPF maps count against the locked-memory limit' '$OUT/nobody2.err'"
+			check "as nobody with CAP_SYS_RESOURCE too: exits 0" test "$(rc_of nobody-res)" = 0
+			check "as nobody with CAP_SYS_RESOURCE: samples recorded" test "$(samples nobody-res ';main;')" -gt 50
+		fi
+	fi
+	ROWS+=("$(printf '| %s (%s) | %s | %s | %s | %s | %s | %s | %s s |' "$K" "${guest:-?}" "$row_load" "$row_insns" \
+		"$row_plain" "$row_wall" "$row_gens" "$row_py" "$secs")")
+done
+
+echo
+echo "| kernel | BPF load, median of 3 (TCG: not this machine's speed) | instructions verified | FP-less stacks complete | --wall/--off-cpu | mapping generations | Python frames | guest time |"
+echo "|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${ROWS[@]}"
+echo
+echo "kernels: $((CHECKS - FAILS)) passed, $FAILS failed"
+[ "$FAILS" -eq 0 ]

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Every fallback for a kernel feature, and its message, on this kernel:
+# BPROF_KFEAT_OFF takes features as missing (record/kfeat.c), so the choices
+# older kernels make are checked here on every run; tests/kernels runs the
+# real ones in qemu.  A message that names a feature must name the one
+# taken away, with the release it arrived in.
+source "$BPROF_SRC/tests/e2e/lib.sh"
+require_bpf
+W=$BPROF_WORKLOADS
+
+# rec NAME OFF ARGS...: a recording with features OFF taken away
+rec() {
+	local name=$1 off=$2 s=0; shift 2
+	BPROF_KFEAT_OFF=$off "$BPROF_RECORD" -v "$@" >/dev/null 2>"$T_DIR/$name.err" || s=$?
+	echo $s >"$T_DIR/$name.rc"
+}
+rc() { cat "$T_DIR/$1.rc"; }
+says() { grep -qF -- "$2" "$T_DIR/$1.err"; }
+loaded() { grep -q "^prof-record: program $2:" "$T_DIR/$1.err"; }
+complete() { # NAME: % of walked stacks reaching the start
+	"$BPROF_REPORT" -q --info "$T_DIR/$1.bprof" |
+		awk '/reached the start frames:/ { gsub(/[(%)]/, "", $6); print int($6); exit }'
+}
+
+# Debian 11's 5.10: no bpf_loop, no bpf_find_vma, no growing hash maps
+rec old "loop,find_vma,noprealloc" -F 199 -o "$T_DIR/old.bprof" -- "$W/uw-gcc" 1 qsort recurse
+check "5.10-like: records" test "$(rc old)" = 0
+check "5.10-like: the tail-call sampler" loaded old do_perf_event_lean
+check "5.10-like: says Python frames are not recorded, and why" \
+	says old "this kernel lacks the BPF helper bpf_loop (Linux 5.17): Python frames are not recorded"
+check "5.10-like: says there are no mapping generations, and why" \
+	says old "warning: this kernel lacks the BPF helper bpf_loop (Linux 5.17): no mapping generations"
+c=$(complete old)
+check "5.10-like: >= 95 % of FP-less stacks complete ($c %)" test "${c:-0}" -ge 95
+
+rec oldfp "loop,find_vma,noprealloc" --unwind=fp -F 199 -o "$T_DIR/oldfp.bprof" -- "$W/uw-fp" 1 recurse
+check "5.10-like --unwind=fp: records with the lean sampler" \
+	bash -c "[ $(rc oldfp) = 0 ] && grep -q '^prof-record: program do_perf_event_lean:' '$T_DIR/oldfp.err'"
+
+# 5.15/5.16: bpf_loop missing only
+rec noloop loop -F 199 -o "$T_DIR/noloop.bprof" -- "$W/uw-gcc" 1 recurse
+check "no bpf_loop: the tail-call sampler, >= 95 % complete ($(complete noloop) %)" \
+	bash -c "[ $(rc noloop) = 0 ] && grep -q 'program do_perf_event_lean:' '$T_DIR/noloop.err' && [ $(complete noloop) -ge 95 ]"
+
+# bpf_find_vma missing: the unwinder stays, generations go
+rec novma find_vma -F 199 -o "$T_DIR/novma.bprof" -- "$W/uw-gcc" 1 recurse
+check "no bpf_find_vma: the bpf_loop sampler still" loaded novma do_perf_event_cfi
+check "no bpf_find_vma: says there are no mapping generations" \
+	says novma "warning: this kernel lacks the BPF helper bpf_find_vma (Linux 5.17): no mapping generations"
+
+# --off-cpu and --wall: refused, naming what is missing, for each need
+for f in "task_storage:BPF task storage maps for tracing programs (Linux 5.11)" \
+	"task_pt_regs:the BPF helper bpf_task_pt_regs (Linux 5.15)" \
+	"noprealloc:hash maps that grow in perf_event programs (Linux 6.1)"; do
+	off=${f%%:*} what=${f#*:}
+	for m in --off-cpu --wall; do
+		rec "off-$off" "$off" "$m" -F 99 -o "$T_DIR/off.bprof" -- true
+		check "$m without $off: refused (exit $(rc "off-$off")), naming $what" \
+			bash -c "[ $(rc "off-$off") != 0 ] && grep -qF -- '$m needs $what, which this kernel lacks' '$T_DIR/off-$off.err'"
+	done
+done
+
+finish

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# What each kind of recording loads, and what the verifier spends on it: a
+# recording pays only for the features it uses (issue 36).  The programs a
+# plain recording loads are listed exactly, so that the next feature cannot
+# make every recording verify its programs again unnoticed; the instructions
+# the verifier processed (prof-record -v, bpf_prog_info.verified_insns) are
+# held under a budget, the start-up cost's main part.
+source "$BPROF_SRC/tests/e2e/lib.sh"
+require_bpf
+
+# loaded OPTIONS...: the names of the programs a recording of true loads
+loaded() {
+	"$BPROF_RECORD" -v -F 99 -o "$T_DIR/p.bprof" --force "$@" -- true 2>"$T_DIR/p.err" >/dev/null
+	awk '/^prof-record: program .*instructions verified/ { sub(/:$/, "", $3); print $3 }' "$T_DIR/p.err" | sort | tr '\n' ' '
+}
+verified() {
+	awk '/^prof-record: program .*instructions verified/ { s += $(NF - 2) } END { print s + 0 }' "$T_DIR/p.err"
+}
+has_all() { # LIST WORD...: every word in the list
+	local l=" $1 " w; shift
+	for w in "$@"; do [[ $l == *" $w "* ]] || return 1; done
+}
+has_none() {
+	local l=" $1 " w; shift
+	for w in "$@"; do [[ $l == *" $w "* ]] && return 1; done
+	return 0
+}
+offcpu=(handle_offcpu_switch handle_offcpu_resume handle_offcpu_exit handle_offcpu_start handle_offcpu_end)
+
+# The base every recording loads on this kernel (6.18: the mm lock's
+# generation hook, the exit/exec iterator)
+base="handle_exec handle_fork handle_gen_area handle_gen_lock handle_gen_start handle_vmas "
+
+p=$(loaded)
+echo "plain: $p ($(verified) instructions verified)"
+check "a plain recording loads the unwinder's sampler and the base, nothing else" \
+	test "$p" = "$(echo "do_perf_event_cfi $base" | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')"
+v=$(verified)
+check "a plain recording verifies under 45,000 instructions ($v)" test "$v" -lt 45000
+
+p=$(loaded --unwind=fp)
+echo "--unwind=fp: $p ($(verified) instructions verified)"
+check "--unwind=fp loads the frame-pointer sampler, not the unwinder's" \
+	bash -c "$(declare -f has_all has_none); has_all '$p' do_perf_event && has_none '$p' do_perf_event_cfi"
+v=$(verified)
+check "--unwind=fp verifies under 30,000 instructions ($v)" test "$v" -lt 30000
+
+p=$(loaded --wall)
+echo "--wall: $p ($(verified) instructions verified)"
+check "--wall loads the scheduler's programs" has_all "$p" "${offcpu[@]}"
+
+p=$(loaded --off-cpu)
+check "--off-cpu loads the scheduler's programs" has_all "$p" "${offcpu[@]}"
+
+p=$(BPROF_GENS_HOOK=syscalls loaded)
+check "one generation hook: BPROF_GENS_HOOK=syscalls loads raw_syscalls' only" \
+	bash -c "$(declare -f has_all has_none); has_all '$p' handle_map_exec_raw && has_none '$p' handle_gen_lock handle_gen_start handle_gen_area"
+
+finish
