@@ -32,7 +32,7 @@ extern "C" {
  * file with the same major version (minor versions only add sections or
  * append fields, which older readers skip) and refuses other majors. */
 #define BPROF_FORMAT_MAJOR 1
-#define BPROF_FORMAT_MINOR 7
+#define BPROF_FORMAT_MINOR 8
 /* The minor a file without time slices is written as (1.5, or 1.4 without
  * off-CPU rows either): such a file is what readers of those versions read
  * strictly (SPEC.md 7). */
@@ -40,6 +40,8 @@ extern "C" {
 #define BPROF_FORMAT_MINOR_NO_OFFCPU 4
 /* ... and a file with time slices but no PYTHON section: 1.6. */
 #define BPROF_FORMAT_MINOR_NO_PYTHON 6
+/* ... and a file with a PYTHON section but no JIT section: 1.7. */
+#define BPROF_FORMAT_MINOR_NO_JIT 7
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
 #define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
@@ -499,6 +501,54 @@ const struct bprof_python_code *bprof_python_code_find(const struct bprof_record
 						      uint32_t pid, uint32_t exec_id,
 						      uint64_t code, uint32_t guard);
 
+/*
+ * What the recorder kept of JIT compilers' own symbol files (the JIT
+ * section, SPEC.md 6.16; format 1.8): its counters (how much of the perf
+ * maps in PROCESSES and of the jitdumps below it kept, dropped to its
+ * caps, or refused), how CLOCK_MONOTONIC (jitdump records' clock) maps
+ * to CLOCK_REALTIME (META's), and each process image's jitdump.
+ */
+enum bprof_jit_counter {
+	BPROF_JIT_PERF_MAP_BYTES,     /* perf map bytes the recorder kept, all images */
+	BPROF_JIT_PERF_MAP_DROPPED,   /* perf map bytes not kept: a cap was reached */
+	BPROF_JIT_PERF_MAP_CAPPED,    /* images whose perf map reached a cap */
+	BPROF_JIT_PERF_MAP_CAP_IMAGE, /* the cap per image, bytes (a setting) */
+	BPROF_JIT_PERF_MAP_CAP_TOTAL, /* the cap over all images, bytes (a setting) */
+	BPROF_JIT_PERF_MAP_REFUSED,   /* perf map files not taken: older than their
+				       * process, another owner, not a regular file */
+	BPROF_JIT_PERF_MAP_READS,     /* reads that found new lines */
+	BPROF_JIT_PERF_MAP_FINAL,     /* reads when an image ended (exit, exec) */
+	BPROF_JIT_PERF_MAP_REPLACED,  /* files found replaced or truncated (appended, not swapped) */
+	BPROF_JIT_DUMP_BYTES,         /* jitdump bytes kept (code bytes stripped) */
+	BPROF_JIT_DUMP_DROPPED,       /* jitdump record bytes not kept: a cap */
+	BPROF_JIT_DUMP_CODE_STRIPPED, /* code bytes of JIT_CODE_LOAD records not kept */
+	BPROF_JIT_DUMP_REFUSED,       /* jitdump files not taken: bad header, not regular */
+	BPROF_JIT_NR_COUNTERS,
+};
+#define BPROF_JIT_MAX_COUNTERS 256 /* readers accept up to this many */
+
+struct bprof_jitdump {
+	uint32_t pid, exec_id; /* the process image (as PROCESSES) */
+	uint64_t len;
+	uint8_t *data;         /* jitdump bytes: header and records (SPEC.md 6.16) */
+};
+
+struct bprof_jit {
+	uint32_t present;       /* the section is written / was read */
+	int64_t mono_minus_real_ns; /* CLOCK_MONOTONIC - CLOCK_REALTIME when written:
+				     * a jitdump time t is t - this since the epoch */
+	uint64_t counters[BPROF_JIT_NR_COUNTERS];
+	uint64_t nr_dumps;
+	struct bprof_jitdump *dumps; /* sorted by (pid, exec_id), unique */
+};
+
+/* "perf_map_bytes", ...: SPEC.md 6.16's name of counter i; NULL past the end. */
+const char *bprof_jit_counter_name(unsigned i);
+/* The jitdump of (pid, exec_id); NULL if the recording has none. */
+struct bprof_recording;
+const struct bprof_jitdump *bprof_jitdump_find(const struct bprof_recording *rec, uint32_t pid,
+					       uint32_t exec_id);
+
 struct bprof_recording {
 	struct bprof_meta meta;
 	struct bprof_losses losses;
@@ -525,6 +575,8 @@ struct bprof_recording {
 	struct bprof_slices slices;
 	/* (1.7) CPython frames' names; present 0: none */
 	struct bprof_python python;
+	/* (1.8) JIT symbol files: counters, jitdumps; present 0: none */
+	struct bprof_jit jit;
 };
 
 /* ---- building ---------------------------------------------------------- */

@@ -38,7 +38,8 @@ enum bprof_section_type {
 	BPROF_SECT_OFFCPU = 13, /* optional (1.5) */
 	BPROF_SECT_PYTHON = 14, /* optional (1.7) */
 	BPROF_SECT_SLICES = 15, /* optional (1.6) */
-	BPROF_SECT_LAST_KNOWN = BPROF_SECT_SLICES,
+	BPROF_SECT_JIT = 16, /* optional (1.8) */
+	BPROF_SECT_LAST_KNOWN = BPROF_SECT_JIT,
 };
 
 /* Fixed sizes of table entries (the part before variable data). */
@@ -63,6 +64,7 @@ enum bprof_section_type {
 #define BPROF_GENS_FIXED_LEN 24      /* process_index, nr_births, nr_history, nr_gaps, reserved */
 #define BPROF_HISTORY_LEN 40         /* a mapping entry, birth, reserved */
 #define BPROF_PY_PROC_LEN 16         /* pid, exec_id, version, status */
+#define BPROF_JITDUMP_FIXED_LEN 16   /* pid, exec_id, len */
 #define BPROF_PY_CODE_FIXED_LEN 48   /* pid .. reserved, before the bytes */
 
 /* Reader limits beyond the byte budget (SPEC.md "Limits"). */

@@ -1039,6 +1039,68 @@ static int parse_python(struct cur *c, struct bprof_recording *r)
 	return 0;
 }
 
+/* JIT (1.8): the clocks' offset, counters, jitdumps as opaque bytes
+ * (libsym parses them: they are the process's own words). */
+static int parse_jit(struct cur *c, struct bprof_recording *r)
+{
+	struct bprof_jit *j = &r->jit;
+	uint32_t nc, reserved;
+	uint64_t n, prev = 0;
+	int rc;
+
+	if ((rc = need(c, 16, "header")))
+		return rc;
+	j->mono_minus_real_ns = (int64_t)g64(c);
+	nc = g32(c);
+	reserved = g32(c);
+	if (nc > BPROF_JIT_MAX_COUNTERS) {
+		c->pos -= 8;
+		return cerr(c, BPROF_E_LIMIT, "%u counters (limit %u)", nc, BPROF_JIT_MAX_COUNTERS);
+	}
+	if (c->strict && reserved) {
+		c->pos -= 4;
+		return cerr(c, BPROF_E_CORRUPT, "reserved field is 0x%x", reserved);
+	}
+	if ((rc = need(c, (uint64_t)nc * 8, "counters")))
+		return rc;
+	for (uint32_t i = 0; i < nc; i++) {
+		uint64_t v = g64(c);
+
+		if (i < BPROF_JIT_NR_COUNTERS)
+			j->counters[i] = v;
+	}
+	j->present = 1;
+	if ((rc = get_count(c, &n, BPROF_JITDUMP_FIXED_LEN, "jitdumps")))
+		return rc;
+	if (n && !(j->dumps = calloc(n, sizeof(*j->dumps))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "jitdumps");
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_jitdump *d = &j->dumps[i];
+		uint64_t at = c->pos, key;
+
+		if ((rc = need(c, BPROF_JITDUMP_FIXED_LEN, "jitdump")))
+			return rc;
+		d->pid = g32(c);
+		d->exec_id = g32(c);
+		d->len = g64(c);
+		j->nr_dumps = i + 1;
+		key = (uint64_t)d->pid << 32 | d->exec_id;
+		if (i && key <= prev) {
+			c->pos = at;
+			return cerr(c, BPROF_E_CORRUPT, "jitdump %llu: (pid %u, exec_id %u) not after the previous one",
+				    (unsigned long long)i, d->pid, d->exec_id);
+		}
+		prev = key;
+		if ((rc = need(c, d->len, "jitdump bytes")))
+			return rc;
+		if (!(d->data = malloc(d->len ? (size_t)d->len : 1)))
+			return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "jitdump");
+		memcpy(d->data, c->b + c->pos, (size_t)d->len);
+		c->pos += d->len;
+	}
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*parse)(struct cur *, struct bprof_recording *);
@@ -1058,6 +1120,7 @@ static const struct {
 	[BPROF_SECT_OFFCPU] = { "off-cpu", parse_offcpu },
 	[BPROF_SECT_SLICES] = { "slices", parse_slices },
 	[BPROF_SECT_PYTHON] = { "python", parse_python },
+	[BPROF_SECT_JIT] = { "jit", parse_jit },
 };
 
 static const char *sect_label(uint32_t type, char *buf, size_t len)

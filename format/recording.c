@@ -101,6 +101,9 @@ void bprof_recording_free(struct bprof_recording *rec)
 	}
 	free(rec->python.codes);
 	free(rec->python.procs);
+	for (uint64_t i = 0; rec->jit.dumps && i < rec->jit.nr_dumps; i++)
+		free(rec->jit.dumps[i].data);
+	free(rec->jit.dumps);
 	free(rec->kernel.release);
 	if (rec->kernel.modules)
 		for (uint32_t i = 0; i < rec->kernel.nr_modules; i++)
@@ -574,9 +577,30 @@ static int validate_python(struct bprof_recording *rec, struct bprof_error *err)
 	return 0;
 }
 
+static int validate_jit(const struct bprof_recording *rec, struct bprof_error *err)
+{
+	const struct bprof_jit *j = &rec->jit;
+
+	if (!j->present && (j->nr_dumps || j->dumps))
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "jit: dumps without the section");
+	for (uint64_t i = 0; i < j->nr_dumps; i++) {
+		const struct bprof_jitdump *d = &j->dumps[i];
+
+		if ((d->len && !d->data) ||
+		    (i && ((uint64_t)d->pid << 32 | d->exec_id) <=
+				  ((uint64_t)d[-1].pid << 32 | d[-1].exec_id)))
+			return bprof_set_error(err, BPROF_E_INVAL, 0, "jitdump %llu (pid %u)",
+					       (unsigned long long)i, d->pid);
+	}
+	return 0;
+}
+
 int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *err)
 {
 	int rc = rec ? validate_python(rec, err) : 0;
+
+	if (!rc && rec)
+		rc = validate_jit(rec, err);
 
 	return rc ? rc : bprof_validate_impl(rec, err, BPROF_E_INVAL, true, true);
 }
@@ -766,9 +790,12 @@ static uint64_t map_offset(const struct bprof_mapping *m, uint64_t addr)
 
 static int same_meaning(const struct bprof_mapping *a, const struct bprof_mapping *b, uint64_t addr)
 {
+	/* memory without an object has no offset to disagree on: a recorder
+	 * may give anonymous memory its page offset (mmap's vm_pgoff is the
+	 * address for it) in one read and 0 in another */
 	return a->object_index == b->object_index &&
 	       (a->flags & BPROF_MAP_ANON) == (b->flags & BPROF_MAP_ANON) &&
-	       map_offset(a, addr) == map_offset(b, addr);
+	       (a->object_index == BPROF_NO_OBJECT || map_offset(a, addr) == map_offset(b, addr));
 }
 
 /* One candidate (SPEC.md 6.12): keep the greatest birth <= gen; two of
@@ -852,6 +879,39 @@ const struct bprof_python_code *bprof_python_code_find(const struct bprof_record
 		if (!cmp)
 			return e;
 		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static const char *const jit_counter_names[BPROF_JIT_NR_COUNTERS] = {
+	"perf_map_bytes", "perf_map_dropped", "perf_map_capped", "perf_map_cap_image",
+	"perf_map_cap_total", "perf_map_refused", "perf_map_reads", "perf_map_final",
+	"perf_map_replaced", "jitdump_bytes", "jitdump_dropped", "jitdump_code_stripped",
+	"jitdump_refused",
+};
+
+const char *bprof_jit_counter_name(unsigned i)
+{
+	return i < BPROF_JIT_NR_COUNTERS ? jit_counter_names[i] : NULL;
+}
+
+const struct bprof_jitdump *bprof_jitdump_find(const struct bprof_recording *rec, uint32_t pid,
+					       uint32_t exec_id)
+{
+	uint64_t key = (uint64_t)pid << 32 | exec_id;
+	size_t lo = 0, hi = rec->jit.nr_dumps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct bprof_jitdump *d = &rec->jit.dumps[mid];
+		uint64_t k = (uint64_t)d->pid << 32 | d->exec_id;
+
+		if (k == key)
+			return d;
+		if (k < key)
 			lo = mid + 1;
 		else
 			hi = mid;

@@ -549,6 +549,25 @@ static void sect_python(struct sink *s, const struct bprof_recording *r)
 	}
 }
 
+/* JIT (1.8, SPEC.md 6.16) */
+static void sect_jit(struct sink *s, const struct bprof_recording *r)
+{
+	const struct bprof_jit *j = &r->jit;
+
+	put64(s, (uint64_t)j->mono_minus_real_ns);
+	put32(s, BPROF_JIT_NR_COUNTERS);
+	put32(s, 0);
+	for (int i = 0; i < BPROF_JIT_NR_COUNTERS; i++)
+		put64(s, j->counters[i]);
+	put64(s, j->nr_dumps);
+	for (uint64_t i = 0; i < j->nr_dumps; i++) {
+		put32(s, j->dumps[i].pid);
+		put32(s, j->dumps[i].exec_id);
+		put64(s, j->dumps[i].len);
+		put(s, j->dumps[i].data, (size_t)j->dumps[i].len);
+	}
+}
+
 static void (*const sections[])(struct sink *, const struct bprof_recording *) = {
 	[BPROF_SECT_META] = sect_meta,         [BPROF_SECT_LOSSES] = sect_losses,
 	[BPROF_SECT_STACKS] = sect_stacks,     [BPROF_SECT_COUNTS] = sect_counts,
@@ -557,7 +576,7 @@ static void (*const sections[])(struct sink *, const struct bprof_recording *) =
 	[BPROF_SECT_UNWIND] = sect_unwind,     [BPROF_SECT_IMAGES] = sect_images,
 	[BPROF_SECT_ACCESS] = sect_access,     [BPROF_SECT_GENERATIONS] = sect_generations,
 	[BPROF_SECT_OFFCPU] = sect_offcpu,     [BPROF_SECT_PYTHON] = sect_python,
-	[BPROF_SECT_SLICES] = sect_slices,
+	[BPROF_SECT_SLICES] = sect_slices,     [BPROF_SECT_JIT] = sect_jit,
 };
 
 static bool section_written(const struct bprof_recording *rec, int t)
@@ -576,6 +595,8 @@ static bool section_written(const struct bprof_recording *rec, int t)
 		return rec->slices.slice_ns != 0;
 	if (t == BPROF_SECT_PYTHON)
 		return rec->python.present != 0;
+	if (t == BPROF_SECT_JIT)
+		return rec->jit.present != 0;
 	if (t == BPROF_SECT_GENERATIONS) {
 		for (uint64_t i = 0; i < rec->nr_processes; i++)
 			if (rec->processes[i].has_gens)
@@ -634,7 +655,8 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
 	bprof_put16(hdr + 8, BPROF_FORMAT_MAJOR);
 	/* the oldest minor that has every section written (SPEC.md 7) */
-	bprof_put16(hdr + 10, rec->python.present    ? BPROF_FORMAT_MINOR :
+	bprof_put16(hdr + 10, rec->jit.present       ? BPROF_FORMAT_MINOR :
+			      rec->python.present    ? BPROF_FORMAT_MINOR_NO_JIT :
 			      rec->slices.slice_ns ? BPROF_FORMAT_MINOR_NO_PYTHON :
 			      rec->offcpu.mode     ? BPROF_FORMAT_MINOR_NO_SLICES :
 						     BPROF_FORMAT_MINOR_NO_OFFCPU);

@@ -21,6 +21,7 @@ static const char *const reason_str[] = {
 	[BSYM_R_JIT] = "JIT code without perf map entry",
 	[BSYM_R_KERNEL_NO_SYMBOLS] = "no kernel symbols",
 	[BSYM_R_INVALID] = "invalid object or offset",
+	[BSYM_R_JIT_AMBIGUOUS] = "JIT entries of different names cover the address",
 };
 
 const char *bsym_reason_str(enum bsym_reason r)
@@ -41,6 +42,7 @@ static const struct bsym_result reason_results[] = {
 	{ BSYM_R_JIT, 0, NULL },
 	{ BSYM_R_KERNEL_NO_SYMBOLS, 0, NULL },
 	{ BSYM_R_INVALID, 0, NULL },
+	{ BSYM_R_JIT_AMBIGUOUS, 0, NULL },
 };
 
 const struct bsym_result *bsym_result_reason(enum bsym_reason r)
@@ -425,6 +427,9 @@ void bsym_destroy(struct bsym_ctx *ctx)
 	for (size_t i = 0; i < ctx->nr_perfmaps; i++)
 		bsym_perfmap_free(ctx->perfmaps[i]);
 	free(ctx->perfmaps);
+	for (size_t i = 0; i < ctx->nr_jitdumps; i++)
+		bsym_jitdump_free(ctx->jitdumps[i]);
+	free(ctx->jitdumps);
 	bsym_dirscans_free(ctx);
 	if (ctx->dinfod_client)
 		((void (*)(void *))ctx->dinfod_end)(ctx->dinfod_client);

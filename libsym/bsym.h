@@ -88,6 +88,9 @@ enum bsym_reason {
 	BSYM_R_JIT,               /* anonymous executable memory and no perf map entry */
 	BSYM_R_KERNEL_NO_SYMBOLS, /* no vmlinux/module debuginfo and no kallsyms */
 	BSYM_R_INVALID,           /* bad object/kernel id or offset */
+	BSYM_R_JIT_AMBIGUOUS,     /* JIT entries of different names cover the address
+				   * (code freed and its address reused), and nothing
+				   * says which one the sample was in */
 };
 const char *bsym_reason_str(enum bsym_reason r);
 
@@ -237,11 +240,38 @@ int bsym_normalize(const struct bsym_mapping *maps, size_t nr_maps, uint64_t add
 /* Parse a /tmp/perf-PID.map text ("START SIZE name" per line, hex).  The
  * text is copied.  Malformed lines are skipped. */
 int bsym_perfmap_register(struct bsym_ctx *ctx, const char *text, size_t len, uint32_t *id_out);
-/* One BSYM_FRAME_JIT frame (offset from the entry's START; where entries
- * overlap, the later line wins), or reason BSYM_R_JIT.  Returns -EINVAL for
- * an unknown id, -ENOMEM. */
+/* One BSYM_FRAME_JIT frame (offset from the entry's START) when every line
+ * that covers addr has the same name (the newest such line's); reason
+ * BSYM_R_JIT when none does, BSYM_R_JIT_AMBIGUOUS when lines of different
+ * names do (a perf map has no time: format/SPEC.md 6.16).  Returns -EINVAL
+ * for an unknown id, -ENOMEM. */
 int bsym_symbolize_perfmap(struct bsym_ctx *ctx, uint32_t perfmap, uint64_t addr,
 			   const struct bsym_result **out);
+
+/* ---- JIT: jitdump ---------------------------------------------------------- */
+
+/*
+ * A jitdump (Linux perf's jitdump-specification.txt: jit-PID.dump, written
+ * by node --perf-prof and perf's JVMTI agent): its code load, move and
+ * debug-info records.  bytes are hostile input and copied; a record that
+ * does not fit or make sense ends the parse or is skipped (jitdump.c says
+ * which), what came before is kept.  0 and *id_out (a jitdump with no
+ * usable record is still an id), -EINVAL (bytes not a little-endian
+ * jitdump of version 1: *id_out is BSYM_NO_OBJECT), -ENOMEM.
+ */
+int bsym_jitdump_register(struct bsym_ctx *ctx, const void *bytes, size_t len, uint32_t *id_out);
+/*
+ * The code at addr for samples taken in [t0, t1) (the jitdump's clock,
+ * CLOCK_MONOTONIC ns; t1 0: when is not known): one BSYM_FRAME_JIT frame,
+ * with the source line of its debug info when there is one, when the loads
+ * that cover addr say which code it was (format/SPEC.md 6.16, rule 1);
+ * BSYM_R_JIT when no load before t1 covers it, BSYM_R_JIT_AMBIGUOUS when
+ * loads of different names might have.  -EINVAL for an unknown id, -ENOMEM.
+ */
+int bsym_symbolize_jitdump(struct bsym_ctx *ctx, uint32_t id, uint64_t addr, uint64_t t0,
+			   uint64_t t1, const struct bsym_result **out);
+/* Loads (with moves) and debug lines the parse kept, for tests and --info. */
+void bsym_jitdump_counts(const struct bsym_ctx *ctx, uint32_t id, size_t *loads, size_t *lines);
 
 /* ---- kernel ----------------------------------------------------------------- */
 

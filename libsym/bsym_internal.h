@@ -175,6 +175,7 @@ bool bsym_elf_build_id_eq(Elf *elf, const uint8_t *bid, size_t len);
 struct bsym_dirscan; /* plain files found in a debug dir, by build-id */
 struct bsym_kernel;
 struct bsym_perfmap;
+struct bsym_jitdump;
 
 struct bsym_ctx {
 	char **debug_dirs; /* opts dirs, then /usr/lib/debug unless disabled */
@@ -198,6 +199,8 @@ struct bsym_ctx {
 	size_t nr_kernels, cap_kernels;
 	struct bsym_perfmap **perfmaps;
 	size_t nr_perfmaps, cap_perfmaps;
+	struct bsym_jitdump **jitdumps;
+	size_t nr_jitdumps, cap_jitdumps;
 
 	struct bsym_dirscan **scans; /* one per user debug dir, lazily */
 	struct bsym_arena arena;
@@ -271,5 +274,6 @@ bool bsym_cache_writable(const struct bsym_ctx *ctx, const struct bsym_obj *o);
 /* kernel.c, perfmap.c */
 void bsym_kernel_free(struct bsym_kernel *k);
 void bsym_perfmap_free(struct bsym_perfmap *p);
+void bsym_jitdump_free(struct bsym_jitdump *j);
 
 #endif /* BSYM_INTERNAL_H */

@@ -3,6 +3,12 @@
  * perfmap.c - JIT symbol maps (/tmp/perf-PID.map): "START SIZE name" per
  * line, START and SIZE in hex (0x optional), the name running to the end of
  * the line.  Anything else is skipped: the text is untrusted.
+ *
+ * Lines have no time: a JIT that freed code and put other code at its
+ * address adds a line that overlaps an older one, and nothing says
+ * whether a sample came before or after.  So an address is named only when
+ * every line that covers it gives the same name (format/SPEC.md 6.16,
+ * rule 2); otherwise the answer is BSYM_R_JIT_AMBIGUOUS, never a choice.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,7 +16,10 @@
 
 #include "bsym_internal.h"
 
-#define SCAN_BACK 64
+/* Lines looked at below an address: enough for any real map (the scan
+ * also stops at the longest line's length); a hostile map of huge lines
+ * makes an address ambiguous rather than slow. */
+#define SCAN_BACK 4096
 
 struct pm_ent {
 	uint64_t start, end;
@@ -22,6 +31,7 @@ struct bsym_perfmap {
 	char *text;
 	struct pm_ent *e;
 	size_t n;
+	uint64_t max_len; /* of any line: no line starting lower covers more */
 	struct bsym_map cache;
 };
 
@@ -130,6 +140,8 @@ int bsym_perfmap_register(struct bsym_ctx *ctx, const char *text, size_t len, ui
 		}
 		uint64_t end = start + size < start ? UINT64_MAX : start + size;
 		p->e[p->n++] = (struct pm_ent){ start, end, q, seq++ };
+		if (end - start > p->max_len)
+			p->max_len = end - start;
 	}
 	if (p->n)
 		qsort(p->e, p->n, sizeof(*p->e), cmp_ent);
@@ -172,13 +184,26 @@ int bsym_symbolize_perfmap(struct bsym_ctx *ctx, uint32_t perfmap, uint64_t addr
 			hi = mid;
 	}
 	const struct pm_ent *best = NULL;
-	for (size_t i = lo, k = 0; i > 0 && k < SCAN_BACK; i--, k++) {
+	bool differ = false;
+	size_t i = lo, k = 0;
+	for (; i > 0 && k < SCAN_BACK; i--, k++) {
 		const struct pm_ent *e = &p->e[i - 1];
-		if (addr < e->end && (!best || e->seq > best->seq))
+		if (addr - e->start >= p->max_len)
+			break; /* no line further down reaches addr */
+		if (addr >= e->end)
+			continue;
+		if (best && strcmp(best->name, e->name))
+			differ = true;
+		if (!best || e->seq > best->seq)
 			best = e;
 	}
+	/* cut short with lines left that might cover addr: not provably one name */
+	if (best && i > 0 && k == SCAN_BACK && addr - p->e[i - 1].start < p->max_len)
+		differ = true;
 	if (!best) {
 		r = bsym_result_reason(BSYM_R_JIT);
+	} else if (differ) {
+		r = bsym_result_reason(BSYM_R_JIT_AMBIGUOUS);
 	} else {
 		struct bsym_result *nr = bsym_result_new(ctx, 1);
 		if (!nr)

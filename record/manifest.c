@@ -28,13 +28,12 @@
 #include <bpf/bpf.h>
 #include <linux/types.h>
 #include "manifest.h"
+#include "perfmap.h"
 #include "profile.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
 #endif
-
-#define MAX_PERF_MAP (64u << 20)
 
 struct mmap_ent {
 	uint64_t start, end, off, dev, ino;
@@ -64,8 +63,8 @@ struct proc_ent {
 	uint64_t snapshot_ns;
 	struct mmap_ent *maps;
 	uint32_t nr_maps;
-	char *perf_map;
-	size_t perf_map_len;
+	struct perfmap_copy pm; /* its /tmp/perf-NSPID.map, as far as read */
+	struct perfmap_dump jd; /* its jit-PID.dump, as far as read */
 	/* mapping generations */
 	struct hist_ent *hist;
 	uint32_t nr_hist, cap_hist;
@@ -104,6 +103,7 @@ struct manifest {
 	size_t nr_objs, cap_objs;
 	struct idx_table obj_idx;
 	struct manifest_stats st;
+	struct perfmap_dirs *perfmaps;
 	uint32_t *dirty;
 	size_t nr_dirty, cap_dirty;
 	struct manifest_observer obs;
@@ -175,10 +175,11 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void proc_free(struct proc_ent *p)
+static void proc_free(struct manifest *m, struct proc_ent *p)
 {
+	perfmap_copy_release(m->perfmaps, &p->pm);
+	perfmap_dump_release(m->perfmaps, &p->jd);
 	free(p->maps);
-	free(p->perf_map);
 	free(p->hist);
 	free(p->gen_seen);
 	free(p->partial);
@@ -192,6 +193,10 @@ int manifest_new(struct manifest **out, int exec_gen_fd, int map_gens_fd, uint64
 	if (!m)
 		return -ENOMEM;
 	elf_version(EV_CURRENT);
+	if (perfmap_dirs_new(&m->perfmaps, NULL)) {
+		free(m);
+		return -ENOMEM;
+	}
 	m->exec_gen_fd = exec_gen_fd;
 	m->map_gens_fd = map_gens_fd;
 	m->start_ns = start_ns;
@@ -204,7 +209,8 @@ void manifest_free(struct manifest *m)
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->nr_procs; i++)
-		proc_free(&m->procs[i]);
+		proc_free(m, &m->procs[i]);
+	perfmap_dirs_free(m->perfmaps);
 	for (size_t i = 0; i < m->nr_objs; i++) {
 		free(m->objs[i].o.path);
 		free(m->objs[i].image);
@@ -879,29 +885,22 @@ static void read_ns_pid(struct proc_ent *p)
 	free(buf);
 }
 
-static void read_perf_map(struct proc_ent *p)
+/* The image's perf map, as far as written: see perfmap.c.  final: the image
+ * ended or the recording does. */
+static int read_perf_map(struct manifest *m, struct proc_ent *p, bool final)
 {
-	char path[96], *buf;
-	size_t len;
-	int err;
+	bool anon = p->pm.pinned;
+	int err = 0;
 
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", p->pid,
-		 p->ns_pid ? p->ns_pid : p->pid);
-	/* JITs only append: an unchanged size means nothing new (rescans) */
-	if (stat(path, &st) || (uint64_t)st.st_size == p->perf_map_len)
-		return;
-	buf = read_file(path, MAX_PERF_MAP, &len, &err);
-	if (!buf)
-		return;
-	if (len >= p->perf_map_len) { /* JITs append: keep the longest */
-		free(p->perf_map);
-		p->perf_map = buf;
-		p->perf_map_len = len;
-	} else {
-		free(buf);
-	}
+	/* only JIT code (anonymous executable memory, now or earlier) is named
+	 * by a perf map: a process without any costs nothing here (most) */
+	for (uint32_t i = 0; i < p->nr_maps && !anon; i++)
+		anon = p->maps[i].flags & BPROF_MAP_ANON;
+	for (uint32_t i = 0; i < p->nr_hist && !anon; i++)
+		anon = p->hist[i].flags & BPROF_MAP_ANON;
+	if (anon)
+		err = perfmap_update(m->perfmaps, &p->pm, p->pid, p->ns_pid, final);
+	return err ? err : perfmap_dump_update(m->perfmaps, &p->jd, final);
 }
 
 /*
@@ -1016,6 +1015,13 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 				free(buf);
 				return -ENOMEM;
 			}
+			/* a JIT's jitdump: mapped (executable) so that perf sees it */
+			if (!p->jd.found && perfmap_is_jitdump(name) &&
+			    perfmap_dump_found(m->perfmaps, &p->jd, pid, me.start, me.end, name)) {
+				free(nw);
+				free(buf);
+				return -ENOMEM;
+			}
 		}
 		nw[nr++] = me;
 	}
@@ -1056,8 +1062,7 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 			free(c);
 		}
 	}
-	read_perf_map(p);
-	return 0;
+	return read_perf_map(m, p, false);
 }
 
 /* comm: at most BPROF_COMM_LEN bytes, NUL-terminated or not */
@@ -1132,6 +1137,11 @@ int manifest_vma(struct manifest *m, uint32_t pid, uint32_t exec_id, uint64_t st
 	uint32_t idx = BPROF_NO_OBJECT;
 
 	if (!p)
+		return -ENOMEM;
+	/* the image is ending (exit, or exec about to replace it), and this
+	 * is the first the recorder hears of it: its perf map is complete
+	 * (a JVM dumps it at exit) and /proc/PID/root may already be gone */
+	if (!p->pm.final && read_perf_map(m, p, true))
 		return -ENOMEM;
 	me = malloc(sizeof(*me));
 	if (!me)
@@ -1258,6 +1268,8 @@ int manifest_map_event(struct manifest *m, const struct manifest_map_ev *ev)
 	if (ev->name && (!strncmp(ev->name, "memfd:", 6) || !strncmp(ev->name, "SYSV", 4) ||
 			 !strcmp(ev->name, "dev/zero") || !strcmp(ev->name, "[aio]")))
 		h->flags |= BPROF_MAP_ANON;
+	if (h->flags & BPROF_MAP_ANON)
+		h->off = 0; /* vm_pgoff of anonymous memory is its address: as /proc/PID/maps has it */
 	if (!(h->flags & BPROF_MAP_ANON)) {
 		snprintf(h->name, sizeof(h->name), "%s", ev->name ? ev->name : "");
 		h->obj = event_object(m, h->dev, h->ino, h->mtime, h->name, false);
@@ -1293,6 +1305,10 @@ int manifest_map_event(struct manifest *m, const struct manifest_map_ev *ev)
 		p->table_gen = ev->gen;
 		observe_image(m, p, ev->gen);
 		m->st.map_events_applied++;
+		/* its first JIT code: keep its /tmp now, in case it exits
+		 * before the next rescan */
+		if ((h->flags & BPROF_MAP_ANON) && !p->pm.pinned)
+			return read_perf_map(m, p, false);
 		return 0;
 	}
 	/* read the image at the next flush: the unwinder's table, the file
@@ -1354,6 +1370,8 @@ int manifest_rescan(struct manifest *m)
 		if (exec_gen(m, p->pid, &gen) && gen != p->exec_id) {
 			p->dead = true;
 			observe_gone(m, p);
+			if (read_perf_map(m, p, true))
+				return -ENOMEM;
 			continue;
 		}
 		err = snapshot(m, p->pid, p->exec_id);
@@ -1361,6 +1379,9 @@ int manifest_rescan(struct manifest *m)
 		if (err == -ESRCH) {
 			p->dead = true;
 			observe_gone(m, p);
+			/* through the /tmp kept open: /proc/PID/root is gone */
+			if (read_perf_map(m, p, true))
+				return -ENOMEM;
 		} else if (err) {
 			return err;
 		}
@@ -1680,6 +1701,79 @@ static int emit_gens(struct manifest *m, struct bprof_recording *rec, struct pro
 	return 0;
 }
 
+/* The JIT section (SPEC.md 6.16): what became of perf maps, when any was
+ * seen or a cap refused one. */
+static void emit_jit(struct manifest *m, struct bprof_recording *rec)
+{
+	struct perfmap_stats ps;
+	struct perfmap_limits pl;
+	struct bprof_jit *j = &rec->jit;
+	struct timespec mono, real;
+
+	perfmap_stats(m->perfmaps, &ps);
+	perfmap_limits(m->perfmaps, &pl);
+	if (!ps.reads && !ps.refused && !ps.dropped && !j->nr_dumps && !ps.jd_refused)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	j->present = 1;
+	j->mono_minus_real_ns = ((int64_t)mono.tv_sec - (int64_t)real.tv_sec) * 1000000000LL +
+				((int64_t)mono.tv_nsec - (int64_t)real.tv_nsec);
+	j->counters[BPROF_JIT_PERF_MAP_BYTES] = ps.bytes;
+	j->counters[BPROF_JIT_PERF_MAP_DROPPED] = ps.dropped;
+	j->counters[BPROF_JIT_PERF_MAP_CAPPED] = ps.capped;
+	j->counters[BPROF_JIT_PERF_MAP_CAP_IMAGE] = pl.per_image;
+	j->counters[BPROF_JIT_PERF_MAP_CAP_TOTAL] = pl.total;
+	j->counters[BPROF_JIT_PERF_MAP_REFUSED] = ps.refused;
+	j->counters[BPROF_JIT_PERF_MAP_READS] = ps.reads;
+	j->counters[BPROF_JIT_PERF_MAP_FINAL] = ps.final;
+	j->counters[BPROF_JIT_PERF_MAP_REPLACED] = ps.replaced;
+	j->counters[BPROF_JIT_DUMP_BYTES] = ps.jd_bytes;
+	j->counters[BPROF_JIT_DUMP_DROPPED] = ps.jd_dropped;
+	j->counters[BPROF_JIT_DUMP_CODE_STRIPPED] = ps.jd_stripped;
+	j->counters[BPROF_JIT_DUMP_REFUSED] = ps.jd_refused;
+}
+
+static int cmp_dump(const void *a, const void *b)
+{
+	const struct bprof_jitdump *x = a, *y = b;
+	uint64_t kx = (uint64_t)x->pid << 32 | x->exec_id, ky = (uint64_t)y->pid << 32 | y->exec_id;
+
+	return kx < ky ? -1 : kx > ky;
+}
+
+/* The wanted images' jitdumps into rec (sorted, SPEC.md 6.16).  0 or -ENOMEM. */
+static int emit_dumps(struct manifest *m, struct bprof_recording *rec)
+{
+	struct bprof_jit *j = &rec->jit;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nr_procs; i++)
+		n += m->procs[i].want && m->procs[i].jd.len;
+	if (!n)
+		return 0;
+	j->dumps = calloc(n, sizeof(*j->dumps));
+	if (!j->dumps)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nr_procs; i++) {
+		const struct proc_ent *p = &m->procs[i];
+		struct bprof_jitdump *d = &j->dumps[j->nr_dumps];
+
+		if (!p->want || !p->jd.len)
+			continue;
+		d->data = malloc(p->jd.len);
+		if (!d->data)
+			return -ENOMEM;
+		memcpy(d->data, p->jd.data, p->jd.len);
+		d->len = p->jd.len;
+		d->pid = p->pid;
+		d->exec_id = p->exec_id;
+		j->nr_dumps++;
+	}
+	qsort(j->dumps, j->nr_dumps, sizeof(*j->dumps), cmp_dump);
+	return 0;
+}
+
 int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *lost)
 {
 	size_t n = m->nr_procs;
@@ -1706,6 +1800,10 @@ int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *los
 
 		if (!p->want)
 			continue;
+		/* what the map gained since the last read; a dead image's for
+		 * the last time (its exit event may have been lost) */
+		if (p->snapped && read_perf_map(m, p, p->dead))
+			return -ENOMEM;
 		if (!p->snapped) {
 			src = ancestor_snapshot(m, p);
 			if (!src) {
@@ -1746,16 +1844,16 @@ int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *los
 			free(bp.gaps);
 			return -ENOMEM;
 		}
-		if (src->perf_map) {
-			bp.perf_map = malloc(src->perf_map_len + 1);
+		if (src->pm.len) {
+			bp.perf_map = malloc(src->pm.len + 1);
 			if (!bp.perf_map) {
 				free(bp.mappings);
 				free(bp.history);
 				free(bp.gaps);
 				return -ENOMEM;
 			}
-			memcpy(bp.perf_map, src->perf_map, src->perf_map_len);
-			bp.perf_map_len = src->perf_map_len;
+			memcpy(bp.perf_map, src->pm.text, src->pm.len);
+			bp.perf_map_len = src->pm.len;
 		}
 		if (bprof_recording_add_process(rec, &bp)) {
 			free(bp.mappings);
@@ -1765,6 +1863,9 @@ int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *los
 			return -ENOMEM;
 		}
 	}
+	if (emit_dumps(m, rec))
+		return -ENOMEM;
+	emit_jit(m, rec);
 	return emit_images(m, rec);
 }
 
@@ -1828,7 +1929,7 @@ int manifest_next_file(struct manifest *m)
 		struct proc_ent *p = &m->procs[i];
 
 		if (!keep[i]) {
-			proc_free(p);
+			proc_free(m, p);
 			continue;
 		}
 		p->want = p->need = false;

@@ -247,6 +247,7 @@ int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_rec
 
 		pm->proc = p;
 		pm->perfmap = BSYM_NO_OBJECT;
+		pm->jitdump = BSYM_NO_OBJECT;
 		pm->maps = calloc(p->nr_mappings ? p->nr_mappings : 1, sizeof(*pm->maps));
 		if (!pm->maps)
 			goto nomem;
@@ -261,6 +262,17 @@ int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_rec
 			err = bsym_perfmap_register(sym, p->perf_map, p->perf_map_len, &pm->perfmap);
 			if (err) {
 				snprintf(errbuf, errlen, "cannot load perf map of pid %u: %s", p->pid,
+					 strerror(-err));
+				goto fail;
+			}
+		}
+		const struct bprof_jitdump *jd = bprof_jitdump_find(rec, p->pid, p->exec_id);
+		if (jd) {
+			/* a jitdump libsym cannot read names nothing: the perf
+			 * map (if any) still does */
+			err = bsym_jitdump_register(sym, jd->data, (size_t)jd->len, &pm->jitdump);
+			if (err == -ENOMEM) {
+				snprintf(errbuf, errlen, "cannot load the jitdump of pid %u: %s", p->pid,
 					 strerror(-err));
 				goto fail;
 			}

@@ -202,7 +202,7 @@ static int kernel_key(struct rep_fold *f, struct in_state *s, const struct rep_i
 }
 
 static int user_frame_key(struct rep_fold *f, struct in_state *s, const struct rep_process_map *pm,
-			  const struct rep_wframe *w, struct user_key *k)
+			  const struct rep_wframe *w, const uint64_t win[2], struct user_key *k)
 {
 	k->delta = (uint32_t)(w->addr - w->lookup);
 	k->value = w->addr;
@@ -214,8 +214,16 @@ static int user_frame_key(struct rep_fold *f, struct in_state *s, const struct r
 		k->value = w->file_offset;
 	} else if (w->kind != REP_W_JIT) {
 		k->place = s->no_object;
-	} else {
+	} else if (pm->jitdump == BSYM_NO_OBJECT) {
 		return place(f, s, 'A', pm->perfmap, NULL, &k->place);
+	} else {
+		/* a jitdump names by time too (SPEC.md 6.16): rows of other
+		 * windows may print other names */
+		char key[1 + 2 * sizeof(uint32_t) + 2 * sizeof(uint64_t)] = { 'J' };
+		memcpy(key + 1, &pm->perfmap, sizeof(uint32_t));
+		memcpy(key + 5, &pm->jitdump, sizeof(uint32_t));
+		memcpy(key + 9, win, 2 * sizeof(uint64_t));
+		return intern(f, key, sizeof(key), &k->place);
 	}
 	return 0;
 }
@@ -258,7 +266,9 @@ static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_inp
 	const struct bprof_stack *st = bprof_recording_stack(in->rec, c->user_stack_id);
 	size_t n = st ? st->nr_ips : 0, used = 4 + n * sizeof(struct user_key);
 	int err = reserve(s, 0, used);
+	uint64_t win[2];
 
+	rep_row_window(in, c, win);
 	if (err)
 		return err;
 	memcpy(s->buf, "u\0\0\0", 4);
@@ -275,8 +285,8 @@ static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_inp
 			i++;
 			continue;
 		}
-		rep_wframe_user(&w, NULL, pm, st->ips[i], i, c->map_gen, false);
-		err = user_frame_key(f, s, pm, &w, &k);
+		rep_wframe_user(&w, NULL, pm, st->ips[i], i, c->map_gen, NULL, false);
+		err = user_frame_key(f, s, pm, &w, win, &k);
 		memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
 	}
 	return err ? err : intern(f, s->buf, used, id);

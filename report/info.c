@@ -525,6 +525,73 @@ static void print_generations(FILE *f, const struct bprof_recording *rec)
 		(unsigned long long)frames, (unsigned long long)samples);
 }
 
+/* JIT code (SPEC.md 6.16): what the recorder kept of perf maps and
+ * jitdumps, whether a cap cut them, and how the JIT frames came out. */
+static void print_jit(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
+{
+	const struct bprof_recording *rec = in->rec;
+	const struct bprof_jit *j = &rec->jit;
+	uint64_t maps = 0, map_bytes = 0, frames = 0, named = 0, ambiguous = 0, samples_amb = 0;
+
+	for (uint64_t i = 0; i < rec->nr_processes; i++)
+		if (rec->processes[i].perf_map_len) {
+			maps++;
+			map_bytes += rec->processes[i].perf_map_len;
+		}
+	if (!j->present && !maps)
+		return;
+	for (uint64_t i = 0; i < rec->nr_counts; i++) {
+		const struct bprof_count *c = &rec->counts[i];
+		const struct rep_process_map *pm = rep_input_process(in, c->pid, c->exec_id);
+		const struct bprof_stack *st = c->user_stack_id >= 0
+						       ? bprof_recording_stack(rec, c->user_stack_id)
+						       : NULL;
+		uint64_t win[2];
+		bool any = false;
+
+		if (!pm || !st)
+			continue;
+		rep_row_window(in, c, win);
+		for (uint32_t k = 0; k < st->nr_ips; k++) {
+			struct rep_wframe w;
+
+			if (rep_python_pair(st->ips, k, st->nr_ips)) {
+				k++;
+				continue;
+			}
+			rep_wframe_user(&w, sym, pm, st->ips[k], k, c->map_gen, win, true);
+			if (w.kind != REP_W_JIT)
+				continue;
+			frames++;
+			named += w.res != NULL;
+			if (w.reason == BSYM_R_JIT_AMBIGUOUS) {
+				ambiguous++;
+				any = true;
+			}
+		}
+		if (any)
+			samples_amb = samples_amb + c->count < samples_amb ? UINT64_MAX : samples_amb + c->count;
+	}
+	fprintf(f, "JIT code:       %llu perf maps (%llu bytes), %llu jitdumps\n", (unsigned long long)maps,
+		(unsigned long long)map_bytes, (unsigned long long)j->nr_dumps);
+	fprintf(f, "  JIT frames:                      %llu, %llu named, %llu printed as " REP_JIT_AMBIGUOUS_FRAME
+		" in %llu samples (entries of different names cover them)\n",
+		(unsigned long long)frames, (unsigned long long)named, (unsigned long long)ambiguous,
+		(unsigned long long)samples_amb);
+	if (!j->present)
+		return;
+	if (j->counters[BPROF_JIT_PERF_MAP_DROPPED] || j->counters[BPROF_JIT_DUMP_DROPPED])
+		fprintf(f, "  CAP REACHED: %llu perf map bytes of %llu images and %llu jitdump bytes not kept "
+			"(caps: %llu bytes per image, %llu in all): later JIT code of those images is unnamed\n",
+			(unsigned long long)j->counters[BPROF_JIT_PERF_MAP_DROPPED],
+			(unsigned long long)j->counters[BPROF_JIT_PERF_MAP_CAPPED],
+			(unsigned long long)j->counters[BPROF_JIT_DUMP_DROPPED],
+			(unsigned long long)j->counters[BPROF_JIT_PERF_MAP_CAP_IMAGE],
+			(unsigned long long)j->counters[BPROF_JIT_PERF_MAP_CAP_TOTAL]);
+	for (unsigned i = 0; i < BPROF_JIT_NR_COUNTERS; i++)
+		fprintf(f, "  %-31s %llu\n", bprof_jit_counter_name(i), (unsigned long long)j->counters[i]);
+}
+
 int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 {
 	const struct bprof_recording *rec = in->rec;
@@ -580,6 +647,7 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 	print_unwind(f, rec);
 	print_access(f, rec);
 	print_generations(f, rec);
+	print_jit(f, sym, in);
 
 	rep_hex(hex, k->build_id, k->build_id_len);
 	fputs("kernel image:   ", f);

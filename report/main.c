@@ -570,6 +570,10 @@ static void print_summary(struct bsym_ctx *sym, const struct rep_agg *agg,
 	size_t n = rep_agg_unnamed_objects(agg, &ids);
 	char hex[2 * BPROF_BUILD_ID_MAX + 1];
 
+	if (st->frames_jit_ambiguous)
+		fprintf(stderr, "prof-report: %llu JIT frames printed as " REP_JIT_AMBIGUOUS_FRAME
+			": entries of different names cover their address (code freed and its address reused)\n",
+			(unsigned long long)st->frames_jit_ambiguous);
 	fprintf(stderr, "prof-report: %llu samples, %llu frames, %.1f%% named\n",
 		(unsigned long long)st->samples, (unsigned long long)st->frames,
 		st->frames ? 100.0 * (double)st->frames_named / (double)st->frames : 100.0);

@@ -408,6 +408,13 @@ static void add_unnamed_wframe(struct rep_agg *agg, struct row *r, const struct 
 		add_unknown(r, text, 0, cfg, st);
 		return;
 	}
+	if (f->object == BSYM_NO_OBJECT && f->reason == BSYM_R_JIT_AMBIGUOUS) {
+		/* entries of several names cover it: no choice (SPEC.md 6.16) */
+		snprintf(text, sizeof(text), "[anon]+0x%llx", (unsigned long long)f->addr);
+		st->frames_jit_ambiguous++;
+		add_unnamed(r, text, REP_JIT_AMBIGUOUS_FRAME, FR_JIT, cfg, st);
+		return;
+	}
 	if (f->object == BSYM_NO_OBJECT) { /* anonymous (JIT without a perf map entry) or unknown */
 		bool anon = f->kind == REP_W_JIT;
 		snprintf(text, sizeof(text), "[%s]+0x%llx", anon ? "anon" : "unknown",
@@ -578,6 +585,7 @@ static int agg_row(void *arg, const struct rep_input *in, const struct bprof_cou
 	total->frames_named += st->frames_named * w->rows;
 	total->missed_kernel += st->missed_kernel * w->rows;
 	total->missed_user += st->missed_user * w->rows;
+	total->frames_jit_ambiguous += st->frames_jit_ambiguous * w->rows;
 	total->missed_enomem |= st->missed_enomem;
 	size_t idx;
 	int err = agg_add(w->agg, w->line.s ? w->line.s : "", w->line.len, c->count, &idx);

@@ -54,6 +54,7 @@ struct rep_process_map {
 	struct bsym_mapping *maps;  /* same order as proc->mappings */
 	struct bsym_mapping *hmaps; /* same order as proc->history (generations) */
 	uint32_t perfmap;           /* bsym perf map id or BSYM_NO_OBJECT */
+	uint32_t jitdump;           /* bsym jitdump id or BSYM_NO_OBJECT */
 };
 
 struct rep_input {
@@ -98,6 +99,7 @@ struct rep_stats {
 	uint64_t frames;
 	uint64_t frames_named;
 	uint64_t missed_user, missed_kernel; /* rows whose stack was lost */
+	uint64_t frames_jit_ambiguous; /* JIT frames entries of several names cover (SPEC.md 6.16) */
 	bool missed_enomem;
 };
 
@@ -245,9 +247,17 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 		 const struct rep_input *in, const struct bprof_count *c, bool symbolize,
 		 rep_walk_fn fn, void *arg, struct rep_stats *st);
 /* One user frame as rep_walk makes it (addr at depth in the stack, pm may
- * be NULL, gen the row's mapping generation); fold.c keys rows by these. */
+ * be NULL, gen the row's mapping generation, win the row's time window in
+ * the jitdump's clock, rep_row_window(), or NULL); fold.c keys rows by
+ * these. */
 void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct rep_process_map *pm,
-		     uint64_t addr, size_t depth, uint32_t gen, bool symbolize);
+		     uint64_t addr, size_t depth, uint32_t gen, const uint64_t win[2],
+		     bool symbolize);
+/* When row c's samples were taken, as CLOCK_MONOTONIC ns [win[0], win[1])
+ * (SPEC.md 6.16): its slice, else the file's span.  win[1] 0: not known
+ * (no JIT section to relate the clocks). */
+void rep_row_window(const struct rep_input *in, const struct bprof_count *c, uint64_t win[2]);
+#define REP_JIT_AMBIGUOUS_FRAME "[jit-ambiguous]"
 /*
  * The process frame, the root of every output's stacks: the row's comm (the
  * name of the thread sampled, as bcc's profile prints it); with --threads,

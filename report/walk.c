@@ -58,8 +58,52 @@ static int add_kernel(struct rep_wbuf *w, struct bsym_ctx *sym, const struct rep
 	return 0;
 }
 
+void rep_row_window(const struct rep_input *in, const struct bprof_count *c, uint64_t win[2])
+{
+	const struct bprof_recording *rec = in->rec;
+	uint64_t r0, r1;
+
+	win[0] = win[1] = 0;
+	if (!rec->jit.present)
+		return;
+	if (rec->slices.slice_ns) {
+		r0 = rec->slices.origin_ns + (uint64_t)c->slice * rec->slices.slice_ns;
+		r1 = r0 + rec->slices.slice_ns;
+	} else {
+		r0 = rec->meta.start_time_ns;
+		r1 = r0 + rec->meta.duration_ns;
+	}
+	/* to the jitdump's clock; a hostile offset only misplaces the window */
+	win[0] = r0 + (uint64_t)rec->jit.mono_minus_real_ns;
+	win[1] = r1 + (uint64_t)rec->jit.mono_minus_real_ns;
+	if (!win[1] || win[1] <= win[0])
+		win[0] = win[1] = 0;
+}
+
+/* A JIT frame: the image's jitdump first (it has times), then its perf
+ * map for what the jitdump does not cover (SPEC.md 6.16). */
+static void name_jit(struct rep_wframe *f, struct bsym_ctx *sym, const struct rep_process_map *pm,
+		     const uint64_t win[2])
+{
+	const struct bsym_result *res = NULL;
+
+	if (pm->jitdump != BSYM_NO_OBJECT &&
+	    bsym_symbolize_jitdump(sym, pm->jitdump, f->lookup, win ? win[0] : 0, win ? win[1] : 0,
+				   &res) == 0 &&
+	    res->reason != BSYM_R_JIT)
+		f->res = res;
+	else if (pm->perfmap != BSYM_NO_OBJECT &&
+		 bsym_symbolize_perfmap(sym, pm->perfmap, f->lookup, &res) == 0)
+		f->res = res;
+	if (f->res) {
+		f->reason = f->res->reason;
+		if (!named(f->res))
+			f->res = NULL;
+	}
+}
+
 void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct rep_process_map *pm,
-		     uint64_t addr, size_t depth, uint32_t gen, bool symbolize)
+		     uint64_t addr, size_t depth, uint32_t gen, const uint64_t win[2], bool symbolize)
 {
 	const struct bsym_mapping *bm;
 	uint32_t obj, mflags;
@@ -115,12 +159,8 @@ void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct re
 		f->reason = (mflags & BSYM_MAP_ANON) ? BSYM_R_JIT : BSYM_R_UNMAPPED;
 		if (mflags & BSYM_MAP_ANON)
 			f->kind = REP_W_JIT;
-		if (symbolize && (mflags & BSYM_MAP_ANON) && pm->perfmap != BSYM_NO_OBJECT &&
-		    bsym_symbolize_perfmap(sym, pm->perfmap, f->lookup, &f->res) == 0) {
-			f->reason = f->res->reason;
-			if (!named(f->res))
-				f->res = NULL;
-		}
+		if (symbolize && (mflags & BSYM_MAP_ANON))
+			name_jit(f, sym, pm, win);
 		return;
 	}
 	f->object = obj;
@@ -133,13 +173,13 @@ void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct re
 }
 
 static int add_user(struct rep_wbuf *w, struct bsym_ctx *sym, const struct rep_process_map *pm,
-		    uint64_t addr, size_t depth, uint32_t gen, bool symbolize)
+		    uint64_t addr, size_t depth, uint32_t gen, const uint64_t win[2], bool symbolize)
 {
 	struct rep_wframe *f = wpush(w);
 
 	if (!f)
 		return -ENOMEM;
-	rep_wframe_user(f, sym, pm, addr, depth, gen, symbolize);
+	rep_wframe_user(f, sym, pm, addr, depth, gen, win, symbolize);
 	return 0;
 }
 
@@ -314,6 +354,8 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 		 * only CFI lost everything above the first library frame,
 		 * whose rbp is the library's own) */
 		bool leaf_only = fp_walk && c->user_stack_id >= BPROF_STACK_ID_UNWOUND;
+		uint64_t win[2];
+		rep_row_window(in, c, win);
 		enum bsym_fp_state prev = BSYM_FP_UNKNOWN; /* of the frame just added */
 		for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
 			if (rep_python_pair(s->ips, i, s->nr_ips)) {
@@ -335,7 +377,7 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 			if (skipped)
 				err = add_missed(w, REP_W_MISSING_CALLER);
 			if (!err)
-				err = add_user(w, sym, pm, s->ips[i], i, c->map_gen, symbolize);
+				err = add_user(w, sym, pm, s->ips[i], i, c->map_gen, win, symbolize);
 			if (!err && go_root(&w->v[w->nr - 1]))
 				break; /* a thread's outermost frame */
 			if (!err && !fp_walk) {

@@ -531,6 +531,17 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 	    (a->python.nr_procs &&
 	     memcmp(a->python.procs, b->python.procs, a->python.nr_procs * sizeof(*a->python.procs))))
 		DIFF("python section differs");
+	if (a->jit.present != b->jit.present || a->jit.mono_minus_real_ns != b->jit.mono_minus_real_ns ||
+	    memcmp(a->jit.counters, b->jit.counters, sizeof(a->jit.counters)) ||
+	    a->jit.nr_dumps != b->jit.nr_dumps)
+		DIFF("jit section differs");
+	for (uint64_t i = 0; i < a->jit.nr_dumps; i++) {
+		const struct bprof_jitdump *x = &a->jit.dumps[i], *y = &b->jit.dumps[i];
+
+		if (x->pid != y->pid || x->exec_id != y->exec_id || x->len != y->len ||
+		    memcmp(x->data, y->data, (size_t)x->len))
+			DIFF("jitdump %llu differs", (unsigned long long)i);
+	}
 	for (uint64_t i = 0; i < a->python.nr_codes; i++) {
 		const struct bprof_python_code *x = &a->python.codes[i], *y = &b->python.codes[i];
 
@@ -600,4 +611,36 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 				DIFF("ksym %u differs", i);
 	}
 	return true;
+}
+
+struct bprof_recording *fx_jit(void)
+{
+	struct bprof_recording *r = fx_python();
+	struct bprof_jit *j;
+	/* a jitdump header (magic, version 1, size 40, ...) and a load of
+	 * "f" with its code stripped: opaque bytes to the format */
+	static const uint8_t dump[] = {
+		0x44, 0x54, 0x69, 0x4a, 1, 0, 0, 0, 40, 0, 0, 0, 62, 0, 0, 0,
+		0, 0, 0, 0, 100, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 58, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 100, 0, 0, 0,
+		0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0,
+		1, 0, 0, 0, 0, 0, 0, 0, 'f', 0,
+	};
+
+	if (!r)
+		return NULL;
+	j = &r->jit;
+	j->present = 1;
+	j->mono_minus_real_ns = -1764000000000000000LL;
+	for (int i = 0; i < BPROF_JIT_NR_COUNTERS; i++)
+		j->counters[i] = 2000 + (uint64_t)i;
+	j->nr_dumps = 2;
+	j->dumps = xcalloc(2, sizeof(*j->dumps));
+	j->dumps[0] = (struct bprof_jitdump){ .pid = 100, .exec_id = 1, .len = sizeof(dump) };
+	j->dumps[0].data = xcalloc(1, sizeof(dump));
+	memcpy(j->dumps[0].data, dump, sizeof(dump));
+	j->dumps[1] = (struct bprof_jitdump){ .pid = 200, .exec_id = 1, .len = 3 };
+	j->dumps[1].data = xcalloc(1, 3);
+	memcpy(j->dumps[1].data, "\xff\x00x", 3); /* any bytes: libsym judges them */
+	return r;
 }

@@ -31,6 +31,8 @@ struct bprof_recording *fx_offcpu(void);
 struct bprof_recording *fx_slices(void);
 /* fx_offcpu with a PYTHON section (1.7): two interpreters, two codes */
 struct bprof_recording *fx_python(void);
+/* fx_python with a JIT section (1.8): counters, two jitdumps. */
+struct bprof_recording *fx_jit(void);
 /* Strings with odd bytes: UTF-8, control characters, high bytes, spaces. */
 struct bprof_recording *fx_odd_strings(void);
 /* nr_counts counts over nr_stacks stacks and nr_ksyms ksyms; seeded. */

@@ -1493,7 +1493,7 @@ int main(int argc, char **argv)
 	{
 		struct bprof_recording *o = fx_python();
 		struct bb pc = content_of(o);
-		struct frame_opts m7 = { .minor = BPROF_FORMAT_MINOR };
+		struct frame_opts m7 = { .minor = BPROF_FORMAT_MINOR_NO_JIT };
 		size_t pp = payload(&pc, BPROF_SECT_PYTHON);
 		size_t procs = pp + 8 + 8 * BPROF_PY_NR_COUNTERS; /* nr_procs */
 		size_t codes = procs + 8 + 2 * BPROF_PY_PROC_LEN; /* nr_codes */
@@ -1568,6 +1568,50 @@ int main(int argc, char **argv)
 		}
 		invalid_duplicated(g, "python-duplicated", &pc, BPROF_SECT_PYTHON, &m7);
 		free(pc.p);
+		bprof_recording_free(o);
+	}
+	/* ---- JIT (1.8) ---- */
+	{
+		struct bprof_recording *o = fx_jit();
+		struct bb jc = content_of(o);
+		struct frame_opts m8 = { .minor = BPROF_FORMAT_MINOR };
+		size_t jp = payload(&jc, BPROF_SECT_JIT);
+		size_t dumps = jp + 16 + 8 * BPROF_JIT_NR_COUNTERS; /* nr_jitdumps */
+		size_t d0 = dumps + 8;
+
+		valid(g, "jit", frame(&jc, &m8));
+		DAMAGED(d, &jc)
+		{
+			set32(&d, jp + 8, 257);
+			invalid(g, "jit-257-counters", BPROF_E_LIMIT, frame(&d, &m8));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set32(&d, jp + 12, 1);
+			invalid(g, "jit-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m8));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set64(&d, dumps, UINT64_C(1) << 40);
+			invalid(g, "jit-claim-2e40-jitdumps", BPROF_E_TRUNCATED, frame(&d, &m8));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set64(&d, d0 + 8, UINT64_C(1) << 40);
+			invalid(g, "jit-jitdump-past-end", BPROF_E_TRUNCATED, frame(&d, &m8));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set32(&d, d0, 300); /* pid 100 -> 300, after the second's 200 */
+			invalid(g, "jit-jitdumps-out-of-order", BPROF_E_CORRUPT, frame(&d, &m8));
+			free(d.p);
+		}
+		invalid_duplicated(g, "jit-duplicated", &jc, BPROF_SECT_JIT, &m8);
+		free(jc.p);
 		bprof_recording_free(o);
 	}
 	(void)bb_str;

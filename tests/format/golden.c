@@ -89,6 +89,12 @@ Test(golden, valid_python_file_reads)
 	expect_fixture("python", fx_python());
 }
 
+/* A file of format 1.8 with a JIT section. */
+Test(golden, valid_jit_file_reads)
+{
+	expect_fixture("jit", fx_jit());
+}
+
 Test(golden, valid_offcpu_file_reads)
 {
 	expect_fixture("offcpu", fx_offcpu());

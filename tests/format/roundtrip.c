@@ -402,7 +402,7 @@ Test(roundtrip, python)
 	size_t len = 0;
 
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
-	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR_NO_JIT);
 	free(buf);
 	check_roundtrip(fx_python());
 	cr_assert_eq(bprof_recording_validate(r, &err), 0, "%s", err.message);
@@ -416,6 +416,29 @@ Test(roundtrip, python)
 	r->python.codes[1].filename = fx_strdup("y");
 	r->python.codes[1].linetable = NULL;
 	r->python.codes[1].linetable_len = 0;
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
+	bprof_recording_free(r);
+}
+
+Test(roundtrip, jit)
+{
+	struct bprof_recording *r = fx_jit();
+	struct bprof_error err = { 0 };
+	void *buf = NULL;
+	size_t len = 0;
+
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
+	free(buf);
+	check_roundtrip(fx_jit());
+	cr_assert_not_null(bprof_jitdump_find(r, 200, 1));
+	cr_assert_null(bprof_jitdump_find(r, 200, 2));
+	cr_assert_str_eq(bprof_jit_counter_name(0), "perf_map_bytes");
+	cr_assert_null(bprof_jit_counter_name(BPROF_JIT_NR_COUNTERS));
+	/* out of order: refused by the writer */
+	struct bprof_jitdump t = r->jit.dumps[0];
+	r->jit.dumps[0] = r->jit.dumps[1];
+	r->jit.dumps[1] = t;
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
 	bprof_recording_free(r);
 }

@@ -32,8 +32,11 @@ Test(perfmap, valid_lines)
 	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x7f0000002004, &r), 0);
 	cr_assert_str_eq(r->frames[0].name, "core::fmt::write");
 	cr_assert_str_eq(r->frames[0].raw_name, "_ZN4core3fmt5write17h0123456789abcdefE");
+	/* two names over one address, no time: no choice (SPEC.md 6.16) */
 	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x7f0000003004, &r), 0);
-	cr_assert_str_eq(r->frames[0].name, "newer_overlap");
+	cr_assert_eq(r->reason, BSYM_R_JIT_AMBIGUOUS);
+	cr_assert_eq(r->nr_frames, 0);
+	/* past the newer line's end only the older one covers it */
 	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x7f000000300c, &r), 0);
 	cr_assert_str_eq(r->frames[0].name, "ns::foo()");
 	/* end is exclusive; gaps and before-first are JIT misses */
@@ -79,6 +82,256 @@ Test(perfmap, malformed_lines_are_skipped)
 	cr_assert_eq(bsym_perfmap_register(ctx, NULL, 0, &empty), 0);
 	cr_assert_eq(bsym_symbolize_perfmap(ctx, empty, 0x3005, &r), 0);
 	cr_assert_eq(r->reason, BSYM_R_JIT);
+	bsym_destroy(ctx);
+}
+
+Test(perfmap, reuse_same_name_is_named_different_names_are_not)
+{
+	struct bsym_ctx *ctx = mkctx(0);
+	/* V8 recompiles a function at a reused address: same name, named (the
+	 * newest line's offset); another function there: ambiguous; a line far
+	 * below that covers the address through its size still counts */
+	const char *text = "1000 100 JS:~hot a.js:1\n"
+			   "1000 80 JS:~hot a.js:1\n"
+			   "2000 100 JS:~old a.js:2\n"
+			   "2040 20 JS:*new a.js:3\n"
+			   "8000 10000 JS:big a.js:4\n";
+	char many[64 * 1024];
+	size_t n = 0;
+	uint32_t id, id2;
+	const struct bsym_result *r;
+
+	cr_assert_eq(bsym_perfmap_register(ctx, text, strlen(text), &id), 0);
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x1010, &r), 0);
+	cr_assert_eq(r->reason, BSYM_OK);
+	cr_assert_str_eq(r->frames[0].name, "JS:~hot a.js:1");
+	cr_assert_eq(r->frames[0].offset, 0x10);
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x2010, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "JS:~old a.js:2");
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x2050, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT_AMBIGUOUS);
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id, 0x2070, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "JS:~old a.js:2");
+	/* many small lines between the big one and the address */
+	n += (size_t)snprintf(many + n, sizeof(many) - n, "100000 ffff JS:outer x.js:1\n");
+	for (unsigned i = 0; i < 2000; i++)
+		n += (size_t)snprintf(many + n, sizeof(many) - n, "%x 8 JS:inner%u x.js:2\n",
+				      0x100000 + 16 * i, i);
+	cr_assert_eq(bsym_perfmap_register(ctx, many, n, &id2), 0);
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id2, 0x100000 + 16 * 1999 + 4, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT_AMBIGUOUS, "the outer line covers it too");
+	cr_assert_eq(bsym_symbolize_perfmap(ctx, id2, 0x100000 + 16 * 1999 + 12, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "JS:outer x.js:1");
+	bsym_destroy(ctx);
+}
+
+/* ---- jitdump ---- */
+
+struct jd_buf {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static void jd_put(struct jd_buf *j, const void *p, size_t n)
+{
+	cr_assert_leq(j->n + n, sizeof(j->b));
+	memcpy(j->b + j->n, p, n);
+	j->n += n;
+}
+
+static void jd_u32(struct jd_buf *j, uint32_t v) { jd_put(j, &v, 4); }
+static void jd_u64(struct jd_buf *j, uint64_t v) { jd_put(j, &v, 8); }
+
+static void jd_header(struct jd_buf *j, uint64_t flags)
+{
+	jd_u32(j, 0x4A695444);
+	jd_u32(j, 1);
+	jd_u32(j, 40);
+	jd_u32(j, 62); /* EM_X86_64 */
+	jd_u32(j, 0);
+	jd_u32(j, 1234);
+	jd_u64(j, 1);
+	jd_u64(j, flags);
+}
+
+static void jd_load(struct jd_buf *j, uint64_t ts, uint64_t addr, uint64_t size, const char *name,
+		    size_t code_bytes)
+{
+	size_t nl = strlen(name) + 1;
+	jd_u32(j, 0);
+	jd_u32(j, (uint32_t)(16 + 40 + nl + code_bytes));
+	jd_u64(j, ts);
+	jd_u32(j, 1234);
+	jd_u32(j, 1234);
+	jd_u64(j, addr);
+	jd_u64(j, addr);
+	jd_u64(j, size);
+	jd_u64(j, 7);
+	jd_put(j, name, nl);
+	for (size_t i = 0; i < code_bytes; i++)
+		jd_put(j, "\xcc", 1);
+}
+
+static void jd_move(struct jd_buf *j, uint64_t ts, uint64_t old, uint64_t nw, uint64_t size)
+{
+	jd_u32(j, 1);
+	jd_u32(j, 16 + 48);
+	jd_u64(j, ts);
+	jd_u32(j, 1234);
+	jd_u32(j, 1234);
+	jd_u64(j, nw);
+	jd_u64(j, old);
+	jd_u64(j, nw);
+	jd_u64(j, size);
+	jd_u64(j, 7);
+}
+
+/* debug info for code at addr: lines (addr + 0x10 * i, 10 + i) in file */
+static void jd_debug(struct jd_buf *j, uint64_t ts, uint64_t addr, unsigned nr, const char *file)
+{
+	size_t fl = strlen(file) + 1, size = 16 + 16 + fl + 16;
+	for (unsigned i = 1; i < nr; i++)
+		size += 16 + 2; /* "\xff\0": the previous entry's file */
+	jd_u32(j, 2);
+	jd_u32(j, (uint32_t)size);
+	jd_u64(j, ts);
+	jd_u64(j, addr);
+	jd_u64(j, nr);
+	for (unsigned i = 0; i < nr; i++) {
+		jd_u64(j, addr + 0x10 * i);
+		jd_u32(j, 10 + i);
+		jd_u32(j, 0);
+		if (i == 0)
+			jd_put(j, file, fl);
+		else
+			jd_put(j, "\xff", 2);
+	}
+}
+
+Test(jitdump, loads_moves_lines_and_time)
+{
+	struct bsym_ctx *ctx = mkctx(0);
+	struct jd_buf j = { .n = 0 };
+	const struct bsym_result *r;
+	uint32_t id;
+	size_t loads, lines;
+
+	jd_header(&j, 0);
+	jd_debug(&j, 100, 0x1000, 3, "hot.js");
+	jd_load(&j, 100, 0x1000, 0x100, "JS:*hot", 64);
+	jd_load(&j, 200, 0x2000, 0x100, "JS:*old", 0);
+	jd_load(&j, 500, 0x2000, 0x80, "JS:*new", 0); /* reuses old's address */
+	jd_move(&j, 600, 0x1000, 0x5000, 0x100);
+	jd_u32(&j, 3); /* close */
+	jd_u32(&j, 16);
+	jd_u64(&j, 700);
+	cr_assert_eq(bsym_jitdump_register(ctx, j.b, j.n, &id), 0);
+	bsym_jitdump_counts(ctx, id, &loads, &lines);
+	cr_assert_eq(loads, 4);
+	cr_assert_eq(lines, 3);
+
+	/* loaded before the window: named, with its line */
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x1024, 150, 160, &r), 0);
+	cr_assert_eq(r->reason, BSYM_OK);
+	cr_assert_str_eq(r->frames[0].name, "JS:*hot");
+	cr_assert_eq(r->frames[0].offset, 0x24);
+	cr_assert_str_eq(r->frames[0].file, "hot.js");
+	cr_assert_eq(r->frames[0].line, 12);
+	/* before its load: not this code */
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x1024, 10, 50, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT);
+	/* reuse: old before new's load, new after it, ambiguous across it */
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x2010, 300, 400, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "JS:*old");
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x2010, 500, 900, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "JS:*new");
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x2010, 300, 900, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT_AMBIGUOUS);
+	/* past new's end only old ever covered it */
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x2090, 300, 900, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "JS:*old");
+	/* time unknown: one name or nothing */
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x2010, 0, 0, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT_AMBIGUOUS);
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x1010, 0, 0, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "JS:*hot");
+	/* moved code keeps its name and its lines */
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x5014, 650, 700, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "JS:*hot");
+	cr_assert_eq(r->frames[0].line, 11);
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x5014, 500, 550, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT);
+	/* the same question answers the same (cached) */
+	const struct bsym_result *again;
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x2010, 300, 400, &again), 0);
+	cr_assert_str_eq(again->frames[0].name, "JS:*old");
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id + 1, 0x2010, 300, 400, &r), -EINVAL);
+	bsym_destroy(ctx);
+}
+
+Test(jitdump, hostile_bytes)
+{
+	struct bsym_ctx *ctx = mkctx(0);
+	struct jd_buf j = { .n = 0 };
+	const struct bsym_result *r;
+	uint32_t id;
+	size_t loads, lines;
+
+	/* not a jitdump: bad magic, swapped magic, version, short header */
+	cr_assert_eq(bsym_jitdump_register(ctx, "DTiJ", 4, &id), -EINVAL);
+	cr_assert_eq(id, BSYM_NO_OBJECT);
+	jd_header(&j, 0);
+	j.b[0] ^= 0xff;
+	cr_assert_eq(bsym_jitdump_register(ctx, j.b, j.n, &id), -EINVAL);
+	j.b[0] ^= 0xff;
+	j.b[4] = 2;
+	cr_assert_eq(bsym_jitdump_register(ctx, j.b, j.n, &id), -EINVAL);
+	j.b[4] = 1;
+	j.b[8] = 200; /* header longer than the file */
+	cr_assert_eq(bsym_jitdump_register(ctx, j.b, j.n, &id), -EINVAL);
+	j.b[8] = 40;
+
+	jd_load(&j, 10, 0x1000, 0x10, "good", 0);
+	/* a load whose name has no NUL in its record: skipped */
+	size_t at = j.n;
+	jd_load(&j, 20, 0x3000, 0x10, "unterminated", 0);
+	j.b[j.n - 1] = 'x';
+	(void)at;
+	/* a load whose range wraps: skipped */
+	jd_load(&j, 30, 0xfffffffffffffff0, 0x100, "wraps", 0);
+	/* debug info claiming more entries than fit: skipped */
+	jd_u32(&j, 2);
+	jd_u32(&j, 16 + 16);
+	jd_u64(&j, 40);
+	jd_u64(&j, 0x4000);
+	jd_u64(&j, 1000000);
+	/* a move of code never loaded: skipped */
+	jd_move(&j, 50, 0x9000, 0xa000, 0x10);
+	jd_load(&j, 60, 0x2000, 0x10, "still_good", 0);
+	/* a record claiming more than remains: the parse ends there */
+	jd_u32(&j, 0);
+	jd_u32(&j, 4000);
+	jd_u64(&j, 70);
+	jd_load(&j, 80, 0x6000, 0x10, "after_the_end", 0);
+	cr_assert_eq(bsym_jitdump_register(ctx, j.b, j.n, &id), 0);
+	bsym_jitdump_counts(ctx, id, &loads, &lines);
+	cr_assert_eq(loads, 2);
+	cr_assert_eq(lines, 0);
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x1004, 100, 200, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "good");
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x2004, 100, 200, &r), 0);
+	cr_assert_str_eq(r->frames[0].name, "still_good");
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x3004, 100, 200, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT);
+	cr_assert_eq(bsym_symbolize_jitdump(ctx, id, 0x6004, 100, 200, &r), 0);
+	cr_assert_eq(r->reason, BSYM_R_JIT);
+	/* every prefix of the file parses (a dump cut while being written) */
+	for (size_t n = 0; n <= j.n; n++) {
+		uint32_t pid_;
+		int rc = bsym_jitdump_register(ctx, j.b, n, &pid_);
+		cr_assert(rc == 0 || rc == -EINVAL);
+		cr_assert_eq(rc == 0, n >= 40);
+	}
 	bsym_destroy(ctx);
 }
 

@@ -36,6 +36,9 @@
  *   image <object_index> <len> <fnv1a-64 of the bytes, hex>
  *   access euid=<uid> flags=0x<flags> caps=0x<capabilities>  (only with an ACCESS section)
  *   access_counter <name> <value>               (one per known counter)
+ *   jit mono_minus_real_ns=N                    (only with a JIT section)
+ *   jit_counter <name> <value>                  (one per known counter)
+ *   jitdump <pid> <exec_id> <len>               (one per image's jitdump)
  *   summary counts=N stacks=N objects=N processes=N samples=<sum of counts>
  *        [offcpu_samples=<sum of offcounts>]  (samples: on-CPU rows only)
  *
@@ -275,6 +278,15 @@ static void dump(FILE *f, const struct bprof_recording *r, int ksyms)
 		for (unsigned i = 0; i < BPROF_ACC_NR_COUNTERS; i++)
 			fprintf(f, "access_counter %s %llu\n", bprof_access_counter_name(i),
 				(unsigned long long)r->access.counters[i]);
+	}
+	if (r->jit.present) {
+		fprintf(f, "jit mono_minus_real_ns=%lld\n", (long long)r->jit.mono_minus_real_ns);
+		for (unsigned i = 0; i < BPROF_JIT_NR_COUNTERS; i++)
+			fprintf(f, "jit_counter %s %llu\n", bprof_jit_counter_name(i),
+				(unsigned long long)r->jit.counters[i]);
+		for (uint64_t i = 0; i < r->jit.nr_dumps; i++)
+			fprintf(f, "jitdump %u %u %llu\n", r->jit.dumps[i].pid, r->jit.dumps[i].exec_id,
+				(unsigned long long)r->jit.dumps[i].len);
 	}
 	fprintf(f, "summary counts=%llu stacks=%llu objects=%llu processes=%llu samples=%llu",
 		(unsigned long long)r->nr_counts, (unsigned long long)r->nr_stacks,
