@@ -359,9 +359,20 @@ static __always_inline bool python_wants_frame(const struct unwind_scratch *s, _
 	return pc >= s->py_proc.eval_start && pc < s->py_proc.eval_end;
 }
 
-/* Count one in the unwinder's per-CPU statistics (profile.bpf.c; a
- * global function with a scalar argument, which every kernel takes). */
+/* Count one in the unwinder's per-CPU statistics, or with
+ * UNWIND_COUNT_PYTHON in the Python walk's (profile.bpf.c; a global
+ * function with a scalar argument, which every kernel takes). */
+#define UNWIND_COUNT_PYTHON (1u << 31)
 int unwind_count(__u32 idx);
+
+/* The Python walk's per-CPU statistics (defined in profile.bpf.c). */
+struct bprof_py_stats_map {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, PYTHON_STAT_MAX);
+};
+extern struct bprof_py_stats_map py_stats SEC(".maps");
 
 /* Whether two stacks are the same (profile.bpf.c). */
 int same_stack(const struct profile_ustack *a, const struct profile_ustack *b);

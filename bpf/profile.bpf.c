@@ -176,9 +176,14 @@ struct bprof_ustacks_map ustacks SEC(".maps"), ustacks_b SEC(".maps");
 
 /* A global function, verified once and not at each of the walk's many
  * counting sites (a tenth of the sampler's verification when inlined). */
+/* The Python walk's statistics (python/python.bpf.c counts them here). */
+struct bprof_py_stats_map py_stats SEC(".maps");
+
 __attribute__((noinline)) int unwind_count(__u32 idx)
 {
-	__u64 *v = bpf_map_lookup_elem(&unwind_stats, &idx);
+	__u32 k = idx & ~UNWIND_COUNT_PYTHON;
+	__u64 *v = idx & UNWIND_COUNT_PYTHON ? bpf_map_lookup_elem(&py_stats, &k)
+					      : bpf_map_lookup_elem(&unwind_stats, &k);
 
 	if (v)
 		*v += 1; /* per-CPU */

@@ -24,7 +24,7 @@ rec() {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $SCEN "* ]]; }
 all=("$@")
-for SCEN in load plain fp wall offcpu dlswap python rotate nobody; do
+for SCEN in load plain fp wall offcpu dlswap python rotate rotatewall nobody; do
 	want "${all[@]}" || continue
 	case $SCEN in
 	load) # the fixed cost: three recordings of true, CPU time by bash's times
@@ -46,6 +46,9 @@ for SCEN in load plain fp wall offcpu dlswap python rotate nobody; do
 	rotate)
 		mkdir -p /out/rotate
 		rec rotate -F 199 --rotate=1 -o /out/rotate -- "$W/uw-gcc" 3 qsort ;;
+	rotatewall)
+		mkdir -p /out/rotatewall
+		rec rotatewall --wall -F 99 --rotate=1 -o /out/rotatewall -- "$W/offcpu" 3 ;;
 	nobody) # CAP_BPF + CAP_PERFMON, no root (ambient capabilities): refused
 		# at Debian's kernel.perf_event_paranoid=3 (with the reason), then
 		# at 2; and with CAP_SYS_RESOURCE (before 5.11, BPF maps count

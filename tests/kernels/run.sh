@@ -6,7 +6,7 @@
 #   tests/kernels/run.sh [-b BUILD] [-s STATIC_BUILD] [-o DIR] KERNEL[:SCENARIO,...]...
 #
 #   KERNEL     a kernel-vm version: 6.1 (Debian 12), 5.10 (Debian 11), 6.12
-#   SCENARIO   load plain fp wall offcpu dlswap python rotate nobody (default all)
+#   SCENARIO   load plain fp wall offcpu dlswap python rotate rotatewall nobody (default all)
 #   -b BUILD   the normal build (workloads, prof-report): default build
 #   -s STATIC  the static recorder's build: default build-static
 #   -o DIR     keep the guests' outputs there (default: a temporary folder)
@@ -183,6 +183,15 @@ for arg in "$@"; do
 		check "--rotate exits 0" test "$(rc_of rotate)" = 0
 		n=$(find "$OUT/rotate" -name '*.bprof' | wc -l)
 		check "--rotate=1 over 3 s wrote >= 2 files ($n)" test "$n" -ge 2
+	fi
+	if want rotatewall; then
+		if [ "$off" = 1 ]; then
+			check "--wall --rotate exits 0" test "$(rc_of rotatewall)" = 0
+			n=$(find "$OUT/rotatewall" -name '*.bprof' | wc -l)
+			check "--wall --rotate=1 over 3 s wrote >= 2 files ($n)" test "$n" -ge 2
+		else
+			check "--wall --rotate refused" test "$(rc_of rotatewall)" != 0
+		fi
 	fi
 	if want nobody; then
 		# (before 5.11 the locked-memory limit refuses it first)

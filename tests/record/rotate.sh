@@ -134,4 +134,16 @@ check "--rotate=0: usage error" test "$rc" -eq 2
 rc=0; "$BPROF_RECORD" --rotate=1 --max-disk=12X -o "$T_DIR/y" 1 2>/dev/null || rc=$?
 check "--max-disk=12X: usage error" test "$rc" -eq 2
 check "nothing created by refused runs" test ! -e "$T_DIR/y" -a ! -e "$T_DIR/x"
+# --wall with --rotate: the off-CPU programs keep this CPU's rotate_seq as
+# the sampler does (their counts go to the set of the interval)
+"$BPROF_RECORD" -q --wall -F 99 --rotate=1 -o "$T_DIR/wall" -- "$BPROF_WORKLOADS/offcpu" 3 >/dev/null
+nw=$(find "$T_DIR/wall" -name '*.bprof' | wc -l)
+off=0
+for f in "$T_DIR"/wall/*.bprof; do
+	n=$("$BPROF_REPORT" -q -f --off-cpu "$f" 2>/dev/null | awk '{ s += $NF } END { print s + 0 }')
+	off=$((off + n))
+done
+check "--wall --rotate=1 over 3 s: >= 2 files ($nw), off-CPU samples in them ($off)" \
+	test "$nw" -ge 2 -a "$off" -gt 100
+
 finish
