@@ -470,6 +470,25 @@ static __always_inline void rotate_seq_step(__u32 cpu)
 	__sync_fetch_and_add(&rotate_seq[i * PROFILE_ROTATE_SEQ_STRIDE], 1);
 }
 
+/* A sample's kernel stack in its key: the id the kernel's walk gave (or
+ * why none) and the interrupted kernel ip, which the walk may miss.
+ * Called in kernel mode only (sample_in_kernel): a user-mode sample has
+ * no kernel stack, which is what the walk would answer (-EFAULT), and is
+ * spared the call. */
+static __always_inline bool sample_in_kernel(const struct bpf_perf_event_data *ctx)
+{
+	return (long)ctx_regs(ctx)->ip < 0;
+}
+
+static __always_inline void key_kernel_stack(struct profile_key *key,
+					     const struct bpf_perf_event_data *ctx, long id)
+{
+	key->kernel_stack_id = id;
+	if (id < 0)
+		stack_loss(id, PROFILE_LOSS_KERNEL_ENOMEM);
+	key->kernel_ip = ctx_regs(ctx)->ip;
+}
+
 /* The mapping generation of image (tgid, exec_id) now. */
 static __always_inline __u32 sample_gen(__u32 tgid, __u32 exec_id)
 {

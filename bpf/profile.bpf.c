@@ -534,22 +534,12 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	} else {
 		key.user_stack_id = PROFILE_STACK_NONE;
 	}
-	if (kernel_stacks && (long)ctx_regs(ctx)->ip >= 0) {
-		/* sampled in user mode: no kernel stack, which is what the
-		 * kernel's walk would answer (-EFAULT), without the call */
-		key.kernel_stack_id = -EFAULT;
-	} else if (kernel_stacks) {
-		err = get_stack(ctx, 0, gen);
-		key.kernel_stack_id = err;
-		if (err < 0)
-			stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);
-		/* The kernel stack walk may miss the interrupted function;
-		 * keep its ip (kernel half of a 64-bit address space). */
-		if ((long)ctx_regs(ctx)->ip < 0)
-			key.kernel_ip = ctx_regs(ctx)->ip;
-	} else {
+	if (!kernel_stacks)
 		key.kernel_stack_id = PROFILE_STACK_NONE;
-	}
+	else if (!sample_in_kernel(ctx))
+		key.kernel_stack_id = -EFAULT;
+	else
+		key_kernel_stack(&key, ctx, get_stack(ctx, 0, gen));
 
 	if (gen)
 		add_count(&counts_b, &key);

@@ -161,18 +161,12 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 		key.exec_id = BPF_CORE_READ(task, self_exec_id);
 		key.slice = slice_now();
 		bpf_get_current_comm(&key.comm, sizeof(key.comm));
-		if (kernel_stacks && (long)ctx_regs(ctx)->ip >= 0) {
-			key.kernel_stack_id = -EFAULT;
-		} else if (kernel_stacks) {
-			err = get_stackid(ctx, 0, gen);
-			key.kernel_stack_id = err;
-			if (err < 0)
-				stack_loss(err, PROFILE_LOSS_KERNEL_ENOMEM);
-			if ((long)ctx_regs(ctx)->ip < 0)
-				key.kernel_ip = ctx_regs(ctx)->ip;
-		} else {
+		if (!kernel_stacks)
 			key.kernel_stack_id = PROFILE_STACK_NONE;
-		}
+		else if (!sample_in_kernel(ctx))
+			key.kernel_stack_id = -EFAULT;
+		else
+			key_kernel_stack(&key, ctx, get_stackid(ctx, 0, gen));
 		wk.pid = tgid;
 		wk.exec_id = key.exec_id;
 		proc = tailwalk_cfi && user_stacks && BPF_CORE_READ(task, mm) && !in_execve(task)
