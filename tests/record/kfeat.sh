@@ -42,6 +42,11 @@ rec noloop loop -F 199 -o "$T_DIR/noloop.bprof" -- "$W/uw-gcc" 1 recurse
 check "no bpf_loop: the tail-call sampler, >= 95 % complete ($(complete noloop) %)" \
 	bash -c "[ $(rc noloop) = 0 ] && grep -q 'program do_perf_event_lean:' '$T_DIR/noloop.err' && [ $(complete noloop) -ge 95 ]"
 
+# 5.17-6.0: bpf_loop, but no hash map that grows in a perf_event program
+rec noalloc noprealloc -F 199 -o "$T_DIR/noalloc.bprof" -- "$W/uw-gcc" 1 recurse
+check "no growing maps: the bpf_loop sampler with the kernel's stack maps, >= 95 % complete ($(complete noalloc) %)" \
+	bash -c "[ $(rc noalloc) = 0 ] && grep -q 'program do_perf_event_cfi:' '$T_DIR/noalloc.err' && [ $(complete noalloc) -ge 95 ]"
+
 # bpf_find_vma missing: the unwinder stays, generations go
 rec novma find_vma -F 199 -o "$T_DIR/novma.bprof" -- "$W/uw-gcc" 1 recurse
 check "no bpf_find_vma: the bpf_loop sampler still" loaded novma do_perf_event_cfi
