@@ -572,7 +572,7 @@ static void print_jit(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 		if (any)
 			samples_amb = samples_amb + c->count < samples_amb ? UINT64_MAX : samples_amb + c->count;
 	}
-	fprintf(f, "JIT code:       %llu perf maps (%llu bytes), %llu jitdumps\n", (unsigned long long)maps,
+	fprintf(f, "jit code:       %llu perf maps (%llu bytes), %llu jitdumps\n", (unsigned long long)maps,
 		(unsigned long long)map_bytes, (unsigned long long)j->nr_dumps);
 	fprintf(f, "  JIT frames:                      %llu, %llu named, %llu printed as " REP_JIT_AMBIGUOUS_FRAME
 		" in %llu samples (entries of different names cover them)\n",

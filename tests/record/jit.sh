@@ -77,7 +77,7 @@ if [ "$BPROF_JIT" = java ]; then
 	check "the map was read when the JVM ended" \
 		awk '$1 == "jit_counter" && $2 == "perf_map_final" && $3 > 0 { ok = 1 } END { exit !ok }' "$out.txt"
 fi
-check "prof-report --info describes the JIT code" grep -q "^JIT code:" "$T_DIR/info.txt"
+check "prof-report --info describes the JIT code" grep -q "^jit code:" "$T_DIR/info.txt"
 if [ "$BPROF_JIT" = node ]; then
 	# --rotate: each file carries the map its samples need
 	mkdir "$T_DIR/rot"
