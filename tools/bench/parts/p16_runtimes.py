@@ -1,0 +1,313 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Part 16 of tools/bench/run.
+
+Runtimes (issue 37): Go and JIT code, each program recorded by
+`prof-record -F 199 -- PROGRAM` and by `perf record -e cpu-clock -F 199 -g`
+(Go also `--call-graph dwarf`) of the same command, named as users name it
+(prof-report -f -a -U; perf script, which reads /tmp/perf-PID.map at
+report time, after `perf inject --jit` for a jitdump).  The programs:
+tests/workloads/go/stacks/main.go built as tests/report/go_stacks.sh
+builds it (plain `go build`, and stripped with -ldflags="-s -w"; GOCACHE
+and GOPATH in the temporary directory, GOFLAGS=-mod=mod, GOPROXY=off);
+tests/workloads/jit/hot.js under `node --perf-basic-prof` (perf map) and
+`node --perf-prof` (jitdump; perf records it with -k 1); Hot.java
+(compiled with javac into the temporary directory) under `java
+-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit` (map written as the
+JVM exits), and the same JVM with no exit dump whose map `jcmd PID
+Compiler.perfmap` writes about a second before it exits (3 s after the JVM
+starts, --quick 2 s; what was compiled later is not in it).  Each
+program runs 4 s (--quick: Go 2 s, node/java 3 s).
+
+The figures, per (program, recorder), each a share with its count
+("samples": all the recording's samples of the command's processes; for
+Go those of the program's comm):
+- Go rows, over the program's samples (its comm): "own functions" = the
+  innermost user frame is named main.* (main.leafHot, its inlined
+  main.mix, main.leafBare, main.mid...); "roots" = the user stack holds
+  runtime.goexit, runtime.main or runtime.mstart (a walk that reached a Go
+  thread's root).
+- JIT rows, over the JIT-leaf samples (the innermost user frame is in
+  anonymous executable memory: bprof marks it _[j]; perf puts it in
+  /tmp/perf-PID.map, a jitted-PID-N.so after inject, //anon or
+  [unknown]), as tests/record/jit.sh judges them: "JIT leaf named" = that
+  frame has a name ([unknown] and [jit-ambiguous] are not names); "own
+  functions" = the name is the workload's (hot.js's functions; Hot.leafHot,
+  midHot, topHot); "roots" = the same JIT-leaf samples whose user stack
+  reaches __libc_start_call_main or start_thread (a walk through the JIT
+  frames to the thread's start).
+Kernel frames are left out on both sides (prof-report -U; perf's
+[kernel.kallsyms] frames skipped).
+
+Alone: tools/bench/run --part 16 [--quick].
+"""
+import os
+import re
+import shutil
+import subprocess
+import time
+
+from benchlib import (REPO, START_FRAMES, STATE, loadavg, log, pct, perf_env, run, spawn)
+
+REPO_GO = os.path.join("tests", "workloads", "go", "stacks", "main.go")
+REPO_JIT = os.path.join("tests", "workloads", "jit")
+GO_ROOTS = ("runtime.goexit", "runtime.main", "runtime.mstart")
+HZ = 199
+ANNOT = re.compile(r"_\[[a-z]\]$")
+PERF_JIT_DSO = re.compile(r"(^/tmp/perf-\d+\.map$|/jitted-\d+-\d+\.so$|^//anon|^\[unknown\]$)")
+
+
+# ---------------------------------------------------------------- programs --
+
+def go_programs(tmp, secs):
+    """(label, comm, argv) of main.go built plain and stripped, or []."""
+    if not shutil.which("go"):
+        log("  go missing: no Go rows")
+        return []
+    src = os.path.join(tmp, "rt-go-src")
+    os.makedirs(src, exist_ok=True)
+    shutil.copy(os.path.join(REPO, REPO_GO), src)
+    with open(os.path.join(src, "go.mod"), "w") as f:
+        f.write("module gostacks\ngo 1.19\n")
+    env = dict(os.environ, GOCACHE=os.path.join(tmp, "rt-gocache"),
+               GOPATH=os.path.join(tmp, "rt-gopath"), GOFLAGS="-mod=mod", GOTOOLCHAIN="local",
+               GOPROXY="off", HOME=os.environ.get("HOME", "/root"))
+    out = []
+    for kind, flags in (("go-plain", []), ("go-stripped", ["-ldflags=-s -w"])):
+        binp = os.path.join(tmp, kind)
+        t0 = time.monotonic()
+        r = run(["go", "build", *flags, "-o", binp, "."], check=False, cwd=src, env=env)
+        if r.returncode != 0:
+            log(f"  ! go build {kind}: {r.stderr[-600:]}")
+            continue
+        log(f"  built {kind} in {time.monotonic() - t0:.1f} s")
+        out.append((f"Go main.go, {kind[3:]}", kind, [binp, str(secs)]))
+    return out
+
+
+def jit_programs(tmp, secs):
+    """(label, kind, argv, own regex, jcmd) of node and java, where present."""
+    out = []
+    ms = str(int(secs * 1000))
+    if shutil.which("node"):
+        shutil.copy(os.path.join(REPO, REPO_JIT, "hot.js"), tmp)
+        own = re.compile(r"hot\.js")
+        out.append(("node --perf-basic-prof", "map", ["node", "--perf-basic-prof", "hot.js", ms],
+                    own, False))
+        out.append(("node --perf-prof (jitdump)", "jitdump", ["node", "--perf-prof", "hot.js", ms],
+                    own, False))
+    else:
+        log("  node missing: no node rows")
+    if shutil.which("java") and shutil.which("javac") and shutil.which("jcmd"):
+        shutil.copy(os.path.join(REPO, REPO_JIT, "Hot.java"), tmp)
+        r = run(["javac", "-d", tmp, os.path.join(tmp, "Hot.java")], check=False)
+        if r.returncode == 0:
+            own = re.compile(r"Hot\.(leaf|mid|top)Hot")
+            out.append(("java -XX:+DumpPerfMapAtExit", "map",
+                        ["java", "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
+                         "-cp", tmp, "Hot", ms], own, False))
+            out.append(("java, jcmd Compiler.perfmap", "map",
+                        ["java", "-cp", tmp, "Hot", ms], own, True))
+        else:
+            log(f"  ! javac: {r.stderr[-400:]}")
+    else:
+        log("  java/javac/jcmd missing: no Java rows")
+    return out
+
+
+# ---------------------------------------------------------------- running --
+
+def descendant(pid, comm, timeout=10.0):
+    """The pid of the first descendant of pid whose comm is comm."""
+    t_end = time.monotonic() + timeout
+    while time.monotonic() < t_end:
+        todo, seen = [pid], set()
+        while todo:
+            p = todo.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            try:
+                with open(f"/proc/{p}/comm") as f:
+                    if p != pid and f.read().strip() == comm:
+                        return p
+                with open(f"/proc/{p}/task/{p}/children") as f:
+                    todo += [int(x) for x in f.read().split()]
+            except OSError:
+                pass
+        time.sleep(0.05)
+    return None
+
+
+def run_recorder(cmd, cwd, env, jcmd_at):
+    """Run a recorder's command line to its end; with jcmd_at, call
+    `jcmd JAVA Compiler.perfmap` that many seconds after the JVM appears."""
+    p = spawn(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if jcmd_at:
+        jpid = descendant(p.pid, "java")
+        if jpid is None:
+            log("  ! no java process under the recorder: no jcmd")
+        else:
+            time.sleep(jcmd_at)
+            r = run(["jcmd", str(jpid), "Compiler.perfmap"], check=False)
+            if r.returncode != 0:
+                log(f"  ! jcmd {jpid} Compiler.perfmap: exit {r.returncode}: {r.stdout[-300:]}")
+    _, err = p.communicate()
+    if p.returncode != 0:
+        log(f"  ! {' '.join(cmd[:6])}...: exit {p.returncode}: {err.decode(errors='replace')[-400:]}")
+    return p.returncode
+
+
+def remove_maps(pids):
+    """The /tmp/perf-PID.map files our own processes left (not others')."""
+    for pid in pids:
+        try:
+            os.unlink(f"/tmp/perf-{pid}.map")
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------- reading --
+# A stack: (comm, user frame names outermost first, leaf in JIT code, count)
+
+def stacks_bprof(B, rec):
+    r = run([B["prof-report"], "-q", "-f", "-a", "-U", rec], check=False)
+    out = []
+    for line in r.stdout.splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not n.isdigit():
+            continue
+        frames = stack.split(";")
+        names = [ANNOT.sub("", f) for f in frames[1:]]
+        jit = len(frames) > 1 and frames[-1].endswith("_[j]")
+        out.append((frames[0], names, jit, int(n)))
+    d = run([B["dump"], rec], check=False)
+    pids = {int(l.split()[1]) for l in d.stdout.splitlines()
+            if l.startswith("process ") and l.split()[1].isdigit()}
+    remove_maps(pids)
+    return out
+
+
+FRAME = re.compile(r"^\s*([0-9a-f]+)\s+(.*?)(?:\s+\(([^()]*)\))?$")
+
+
+def stacks_perf(data, home):
+    r = run(["perf", "script", "-i", data, "-F", "comm,pid,ip,sym,dso"], check=False,
+            env=perf_env(home))
+    out, pids, cur = [], set(), None
+
+    def flush():
+        if cur is not None:
+            fr = [(s, d) for s, d in cur[2] if not d.startswith("[kernel")
+                  and not d.startswith("[guest")]
+            jit = bool(fr) and PERF_JIT_DSO.search(fr[0][1]) is not None
+            out.append((cur[0], [s for s, _ in reversed(fr)], jit, 1))
+    for line in r.stdout.splitlines():
+        if not line.strip():
+            flush()
+            cur = None
+        elif not line[0].isspace():
+            w = line.split()  # "COMM PID" (a comm with spaces: the pid is last)
+            cur = [" ".join(w[:-1]), w[-1], []]
+            if w[-1].isdigit():
+                pids.add(int(w[-1]))
+        elif cur is not None:
+            m = FRAME.match(line)
+            if m:
+                cur[2].append((m.group(2) or "[unknown]", m.group(3) or "[unknown]"))
+    flush()
+    remove_maps(pids)
+    return out
+
+
+def figures_go(stacks, comm):
+    tot = own = root = 0
+    for c, names, _, n in stacks:
+        if c != comm:
+            continue
+        tot += n
+        if names and names[-1].startswith("main."):
+            own += n
+        if any(f in GO_ROOTS for f in names):
+            root += n
+    return {"samples": tot, "named": None, "own": (own, tot), "roots": (root, tot)}
+
+
+def figures_jit(stacks, own_re):
+    tot = jit = named = own = root = 0
+    for _, names, is_jit, n in stacks:
+        tot += n
+        if not is_jit:
+            continue
+        jit += n
+        leaf = names[-1]
+        if not leaf.startswith(("[unknown]", "[jit-ambiguous]")):
+            named += n
+            if own_re.search(leaf):
+                own += n
+        if any(f in START_FRAMES for f in names):
+            root += n
+    return {"samples": tot, "named": (named, jit), "own": (own, jit), "roots": (root, jit)}
+
+
+# ---------------------------------------------------------------- part 16 --
+
+def part_runtimes(args, B, T, R):
+    tmp = os.path.join(STATE["tmp"], "rt")
+    os.makedirs(tmp, exist_ok=True)
+    go_secs, jit_secs = (2, 3) if args.quick else (4, 4)
+    home = os.path.join(tmp, "home-perf")
+    log(f"runtimes: Go {go_secs} s, node/java {jit_secs} s at {HZ} Hz (load {loadavg()})")
+    T.section(f"16. Runtimes (issue 37): Go and JIT code at {HZ} Hz, `-- PROGRAM`; Go rows over "
+              "the program's samples, JIT rows over its JIT-leaf samples (definitions: "
+              "run --list)",
+              ("program", "recorder", "samples", "JIT leaf named", "own functions", "roots"))
+    R["runtimes"] = {}
+
+    def row(label, rec, f):
+        R["runtimes"][(label, rec)] = f
+        T.row(label, rec, str(f["samples"]), pct(f["named"]) if f["named"] else "-",
+              pct(f["own"]), pct(f["roots"]))
+
+    for label, comm, argv in go_programs(tmp, go_secs):
+        log(f"  {label} (load {loadavg()})")
+        out = os.path.join(tmp, comm + ".bprof")
+        run_recorder([B["prof-record"], "-q", "-F", str(HZ), "-o", out, "--", *argv], tmp,
+                     None, 0)
+        row(label, "prof-record", figures_go(stacks_bprof(B, out), comm))
+        for name, cg in (("perf -g", ["-g"]), ("perf dwarf", ["--call-graph", "dwarf"])):
+            data = os.path.join(tmp, f"{comm}-{cg[-1]}.data")
+            run_recorder(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(HZ), *cg, "-o",
+                          data, "--", *argv], tmp, perf_env(home), 0)
+            row(label, name, figures_go(stacks_perf(data, home), comm))
+            os.unlink(data)
+
+    for i, (label, kind, argv, own_re, jcmd) in enumerate(jit_programs(tmp, jit_secs)):
+        log(f"  {label} (load {loadavg()})")
+        at = jit_secs - 1 if jcmd else 0
+        out = os.path.join(tmp, f"jit{i}.bprof")
+        run_recorder([B["prof-record"], "-q", "-F", str(HZ), "-o", out, "--", *argv], tmp,
+                     None, at)
+        row(label, "prof-record", figures_jit(stacks_bprof(B, out), own_re))
+        data = os.path.join(tmp, f"jit{i}.data")
+        extra = ["-k", "1"] if kind == "jitdump" else []  # jitdump: a monotonic clock
+        run_recorder(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(HZ), "-g", *extra,
+                      "-o", data, "--", *argv], tmp, perf_env(home), at)
+        name = "perf -g"
+        if kind == "jitdump":
+            inj = data + ".jit"
+            r = run(["perf", "inject", "--jit", "-i", data, "-o", inj], check=False, cwd=tmp,
+                    env=perf_env(home))
+            if r.returncode != 0:
+                log(f"  ! perf inject --jit: exit {r.returncode}: {r.stderr[-300:]}")
+            else:
+                data, name = inj, "perf -g, inject --jit"
+        row(label, name, figures_jit(stacks_perf(data, home), own_re))
+    R["load"].append(("16", loadavg()))
+
+
+NUM = "16"
+BPF_STATS = False
+
+
+def measure(args, B, T, R):
+    part_runtimes(args, B, T, R)
