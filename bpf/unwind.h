@@ -92,6 +92,12 @@ enum unwind_cfa_kind {
 			       * _start, clone, clone3): the stack is complete */
 	UNWIND_CFA_INVALID,   /* covered by an FDE, but the rules here cannot be
 			       * expressed: cannot unwind here */
+	UNWIND_CFA_GO_STACK,  /* Go's runtime.asmcgocall, at its call of C on
+			       * the system stack: the goroutine's stack pointer
+			       * is g->stack.hi - depth, with depth at rsp +
+			       * cfa_off and g at rsp + aux (stack.hi is g's word
+			       * 1); CFA = that + 8.  The CFA is on another stack:
+			       * not above rsp */
 	UNWIND_CFA_KIND_MAX,
 };
 

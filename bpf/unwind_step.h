@@ -275,8 +275,8 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 	const struct unwind_mapping *m;
 	const struct unwind_rule *rule;
 	__u64 pc = r->regs[UNWIND_REG_RA], sp = r->regs[UNWIND_REG_RSP];
-	__u64 bp = r->regs[UNWIND_REG_RBP], cfa, ra = 0, nbp, base, vaddr, tmp = 0;
-	__u32 state;
+	__u64 bp = r->regs[UNWIND_REG_RBP], cfa, ra = 0, nbp = 0, base = 0, vaddr, tmp = 0;
+	__u32 state, other_stack = 0;
 
 	if (!proc)
 		return unwind_fp(env, r);
@@ -342,6 +342,21 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 			goto needs_regs;
 		cfa = r->regs[(__u8)rule->aux & 15] + (__s64)rule->cfa_off;
 		break;
+	case UNWIND_CFA_GO_STACK:
+		/* back from the system stack to the goroutine's: its SP is
+		 * g->stack.hi - depth (asmcgocall saved both there) */
+		/* tmp: depth, base: g, nbp: g->stack.hi (rbp is set below) */
+		if (UNW_READ(env, &tmp, 8, sp + (__s64)rule->cfa_off) ||
+		    UNW_READ(env, &base, 8, sp + (__s64)rule->aux) || !base ||
+		    UNW_READ(env, &nbp, 8, base + 8))
+			goto read_fault;
+		if (tmp > nbp || tmp >= (1ULL << 32)) {
+			UNW_STAT(env, UNWIND_STAT_STOP_BAD_FRAME);
+			return UNWIND_STOP;
+		}
+		cfa = nbp - tmp + 8;
+		other_stack = 1;
+		break;
 	default: /* UNWIND_CFA_INVALID and anything unknown */
 		UNW_STAT(env, UNWIND_STAT_STOP_INVALID);
 		return UNWIND_STOP;
@@ -369,7 +384,7 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 	/* The caller's frame is above this one: anything else is a corrupt
 	 * stack or a wrong rule, and going on could loop.  Only a return
 	 * address kept in a register (__vfork) leaves the CFA at rsp. */
-	if (cfa < sp || (cfa == sp && rule->ra_kind != UNWIND_RA_REG)) {
+	if (!other_stack && (cfa < sp || (cfa == sp && rule->ra_kind != UNWIND_RA_REG))) {
 		UNW_STAT(env, UNWIND_STAT_STOP_BAD_FRAME);
 		return UNWIND_STOP;
 	}

@@ -271,6 +271,20 @@ static bool go_root(const struct rep_wframe *f)
  * skips their caller.  In a walk the report does not check step by step,
  * the skip is marked here.
  */
+static bool go_asmcgocall(const struct rep_wframe *f)
+{
+	static const char *const n[] = { "runtime.asmcgocall" };
+
+	return go_named(f, n, 1);
+}
+
+static bool go_cgocall(const struct rep_wframe *f)
+{
+	static const char *const n[] = { "runtime.cgocall" };
+
+	return go_named(f, n, 1);
+}
+
 static bool go_switch(const struct rep_wframe *f)
 {
 	static const char *const sw[] = { "runtime.systemstack", "runtime.mcall", "runtime.morestack",
@@ -378,6 +392,15 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 				err = add_missed(w, REP_W_MISSING_CALLER);
 			if (!err)
 				err = add_user(w, sym, pm, s->ips[i], i, c->map_gen, win, symbolize);
+			/* asmcgocall's own caller: the recorder's walk came back
+			 * from C by the goroutine's saved stack pointer
+			 * (UNWIND_CFA_GO_STACK), not by a frame pointer that skips
+			 * it: no caller is missing */
+			if (!err && skipped && w->nr >= 3 && go_cgocall(&w->v[w->nr - 1]) &&
+			    go_asmcgocall(&w->v[w->nr - 3])) {
+				w->v[w->nr - 2] = w->v[w->nr - 1];
+				w->nr--;
+			}
 			if (!err && go_root(&w->v[w->nr - 1]))
 				break; /* a thread's outermost frame */
 			if (!err && !fp_walk) {

@@ -157,6 +157,49 @@ static void function_rows(const struct gopcln *go, const struct gopcln_func *fn,
 	}
 }
 
+/*
+ * runtime.asmcgocall's calls of C (`CALL AX`, ff d0).  On the system stack
+ * it saved, in the 16 bytes it aligned at rsp, either the goroutine's g and
+ * its depth below g->stack.hi (`MOVQ DI, D(SP)` just before the call: the
+ * depth; `MOVQ G(SP), DI` just after: g), or, already on a system stack,
+ * the stack pointer itself (`MOVQ DX, D(SP)`).  The row at the call (where
+ * its return address - 1 is looked up) leads a walk out of C back to the
+ * goroutine's stack; the offsets are read from the code, where each Go
+ * release places them (40 and 48 in go 1.19.8).
+ */
+static void cgo_rows(const struct gopcln *go, const struct gopcln_func *fn, struct ranges *rs)
+{
+	uint8_t c[512];
+	size_t n = fn->end - fn->entry < sizeof(c) ? fn->end - fn->entry : sizeof(c);
+
+	if (gopcln_read(go, fn->entry, c, n))
+		return;
+	for (size_t i = 11; i + 2 <= n; i++) {
+		struct unwind_rule ru = { 0 };
+
+		/* MOVQ r, D(SP); MOVQ BX, DI; MOVQ BX, CX; CALL AX */
+		if (c[i] != 0xff || c[i + 1] != 0xd0 || memcmp(c + i - 6, "\x48\x89\xdf\x48\x89\xd9", 6) ||
+		    c[i - 11] != 0x48 || c[i - 10] != 0x89 || c[i - 8] != 0x24)
+			continue;
+		if (c[i - 9] == 0x7c) { /* MOVQ DI, D(SP): the depth */
+			/* MOVQ G(SP), DI after the call (48 8b 7c 24 G) */
+			for (size_t j = i + 2; j + 5 <= n && j < i + 24; j++)
+				if (c[j] == 0x48 && c[j + 1] == 0x8b && c[j + 2] == 0x7c && c[j + 3] == 0x24) {
+					ru.cfa_kind = UNWIND_CFA_GO_STACK;
+					ru.cfa_off = c[i - 7];
+					ru.aux = (int8_t)c[j + 4];
+					break;
+				}
+		} else if (c[i - 9] == 0x54) { /* MOVQ DX, D(SP): the stack pointer */
+			ru.cfa_kind = UNWIND_CFA_DEREF_RSP;
+			ru.cfa_off = c[i - 7];
+			ru.aux = 8;
+		}
+		if (ru.cfa_kind && ru.aux >= 0 && ru.cfa_off < 128)
+			push(rs, fn->entry + i, fn->entry + i + 2, &ru);
+	}
+}
+
 static bool switches_stacks(const struct gopcln_func *f)
 {
 	static const char *const names[] = {
@@ -218,6 +261,8 @@ int gotab_add(struct ehtab **t, Elf *elf, struct gotab_stats *st)
 			push(&rows, from, fn.end, &signal_rule);
 			continue;
 		}
+		if (fn.name && !strcmp(fn.name, "runtime.asmcgocall"))
+			cgo_rows(go, &fn, &rows);
 		if (switches_stacks(&fn)) {
 			s.skipped++;
 			continue;

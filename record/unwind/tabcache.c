@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include "tabcache.h"
 
-#define TC_MAGIC "BPRFUT01"
+#define TC_MAGIC "BPRFUT02" /* 02: Go rows, UNWIND_CFA_GO_STACK */
 #define TC_ID_MAX 64
 #define TC_SEED 0x62707266746162ULL /* "bprftab" */
 /* bounds a file may claim before anything is allocated for it */

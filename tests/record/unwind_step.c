@@ -17,7 +17,7 @@
 
 enum {
 	R_NONE, R_ENTRY, R_PUSHED, R_RBP, R_PLT11, R_PLT10, R_SIGNAL, R_END, R_INVALID, R_VFORK,
-	R_DEREF, R_REG11, R_BIG, R_NR
+	R_DEREF, R_REG11, R_BIG, R_GOSTACK, R_NR
 };
 
 static const struct unwind_rule rules[R_NR] = {
@@ -34,6 +34,7 @@ static const struct unwind_rule rules[R_NR] = {
 	[R_DEREF] = { .cfa_kind = UNWIND_CFA_DEREF_RSP, .cfa_off = 16, .aux = 8 },
 	[R_REG11] = { .cfa_kind = UNWIND_CFA_REG, .cfa_off = 8, .aux = UNWIND_REG_R11 },
 	[R_BIG] = { .cfa_kind = UNWIND_CFA_RSP, .cfa_off = 0x12345 },
+	[R_GOSTACK] = { .cfa_kind = UNWIND_CFA_GO_STACK, .cfa_off = 40, .aux = 48 },
 };
 
 /*
@@ -44,7 +45,8 @@ static const struct unwind_rule rules[R_NR] = {
  *   0x5000 .plt (threshold 11), 0x5800 .plt.sec-like (threshold 10)
  *   0x5fff __restore_rt (signal; starts one byte early as in glibc)
  *   0x7000 invalid   0x8000 __vfork (ra in rdi)   0x8800 deref
- *   0x8c00 CFA from r11   0x9000 gap again
+ *   0x8c00 CFA from r11   0x8e00 Go's asmcgocall calling C (GO_STACK)
+ *   0x9000 gap again
  * Page 1 (0x10000..): its first row continues the function that began at
  *   0xff00 (pushed), then 0x10800 big frame.
  */
@@ -55,16 +57,16 @@ static const uint32_t rows[] = {
 	UNWIND_ROW(0x4040, R_NONE),   UNWIND_ROW(0x5000, R_PLT11),  UNWIND_ROW(0x5800, R_PLT10),
 	UNWIND_ROW(0x5fff, R_SIGNAL), UNWIND_ROW(0x6010, R_NONE),   UNWIND_ROW(0x7000, R_INVALID),
 	UNWIND_ROW(0x8000, R_VFORK),  UNWIND_ROW(0x8800, R_DEREF),  UNWIND_ROW(0x8c00, R_REG11),
-	UNWIND_ROW(0x9000, R_NONE),   UNWIND_ROW(0xff00, R_PUSHED),
+	UNWIND_ROW(0x8e00, R_GOSTACK), UNWIND_ROW(0x9000, R_NONE),  UNWIND_ROW(0xff00, R_PUSHED),
 	/* page 1 */
 	UNWIND_ROW(0x0000, R_PUSHED), UNWIND_ROW(0x0800, R_BIG),
 };
 
 static const struct replay_page pages[] = {
-	{ { 1, 0 }, { 0, 20 } },
-	{ { 1, 1 }, { 20, 2 } },
+	{ { 1, 0 }, { 0, 21 } },
+	{ { 1, 1 }, { 21, 2 } },
 	/* object 2 has a table with one page: its rows are object 1's */
-	{ { 2, 0 }, { 0, 20 } },
+	{ { 2, 0 }, { 0, 21 } },
 };
 
 static uint32_t obj_state[4] = { UNWIND_OBJ_NO_TABLE, UNWIND_OBJ_LOADED, UNWIND_OBJ_PENDING,
@@ -342,6 +344,43 @@ Test(unwind_step, cfa_dereference)
 	cr_assert_eq(n, 2);
 	cr_assert_eq(pcs[1], PC(0x4011));
 	cr_assert_eq(res, UNWIND_COMPLETE);
+}
+
+/* Go's asmcgocall on the system stack, back from C: the goroutine's stack
+ * pointer is g->stack.hi - depth (depth at rsp + 40, g at rsp + 48), the
+ * CFA 8 above it, on another stack. */
+Test(unwind_step, go_system_stack_back_to_the_goroutine)
+{
+	uint64_t pcs[REPLAY_MAX_FRAMES];
+	struct unwind_regs r;
+	uint32_t ev;
+	int res;
+
+	stack[5] = 8 * 500;          /* depth below g->stack.hi */
+	stack[6] = at(200);          /* g */
+	stack[201] = at(1000);       /* g->stack.hi */
+	stack[500] = PC(0x4011);     /* asmcgocall's return address, into _start */
+	r = leaf(PC(0x8e01), at(0), 0);
+	r.exact_pc = 0;
+	size_t n = walk(&r, pcs, &res, &ev);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(pcs[1], PC(0x4011));
+	cr_assert_eq(res, UNWIND_COMPLETE);
+
+	/* a depth above stack.hi, or no g: the walk stops, nothing invented */
+	stack[5] = at(1000) + 8;
+	r = leaf(PC(0x8e01), at(0), 0);
+	r.exact_pc = 0;
+	n = walk(&r, pcs, &res, &ev);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(res, UNWIND_STOP);
+	stack[5] = 8;
+	stack[6] = 0;
+	r = leaf(PC(0x8e01), at(0), 0);
+	r.exact_pc = 0;
+	n = walk(&r, pcs, &res, &ev);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(res, UNWIND_STOP);
 }
 
 Test(unwind_step, rows_in_the_next_page)

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// cgo stacks (tests/report/go_cgo.sh): Go calling C (main.viaC -> c_hot) and
+// C calling Go back (main.viaCBack -> c_calls_go -> main.goLeaf), on the
+// system stack runtime.asmcgocall switches to.
+package main
+
+/*
+#include <stdint.h>
+extern int64_t goLeaf(int64_t n);
+static __attribute__((noinline)) int64_t c_hot(int64_t n) {
+	int64_t s = 0;
+	for (int64_t i = 0; i < n; i++) s += i ^ (s >> 3);
+	return s;
+}
+static __attribute__((noinline)) int64_t c_calls_go(int64_t n) {
+	return goLeaf(n) + 1;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+//export goLeaf
+func goLeaf(n C.int64_t) C.int64_t {
+	s := int64(0)
+	for i := int64(0); i < int64(n); i++ {
+		s += i ^ (s >> 3)
+	}
+	return C.int64_t(s)
+}
+
+//go:noinline
+func viaC(n int) int64 { return int64(C.c_hot(C.int64_t(n))) }
+
+//go:noinline
+func viaCBack(n int) int64 { return int64(C.c_calls_go(C.int64_t(n))) }
+
+func main() {
+	end := time.Now().Add(2 * time.Second)
+	s := int64(0)
+	for time.Now().Before(end) {
+		s += viaC(200000)
+		s += viaCBack(200000)
+	}
+	fmt.Fprintln(os.Stderr, s)
+}
