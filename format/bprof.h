@@ -79,6 +79,11 @@ const char *bprof_strerror(int code);
 #define BPROF_META_KERNEL_STACKS (1u << 1)
 #define BPROF_META_INCLUDE_IDLE  (1u << 2)
 #define BPROF_META_PER_THREAD    (1u << 3) /* counts carry a tid */
+/* (1.8) what the recording kernel could not give: mapping generations were
+ * not tracked (a library replaced at one address may carry the first's
+ * names); Python frames were not walked though asked for */
+#define BPROF_META_NO_GENERATIONS (1u << 4)
+#define BPROF_META_NO_PYTHON_WALK (1u << 5)
 
 struct bprof_meta {
 	char *hostname;

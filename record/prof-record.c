@@ -234,6 +234,7 @@ struct recorder {
 	uint64_t samples_unwritten;     /* in files that could not be written */
 	uint64_t files_failed;
 	bool access_failed;
+	uint32_t meta_lacks;            /* BPROF_META_NO_*: what the kernel could not give */
 };
 
 /*
@@ -305,6 +306,7 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 	if (dump_meta(&rec->meta, r->env, &options, r->event, start_real, duration_ns,
 		      r->nr_sampled))
 		goto nomem;
+	rec->meta.flags |= r->meta_lacks;
 
 	writing = 1;
 	if (exiting >= 2) {
@@ -576,6 +578,10 @@ int main(int argc, char **argv)
 		.nr_cpus = nr_cpus, .nr_sampled = nr_sampled, .event = event,
 		.options = options, .acc = acc, .kcache = r.kcache,
 		.slice_origin = r.slice_origin,
+		/* said in the file too, not only at the start (META flags) */
+		.meta_lacks = (!env.kernel_only && !loader_tracks_gens(ld) ? BPROF_META_NO_GENERATIONS : 0) |
+			      (cfi && !env.no_python && !env.kernel_only && !loader_walks_python(obj)
+				       ? BPROF_META_NO_PYTHON_WALK : 0),
 	};
 	run.start_ns = start_mono;
 	run.duration = env.duration;

@@ -483,6 +483,15 @@ static void print_offcpu(FILE *f, const struct bprof_recording *rec)
 	free(v);
 }
 
+/* What the recording kernel could not give (META flags, format 1.8). */
+static void print_lacks(FILE *f, const struct bprof_recording *rec)
+{
+	if (rec->meta.flags & BPROF_META_NO_GENERATIONS)
+		fprintf(f, "not recorded:   mapping generations (the recording kernel could not track them): a library unloaded and another loaded at its address may carry the first one's names\n");
+	if (rec->meta.flags & BPROF_META_NO_PYTHON_WALK)
+		fprintf(f, "not recorded:   Python frames (the recording kernel could not walk them): Python processes show the interpreter's native frames\n");
+}
+
 static void print_generations(FILE *f, const struct bprof_recording *rec)
 {
 	uint64_t procs = 0, history = 0, gaps = 0, frames = 0, samples = 0;
@@ -647,6 +656,7 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 	print_unwind(f, rec);
 	print_access(f, rec);
 	print_generations(f, rec);
+	print_lacks(f, rec);
 	print_jit(f, sym, in);
 
 	rep_hex(hex, k->build_id, k->build_id_len);

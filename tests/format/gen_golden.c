@@ -606,7 +606,7 @@ int main(int argc, char **argv)
 	/* ---- invalid: META ---- */
 	DAMAGED(d, &c)
 	{
-		set32(&d, payload(&d, BPROF_SECT_META) + 36, 0x3 | 0x10);
+		set32(&d, payload(&d, BPROF_SECT_META) + 36, 0x3 | 0x40);
 		invalid(g, "meta-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
 		free(d.p);
 	}

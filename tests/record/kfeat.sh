@@ -33,6 +33,14 @@ check "5.10-like: says there are no mapping generations, and why" \
 c=$(complete old)
 check "5.10-like: >= 95 % of FP-less stacks complete ($c %)" test "${c:-0}" -ge 95
 
+"$BPROF_REPORT" -q --info "$T_DIR/old.bprof" > "$T_DIR/old.info"
+check "5.10-like: the file says it has no mapping generations (--info)" \
+	grep -q '^not recorded: *mapping generations' "$T_DIR/old.info"
+check "5.10-like: the file says Python frames were not walked (--info)" \
+	grep -q '^not recorded: *Python frames' "$T_DIR/old.info"
+check "5.10-like: format 1.8 header (META flags 4 and 5)" \
+	test "$(od -An -tu2 -j10 -N2 "$T_DIR/old.bprof" | tr -d ' ')" = 8
+
 rec oldfp "loop,find_vma,noprealloc" --unwind=fp -F 199 -o "$T_DIR/oldfp.bprof" -- "$W/uw-fp" 1 recurse
 check "5.10-like --unwind=fp: records with the lean sampler" \
 	bash -c "[ $(rc oldfp) = 0 ] && grep -q '^prof-record: program do_perf_event_lean:' '$T_DIR/oldfp.err'"
@@ -46,6 +54,10 @@ check "no bpf_loop: the tail-call sampler, >= 95 % complete ($(complete noloop) 
 rec noalloc noprealloc -F 199 -o "$T_DIR/noalloc.bprof" -- "$W/uw-gcc" 1 recurse
 check "no growing maps: the bpf_loop sampler with the kernel's stack maps, >= 95 % complete ($(complete noalloc) %)" \
 	bash -c "[ $(rc noalloc) = 0 ] && grep -q 'program do_perf_event_cfi:' '$T_DIR/noalloc.err' && [ $(complete noalloc) -ge 95 ]"
+
+"$BPROF_REPORT" -q --info "$T_DIR/noalloc.bprof" > "$T_DIR/noalloc.info"
+check "with generations and Python: --info says nothing is missing" \
+	bash -c "! grep -q '^not recorded: *\(mapping generations\|Python\)' '$T_DIR/noalloc.info'"
 
 # bpf_find_vma missing: the unwinder stays, generations go
 rec novma find_vma -F 199 -o "$T_DIR/novma.bprof" -- "$W/uw-gcc" 1 recurse
