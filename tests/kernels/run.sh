@@ -158,6 +158,8 @@ for arg in "$@"; do
 			row_gens=yes
 		else
 			check "says there are no mapping generations ($gens)" grep -qF "this kernel lacks $gens: no mapping generations" "$OUT/dlswap.err"
+			check "the file says so too (--info: not recorded: mapping generations)" \
+				bash -c "'$REPORT' -q --info '$OUT/dlswap.bprof' | grep -q '^not recorded: *mapping generations'"
 			row_gens="no ($gens)"
 		fi
 	fi
