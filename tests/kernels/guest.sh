@@ -5,6 +5,11 @@
 # prof-record, the workloads' folder and the source folder, staged at their
 # host paths, then the scenarios to run (default: all).
 REC=$1 W=$2 S=$3; shift 3
+# kernel-vm mounts a tmpfs on /tmp, which hides what was staged there at
+# its host path (a checkout under /tmp, as a CI clone may be): unmount it
+if [ ! -e "$REC" ] && mountpoint -q /tmp; then
+	umount /tmp
+fi
 PY=$(ls -d /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -n1)
 cd /tmp || exit 1
 echo "guest: $(uname -r), scenarios: ${*:-all}"
