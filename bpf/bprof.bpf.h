@@ -281,6 +281,15 @@ struct unwind_scratch {
 	struct unwind_regs r;
 	struct profile_ustack stack;
 	__u32 opaque; /* UNW_OPAQUE's word */
+	/* Frames the walk unwound by table and by frame pointer: counted in
+	 * the per-CPU statistics once, at the walk's end (unwind_env.h) */
+	__u32 frames_cfi;
+	__u32 frames_fp;
+	/* The window of user stack last read (unwind_env.h): whether win
+	 * holds the UNWIND_WIN bytes at win_base, in this walk */
+	__u32 win_ok;
+	__u64 win_base;
+	__u8 win[UNWIND_WIN];
 	/* The walk's results, here rather than on the stack: what is read
 	 * back from this memory is unknown to the verifier, so the state at
 	 * each step of the loop is the same and it verifies walk_frame
@@ -363,7 +372,8 @@ static __always_inline bool python_wants_frame(const struct unwind_scratch *s, _
  * UNWIND_COUNT_PYTHON in the Python walk's (profile.bpf.c; a global
  * function with a scalar argument, which every kernel takes). */
 #define UNWIND_COUNT_PYTHON (1u << 31)
-int unwind_count(__u32 idx);
+int unwind_add(__u32 idx, __u32 n);
+#define unwind_count(idx) unwind_add((idx), 1)
 
 /* The Python walk's per-CPU statistics (defined in profile.bpf.c). */
 struct bprof_py_stats_map {

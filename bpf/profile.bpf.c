@@ -179,14 +179,14 @@ struct bprof_ustacks_map ustacks SEC(".maps"), ustacks_b SEC(".maps");
 /* The Python walk's statistics (python/python.bpf.c counts them here). */
 struct bprof_py_stats_map py_stats SEC(".maps");
 
-__attribute__((noinline)) int unwind_count(__u32 idx)
+__attribute__((noinline)) int unwind_add(__u32 idx, __u32 n)
 {
 	__u32 k = idx & ~UNWIND_COUNT_PYTHON;
 	__u64 *v = idx & UNWIND_COUNT_PYTHON ? bpf_map_lookup_elem(&py_stats, &k)
 					      : bpf_map_lookup_elem(&unwind_stats, &k);
 
 	if (v)
-		*v += 1; /* per-CPU */
+		*v += n; /* per-CPU */
 	return 0;
 }
 
@@ -194,6 +194,41 @@ __attribute__((noinline)) int unwind_count(__u32 idx)
 __u32 unwind_want_wake = 0;
 
 #define UNW_SEARCH_FN __attribute__((noinline))
+#ifdef BPROF_STAGE_TIMING
+/* A measurement build's per-stage time of the walk (unwind.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_timing);
+	__uint(max_entries, 1);
+} unwind_timing SEC(".maps");
+
+/* stage < 0: the walk ends (the time since the last mark is the last
+ * stage's; nothing runs until the next walk's first mark) */
+static __always_inline void unwind_mark(int stage)
+{
+	__u32 zero = 0;
+	struct unwind_timing *t = bpf_map_lookup_elem(&unwind_timing, &zero);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!t)
+		return;
+	if (t->last && t->stage < UNWIND_STAGE_MAX)
+		t->ns[t->stage] += now - t->last;
+	if (stage < 0 || stage >= UNWIND_STAGE_MAX) {
+		t->last = 0;
+		return;
+	}
+	t->last = now;
+	t->stage = stage;
+	t->n[stage]++;
+	if (stage == UNWIND_STAGE_LOOP)
+		t->frames++;
+}
+#define UNW_MARK(env, stage) unwind_mark(stage)
+#else
+#define unwind_mark(stage) do { } while (0)
+#endif
 #include "unwind_env.h"
 #include "unwind_step.h"
 #include "unwind_walk.h"
@@ -218,6 +253,7 @@ static long walk_frame(__u32 i, void *data)
 	struct unwind_scratch *s = w->s;
 	__u32 n = s->stack.nr;
 
+	unwind_mark(UNWIND_STAGE_LOOP);
 	if (n < PROFILE_MAX_USTACK_DEPTH && w->py && python_wants_frame(s, n) && python_frame(s, n))
 		return 0;
 	return unwind_walk_frame(s, w->proc);
@@ -342,6 +378,7 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 	if (!w.proc)
 		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
 	bpf_loop(PROFILE_MAX_USTACK_DEPTH, walk_frame, &w, 0);
+	unwind_mark(-1);
 	if ((s->events & UNWIND_EV_NO_ROOM) && unwind_want_wake) {
 		/* once per object that becomes wanted (two CPUs may both
 		 * send it: harmless) */

@@ -45,6 +45,10 @@
  * (counted as truncated), past the 127 of the kernel's own walk; each
  * frame more a run costs ~14,000 verified instructions (Linux 6.18). */
 #define UNWIND_TAIL_FRAMES 4
+/* Bytes of user stack the BPF walk reads at once (unwind_env.h): an
+ * aligned block, which lies within one page, so that it can be read
+ * whenever the word the walk wants can. */
+#define UNWIND_WIN 512
 #define UNWIND_ROW(lo, rule) (((__u32)(rule) << 16) | ((lo) & 0xffffu))
 #define UNWIND_ROW_LO(row) ((row) & 0xffffu)
 #define UNWIND_ROW_RULE(row) ((row) >> 16)
@@ -237,6 +241,34 @@ enum unwind_stat {
 					* table did not have that object yet), and
 					* no pending table (counted above) */
 	UNWIND_STAT_MAX,
+};
+
+/*
+ * A measurement build's stages of one walked frame (-DBPROF_BPF_STAGE_TIMING
+ * in cmake: the map "unwind_timing", struct unwind_timing per CPU, which
+ * tools/bench/stage-timing reads).  Each stage runs from its mark to the
+ * next one; a mark is a bpf_ktime_get_ns() call, whose own cost lands in
+ * the stage it starts, so the shares are estimates and the build is never
+ * the one measured for the total.
+ */
+enum unwind_stage {
+	UNWIND_STAGE_LOOP = 0,   /* bpf_loop's call of the frame, runtime checks */
+	UNWIND_STAGE_MAPPING,    /* the pc's mapping: binary search of the process's */
+	UNWIND_STAGE_OBJECT,     /* the object's table state (and its flag) */
+	UNWIND_STAGE_PAGE_ROWS,  /* the page (a hash lookup) */
+	UNWIND_STAGE_READ,       /* the rule applied: user memory read */
+	UNWIND_STAGE_COUNT,      /* the frame counted (per-CPU stats) */
+	UNWIND_STAGE_RECORD,     /* the pc recorded, the hash, the flags */
+	UNWIND_STAGE_ROWS,       /* the row search in the page (array lookups) */
+	UNWIND_STAGE_MAX,
+};
+struct unwind_timing {
+	__u64 last;                     /* the last mark's time, 0 outside a walk */
+	__u32 stage;                    /* the stage that mark started */
+	__u32 pad;
+	__u64 ns[UNWIND_STAGE_MAX];     /* time in each stage */
+	__u64 n[UNWIND_STAGE_MAX];      /* times each was entered */
+	__u64 frames;                   /* frames walked */
 };
 
 #endif /* BPROF_UNWIND_H */

@@ -11,11 +11,13 @@
  * lists with libdw's unwinder.  The includer provides, before including:
  *
  *   UNW_ENV                     type of the opaque environment pointer
- *   UNW_READ(env, dst, size, addr)  read user memory; 0 or < 0
+ *   UNW_READ(env, dst, size, addr)  read user memory; 0 or < 0 (the BPF
+ *                               side keeps a window of the stack)
  *   UNW_OBJ_STATE(env, obj_id)  enum unwind_obj_state of an object (its
  *                               flags masked off; the BPF side sets them)
  *   UNW_PAGE(env, key_ptr)      const struct unwind_page * or NULL
- *   UNW_ROW(env, index)         const __u32 * (a row) or NULL
+ *   UNW_CHUNK(env, index)       const __u32 * (the UNWIND_ROWS_PER_CHUNK rows
+ *                               of chunk index: rows index * 1024 ...) or NULL
  *   UNW_RULE(env, index)        const struct unwind_rule * or NULL
  *   UNW_STAT(env, stat)         count one enum unwind_stat event
  *   UNW_OPAQUE(env, x)          x, hidden from the BPF verifier's value
@@ -108,6 +110,22 @@ _Static_assert(UNWIND_ROW_SEARCH_STEPS == 17, "unwind_find_rule writes out 17 st
 #ifndef UNW_SEARCH_FN
 #define UNW_SEARCH_FN static __always_inline
 #endif
+/* UNW_CHUNK_CACHE: optional, 0 to look the chunk up at every step of the
+ * row search (where the search is inline several times, the tail walk's,
+ * the cache's paths cost more verification than its lookups save) */
+#ifndef UNW_CHUNK_CACHE
+#define UNW_CHUNK_CACHE 1
+#endif
+/* UNW_READ_DIRECT(env, dst, size, addr): optional, a read the includer
+ * need not cache (the rare rules' words); UNW_READ's where not given */
+#ifndef UNW_READ_DIRECT
+#define UNW_READ_DIRECT(env, dst, size, addr) UNW_READ(env, dst, size, addr)
+#endif
+/* UNW_MARK(env, stage): optional, the walk entering one of the stages of
+ * enum unwind_stage (a measurement build's per-stage timing) */
+#ifndef UNW_MARK
+#define UNW_MARK(env, stage) do { } while (0)
+#endif
 
 /* Index in proc->m of the mapping of pc: the last one starting at or below
  * pc; -1 if none. */
@@ -155,24 +173,37 @@ UNW_SEARCH_FN int unwind_rule_index(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 {
 	struct unwind_page_key key = { .obj_id = obj_id, .page = (__u32)(vaddr >> UNWIND_PAGE_SHIFT) };
 	const struct unwind_page *page;
-	__u32 lo, hi, want = (__u32)(vaddr & UNWIND_PAGE_MASK);
-	const __u32 *row;
+	__u32 lo, hi, want = (__u32)(vaddr & UNWIND_PAGE_MASK), row, chunk_idx = 0;
+	const __u32 *chunk = 0;
 
 	if (!env || vaddr >> (32 + UNWIND_PAGE_SHIFT))
 		return -1;
 	page = UNW_PAGE(env, &key);
 	if (!page || !page->nr_rows || page->nr_rows > UNWIND_PAGE_MAX_ROWS)
 		return -1;
-	/* last row whose low address is <= want; row 0 starts at 0 */
+	UNW_MARK(env, UNWIND_STAGE_ROWS);
+	/* last row whose low address is <= want; row 0 starts at 0.  The
+	 * chunk of rows a step reads is looked up only when it is not the
+	 * previous step's (two array lookups, of the 17 steps' 34 before):
+	 * after the first steps the search stays in one chunk. */
 	lo = 0;
 	hi = page->nr_rows;
+#define UNW_ROW_AT(i, out)							\
+	do {									\
+		__u32 _i = (i), _ci = _i / UNWIND_ROWS_PER_CHUNK;		\
+		if (!UNW_CHUNK_CACHE || !chunk || _ci != chunk_idx) {		\
+			chunk = UNW_CHUNK(env, _ci);				\
+			if (!chunk)						\
+				return -1;					\
+			chunk_idx = _ci;					\
+		}								\
+		(out) = chunk[_i & (UNWIND_ROWS_PER_CHUNK - 1)];		\
+	} while (0)
 #define UNW_ROW_STEP						\
 	if (hi - lo > 1) {					\
 		__u32 mid = UNW_OPAQUE(env, (lo + hi) / 2);	\
-		row = UNW_ROW(env, page->first_row + mid);	\
-		if (!row)					\
-			return -1;				\
-		if (UNWIND_ROW_LO(*row) <= want)		\
+		UNW_ROW_AT(page->first_row + mid, row);		\
+		if (UNWIND_ROW_LO(row) <= want)			\
 			lo = mid;				\
 		else						\
 			hi = mid;				\
@@ -183,10 +214,9 @@ UNW_SEARCH_FN int unwind_rule_index(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 	UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP
 	UNW_ROW_STEP
 #undef UNW_ROW_STEP
-	row = UNW_ROW(env, page->first_row + lo);
-	if (!row)
-		return -1;
-	return (int)UNWIND_ROW_RULE(*row);
+	UNW_ROW_AT(page->first_row + lo, row);
+#undef UNW_ROW_AT
+	return (int)UNWIND_ROW_RULE(row);
 }
 
 static __always_inline const struct unwind_rule *
@@ -200,7 +230,7 @@ unwind_find_rule(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 /* The caller by frame pointer: what the kernel's walk does. */
 static __always_inline int unwind_fp(UNW_ENV env, struct unwind_regs *r)
 {
-	__u64 bp = r->regs[UNWIND_REG_RBP], sp = r->regs[UNWIND_REG_RSP], ra = 0, nbp = 0;
+	__u64 bp = r->regs[UNWIND_REG_RBP], sp = r->regs[UNWIND_REG_RSP], ra, nbp, frame[2] = {};
 
 	/* a zero rbp ends a frame-pointer chain (_start and clone clear it);
 	 * not a fault, but not known to be the outermost frame either */
@@ -210,10 +240,13 @@ static __always_inline int unwind_fp(UNW_ENV env, struct unwind_regs *r)
 		UNW_STAT(env, UNWIND_STAT_STOP_BAD_FRAME);
 		return UNWIND_STOP;
 	}
-	if (UNW_READ(env, &ra, 8, bp + 8) || UNW_READ(env, &nbp, 8, bp)) {
+	/* the saved rbp at bp, the return address above it: one read */
+	if (UNW_READ(env, frame, 16, bp)) {
 		UNW_STAT(env, UNWIND_STAT_STOP_READ);
 		return UNWIND_STOP;
 	}
+	nbp = frame[0];
+	ra = frame[1];
 	if (!ra)
 		return UNWIND_COMPLETE; /* the conventional end of a frame chain */
 	r->regs[UNWIND_REG_RA] = ra;
@@ -233,7 +266,7 @@ static __always_inline int unwind_signal(UNW_ENV env, struct unwind_regs *r)
 {
 	__u64 *sc = r->sc;
 
-	if (UNW_READ(env, sc, sizeof(r->sc), r->regs[UNWIND_REG_RSP] + UNWIND_UC_MCONTEXT)) {
+	if (UNW_READ_DIRECT(env, sc, sizeof(r->sc), r->regs[UNWIND_REG_RSP] + UNWIND_UC_MCONTEXT)) {
 		UNW_STAT(env, UNWIND_STAT_STOP_READ);
 		return UNWIND_STOP;
 	}
@@ -279,38 +312,42 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 	__u32 state, other_stack = 0;
 
 	if (!proc)
-		return unwind_fp(env, r);
+		goto by_fp;
+	UNW_MARK(env, UNWIND_STAGE_MAPPING);
 	m = unwind_find_mapping(env, proc, pc);
 	if (!m && (r->used_table || r->all_regs))
 		*events |= UNWIND_EV_UNMAPPED;
 	if (!m || !m->obj_id) {
 		UNW_STAT(env, UNWIND_STAT_FP_NO_MAPPING);
-		return unwind_fp(env, r);
+		goto by_fp;
 	}
+	UNW_MARK(env, UNWIND_STAGE_OBJECT);
 	state = UNW_OBJ_STATE(env, m->obj_id);
 	if (state == UNWIND_OBJ_PENDING) {
 		UNW_STAT(env, UNWIND_STAT_FP_PENDING);
 		*events |= UNWIND_EV_PENDING;
-		return unwind_fp(env, r);
+		goto by_fp;
 	}
 	if (state == UNWIND_OBJ_NO_ROOM) {
 		UNW_STAT(env, UNWIND_STAT_FP_NO_ROOM);
 		*events |= UNWIND_EV_NO_ROOM;
-		return unwind_fp(env, r);
+		goto by_fp;
 	}
 	if (state != UNWIND_OBJ_LOADED) {
 		UNW_STAT(env, UNWIND_STAT_FP_NO_TABLE);
-		return unwind_fp(env, r);
+		goto by_fp;
 	}
 	/* A return address points after the call: look up the call itself,
 	 * which may be the last instruction of its function. */
 	vaddr = pc - m->bias - (r->exact_pc ? 0 : 1);
+	UNW_MARK(env, UNWIND_STAGE_PAGE_ROWS);
 	rule = unwind_find_rule(env, m->obj_id, vaddr);
 	if (!rule || rule->cfa_kind == UNWIND_CFA_NONE) {
 		UNW_STAT(env, UNWIND_STAT_FP_NO_ROW);
-		return unwind_fp(env, r);
+		goto by_fp;
 	}
 
+	UNW_MARK(env, UNWIND_STAGE_READ);
 	switch (rule->cfa_kind) {
 	case UNWIND_CFA_END:
 		return UNWIND_COMPLETE;
@@ -329,7 +366,7 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 		if (rule->cfa_kind == UNWIND_CFA_DEREF_RBP && !r->bp_valid)
 			goto needs_regs;
 		base = rule->cfa_kind == UNWIND_CFA_DEREF_RSP ? sp : bp;
-		if (UNW_READ(env, &tmp, 8, base + (__s64)rule->cfa_off))
+		if (UNW_READ_DIRECT(env, &tmp, 8, base + (__s64)rule->cfa_off))
 			goto read_fault;
 		cfa = tmp + (__s64)rule->aux;
 		break;
@@ -346,9 +383,9 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 		/* back from the system stack to the goroutine's: its SP is
 		 * g->stack.hi - depth (asmcgocall saved both there) */
 		/* tmp: depth, base: g, nbp: g->stack.hi (rbp is set below) */
-		if (UNW_READ(env, &tmp, 8, sp + (__s64)rule->cfa_off) ||
-		    UNW_READ(env, &base, 8, sp + (__s64)rule->aux) || !base ||
-		    UNW_READ(env, &nbp, 8, base + 8))
+		if (UNW_READ_DIRECT(env, &tmp, 8, sp + (__s64)rule->cfa_off) ||
+		    UNW_READ_DIRECT(env, &base, 8, sp + (__s64)rule->aux) || !base ||
+		    UNW_READ_DIRECT(env, &nbp, 8, base + 8))
 			goto read_fault;
 		if (tmp > nbp || tmp >= (1ULL << 32)) {
 			UNW_STAT(env, UNWIND_STAT_STOP_BAD_FRAME);
@@ -396,9 +433,14 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 	r->all_regs = 0;
 	r->exact_pc = 0;
 	r->used_table = 1;
+	UNW_MARK(env, UNWIND_STAGE_COUNT);
 	UNW_STAT(env, UNWIND_STAT_FRAMES_CFI);
 	return UNWIND_NEXT;
 
+by_fp:
+	/* one place, so that the frame-pointer step is compiled (and
+	 * verified) once in the step, not at each fallback */
+	return unwind_fp(env, r);
 needs_regs:
 	UNW_STAT(env, UNWIND_STAT_STOP_NEEDS_REGS);
 	return UNWIND_STOP;

@@ -42,6 +42,9 @@ static __always_inline void unwind_walk_start(struct unwind_scratch *s)
 	s->result = 0;
 	s->nr_native = 0;
 	s->py_mode = PY_MODE_NATIVE;
+	s->frames_cfi = 0;
+	s->frames_fp = 0;
+	s->win_ok = 0;
 }
 
 /* One native frame: its pc recorded, the step to its caller; 1 when the
@@ -69,6 +72,7 @@ static __always_inline int unwind_walk_frame(struct unwind_scratch *s, const str
 	/* FNV-1a over 64-bit words, finished with a mixer (unwind_walk_end) */
 	s->hash = (s->hash ^ pc) * 0x100000001b3ULL;
 	res = unwind_step(&s->opaque, proc, &s->r, &s->events);
+	UNW_MARK(&s->opaque, UNWIND_STAGE_RECORD);
 	/* Stepping out of a signal trampoline leaves an exact pc behind.  The
 	 * handler "returned" to the trampoline's first instruction, which
 	 * address - 1 would put in the function before it: + 1 here too. */
@@ -101,6 +105,10 @@ static __always_inline int unwind_walk_frame(struct unwind_scratch *s, const str
  * or -EFAULT when it recorded no frame. */
 static __always_inline long unwind_walk_end(struct unwind_scratch *s)
 {
+	if (s->frames_cfi)
+		unwind_add(UNWIND_STAT_FRAMES_CFI, s->frames_cfi);
+	if (s->frames_fp)
+		unwind_add(UNWIND_STAT_FRAMES_FP, s->frames_fp);
 	if (s->events & UNWIND_EV_PENDING)
 		unwind_count(UNWIND_STAT_SAMPLES_PENDING);
 	if (s->events & UNWIND_EV_NO_ROOM)

@@ -26,6 +26,8 @@
  * more programs in the object, past the 32 that libbpf 1.1's loader
  * program holds (record/DESIGN.md, "The BPF side"). */
 #define UNWIND_NO_ATOMIC_OR /* 5.12: no BPF_ATOMIC or before (unwind_env.h) */
+#define UNWIND_NO_WINDOW    /* no stack window: verification (unwind_env.h) */
+#define UNW_CHUNK_CACHE 0   /* likewise (unwind_step.h) */
 #include "unwind_env.h"
 #include "unwind_step.h"
 #include "unwind_walk.h"

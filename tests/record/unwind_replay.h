@@ -68,7 +68,7 @@ static inline const struct unwind_page *replay_page(struct replay_env *e,
 #define UNW_READ(env, dst, size, addr) replay_read((env), (dst), (size), (addr))
 #define UNW_OBJ_STATE(env, id) replay_obj_state((env), (id))
 #define UNW_PAGE(env, key) replay_page((env), (key))
-#define UNW_ROW(env, i) ((size_t)(i) < (env)->nr_rows ? &(env)->rows[(i)] : NULL)
+#define UNW_CHUNK(env, ci) ((size_t)(ci) * UNWIND_ROWS_PER_CHUNK < (env)->nr_rows ? &(env)->rows[(size_t)(ci) * UNWIND_ROWS_PER_CHUNK] : NULL)
 #define UNW_RULE(env, i) ((size_t)(i) < (env)->nr_rules ? &(env)->rules[(i)] : NULL)
 #define UNW_STAT(env, i) ((env)->stats[(i)]++)
 #define UNW_OPAQUE(env, x) (x)
