@@ -55,7 +55,15 @@ struct unwind_regs {
 	__u8 exact_pc;    /* pc is not a return address (no -1 before the lookup) */
 	__u8 bp_valid;    /* regs[RBP] is known */
 	__u8 used_table;  /* set by unwind_step when a table row unwound the frame */
-	__u32 pad;
+	/* The walk's last mapping and page (unwind_step), 0 before the
+	 * first: a caller is often in its callee's object, and in the same
+	 * 64 KiB of it, and then costs neither the mapping search nor the
+	 * page's hash lookup (~20 and ~30 ns a frame, Linux 6.18). */
+	__u32 m_hint;     /* index + 1 in the proc's mappings */
+	__u32 pg_obj;     /* object of the page below (ids are >= 1) */
+	__u32 pg_page;    /* vaddr >> UNWIND_PAGE_SHIFT */
+	__u32 pg_first;   /* its rows: first and number */
+	__u32 pg_nr;
 	/* where unwind_signal reads the saved context: not on the BPF
 	 * stack, where 136 bytes would be copied with every state the
 	 * verifier keeps of the walk */
@@ -167,19 +175,14 @@ unwind_find_mapping(UNW_ENV env, const struct unwind_proc *proc, __u64 pc)
 	return i < 0 ? 0 : &proc->m[i & (UNWIND_MAX_MAPPINGS - 1)];
 }
 
-/* Index of the rule for vaddr in object obj_id; -1 when there is none (the
- * page is absent or a map lookup failed). */
-UNW_SEARCH_FN int unwind_rule_index(UNW_ENV env, __u32 obj_id, __u64 vaddr)
+/* Index of the rule for the page offset want among a page's nr_rows rows
+ * from first_row; -1 when there is none (a map lookup failed). */
+UNW_SEARCH_FN int unwind_rule_index(UNW_ENV env, __u32 first_row, __u32 nr_rows, __u32 want)
 {
-	struct unwind_page_key key = { .obj_id = obj_id, .page = (__u32)(vaddr >> UNWIND_PAGE_SHIFT) };
-	const struct unwind_page *page;
-	__u32 lo, hi, want = (__u32)(vaddr & UNWIND_PAGE_MASK), row, chunk_idx = 0;
+	__u32 lo, hi, row, chunk_idx = 0;
 	const __u32 *chunk = 0;
 
-	if (!env || vaddr >> (32 + UNWIND_PAGE_SHIFT))
-		return -1;
-	page = UNW_PAGE(env, &key);
-	if (!page || !page->nr_rows || page->nr_rows > UNWIND_PAGE_MAX_ROWS)
+	if (!env || !nr_rows || nr_rows > UNWIND_PAGE_MAX_ROWS || want > UNWIND_PAGE_MASK)
 		return -1;
 	UNW_MARK(env, UNWIND_STAGE_ROWS);
 	/* last row whose low address is <= want; row 0 starts at 0.  The
@@ -187,7 +190,7 @@ UNW_SEARCH_FN int unwind_rule_index(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 	 * previous step's (two array lookups, of the 17 steps' 34 before):
 	 * after the first steps the search stays in one chunk. */
 	lo = 0;
-	hi = page->nr_rows;
+	hi = nr_rows;
 #define UNW_ROW_AT(i, out)							\
 	do {									\
 		__u32 _i = (i), _ci = _i / UNWIND_ROWS_PER_CHUNK;		\
@@ -202,7 +205,7 @@ UNW_SEARCH_FN int unwind_rule_index(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 #define UNW_ROW_STEP						\
 	if (hi - lo > 1) {					\
 		__u32 mid = UNW_OPAQUE(env, (lo + hi) / 2);	\
-		UNW_ROW_AT(page->first_row + mid, row);		\
+		UNW_ROW_AT(first_row + mid, row);		\
 		if (UNWIND_ROW_LO(row) <= want)			\
 			lo = mid;				\
 		else						\
@@ -214,16 +217,36 @@ UNW_SEARCH_FN int unwind_rule_index(UNW_ENV env, __u32 obj_id, __u64 vaddr)
 	UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP UNW_ROW_STEP
 	UNW_ROW_STEP
 #undef UNW_ROW_STEP
-	UNW_ROW_AT(page->first_row + lo, row);
+	UNW_ROW_AT(first_row + lo, row);
 #undef UNW_ROW_AT
 	return (int)UNWIND_ROW_RULE(row);
 }
 
+/* The rule for vaddr in object obj_id, NULL when there is none (no FDE
+ * covers the page, or a lookup failed); the page from r's cache when it is
+ * the last one looked up. */
 static __always_inline const struct unwind_rule *
-unwind_find_rule(UNW_ENV env, __u32 obj_id, __u64 vaddr)
+unwind_find_rule(UNW_ENV env, struct unwind_regs *r, __u32 obj_id, __u64 vaddr)
 {
-	int i = unwind_rule_index(env, obj_id, vaddr);
+	struct unwind_page_key key = { .obj_id = obj_id, .page = (__u32)(vaddr >> UNWIND_PAGE_SHIFT) };
+	const struct unwind_page *page;
+	int i;
 
+	if (vaddr >> (32 + UNWIND_PAGE_SHIFT))
+		return 0;
+	if (r->pg_obj != obj_id || r->pg_page != key.page) {
+		UNW_MARK(env, UNWIND_STAGE_PAGE_ROWS);
+		page = UNW_PAGE(env, &key);
+		if (!page) {
+			r->pg_obj = 0;
+			return 0;
+		}
+		r->pg_obj = obj_id;
+		r->pg_page = key.page;
+		r->pg_first = page->first_row;
+		r->pg_nr = page->nr_rows;
+	}
+	i = unwind_rule_index(env, r->pg_first, r->pg_nr, (__u32)(vaddr & UNWIND_PAGE_MASK));
 	return i < 0 ? 0 : UNW_RULE(env, (__u32)i);
 }
 
@@ -314,7 +337,18 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 	if (!proc)
 		goto by_fp;
 	UNW_MARK(env, UNWIND_STAGE_MAPPING);
-	m = unwind_find_mapping(env, proc, pc);
+	m = 0;
+	if (r->m_hint && r->m_hint <= UNWIND_MAX_MAPPINGS) {
+		m = &proc->m[(r->m_hint - 1) & (UNWIND_MAX_MAPPINGS - 1)];
+		if (pc < m->start || pc >= m->end)
+			m = 0;
+	}
+	if (!m) {
+		int mi = unwind_mapping_index(env, proc, pc);
+
+		r->m_hint = mi < 0 ? 0 : (__u32)mi + 1;
+		m = mi < 0 ? 0 : &proc->m[mi & (UNWIND_MAX_MAPPINGS - 1)];
+	}
 	if (!m && (r->used_table || r->all_regs))
 		*events |= UNWIND_EV_UNMAPPED;
 	if (!m || !m->obj_id) {
@@ -340,8 +374,7 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 	/* A return address points after the call: look up the call itself,
 	 * which may be the last instruction of its function. */
 	vaddr = pc - m->bias - (r->exact_pc ? 0 : 1);
-	UNW_MARK(env, UNWIND_STAGE_PAGE_ROWS);
-	rule = unwind_find_rule(env, m->obj_id, vaddr);
+	rule = unwind_find_rule(env, r, m->obj_id, vaddr);
 	if (!rule || rule->cfa_kind == UNWIND_CFA_NONE) {
 		UNW_STAT(env, UNWIND_STAT_FP_NO_ROW);
 		goto by_fp;

@@ -36,6 +36,8 @@ static __always_inline void unwind_walk_start(struct unwind_scratch *s)
 	s->r.exact_pc = 1;
 	s->r.bp_valid = 1;
 	s->r.used_table = 0;
+	s->r.m_hint = 0;
+	s->r.pg_obj = 0;
 	s->stack.nr = 0;
 	s->stack.flags = 0;
 	s->hash = 0xcbf29ce484222325ULL;
