@@ -228,21 +228,25 @@ UNW_SEARCH_FN int unwind_rule_index(UNW_ENV env, __u32 first_row, __u32 nr_rows,
 static __always_inline const struct unwind_rule *
 unwind_find_rule(UNW_ENV env, struct unwind_regs *r, __u32 obj_id, __u64 vaddr)
 {
-	struct unwind_page_key key = { .obj_id = obj_id, .page = (__u32)(vaddr >> UNWIND_PAGE_SHIFT) };
+	__u32 pg = (__u32)(vaddr >> UNWIND_PAGE_SHIFT);
 	const struct unwind_page *page;
 	int i;
 
 	if (vaddr >> (32 + UNWIND_PAGE_SHIFT))
 		return 0;
-	if (r->pg_obj != obj_id || r->pg_page != key.page) {
+	if (r->pg_obj != obj_id || r->pg_page != pg) {
 		UNW_MARK(env, UNWIND_STAGE_PAGE_ROWS);
+		/* on the BPF stack: Linux 6.1 takes no other memory for a
+		 * lookup's key in a callback (the scratch is "mem" there) */
+		struct unwind_page_key key = { .obj_id = obj_id, .page = pg };
+
 		page = UNW_PAGE(env, &key);
 		if (!page) {
 			r->pg_obj = 0;
 			return 0;
 		}
 		r->pg_obj = obj_id;
-		r->pg_page = key.page;
+		r->pg_page = pg;
 		r->pg_first = page->first_row;
 		r->pg_nr = page->nr_rows;
 	}
@@ -253,7 +257,11 @@ unwind_find_rule(UNW_ENV env, struct unwind_regs *r, __u32 obj_id, __u64 vaddr)
 /* The caller by frame pointer: what the kernel's walk does. */
 static __always_inline int unwind_fp(UNW_ENV env, struct unwind_regs *r)
 {
-	__u64 bp = r->regs[UNWIND_REG_RBP], sp = r->regs[UNWIND_REG_RSP], ra, nbp, frame[2] = {};
+	__u64 bp = r->regs[UNWIND_REG_RBP], sp = r->regs[UNWIND_REG_RSP], ra, nbp;
+	/* read into r->sc (unwind_signal's buffer, free here), not onto the
+	 * BPF stack: Linux 6.1 refuses the walk's call chain past 512 bytes
+	 * of stack in all ("combined stack size of 5 calls") */
+	__u64 *frame = r->sc;
 
 	/* a zero rbp ends a frame-pointer chain (_start and clone clear it);
 	 * not a fault, but not known to be the outermost frame either */
