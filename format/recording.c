@@ -104,6 +104,12 @@ void bprof_recording_free(struct bprof_recording *rec)
 	for (uint64_t i = 0; rec->jit.dumps && i < rec->jit.nr_dumps; i++)
 		free(rec->jit.dumps[i].data);
 	free(rec->jit.dumps);
+	for (uint64_t i = 0; rec->v8.sfis && i < rec->v8.nr_sfis; i++) {
+		free(rec->v8.sfis[i].name);
+		free(rec->v8.sfis[i].script);
+	}
+	free(rec->v8.sfis);
+	free(rec->v8.procs);
 	free(rec->kernel.release);
 	if (rec->kernel.modules)
 		for (uint32_t i = 0; i < rec->kernel.nr_modules; i++)
@@ -577,6 +583,87 @@ static int validate_python(struct bprof_recording *rec, struct bprof_error *err)
 	return 0;
 }
 
+static int cmp_v8_proc(const void *a, const void *b)
+{
+	const struct bprof_v8_proc *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->exec_id < y->exec_id ? -1 : x->exec_id > y->exec_id;
+}
+
+int bprof_v8_sfi_cmp(const void *a, const void *b)
+{
+	const struct bprof_v8_sfi *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->exec_id != y->exec_id)
+		return x->exec_id < y->exec_id ? -1 : 1;
+	if (x->sfi != y->sfi)
+		return x->sfi < y->sfi ? -1 : 1;
+	return x->guard < y->guard ? -1 : x->guard > y->guard;
+}
+
+/* The V8 section (SPEC.md 6.17): sorted, unique, within the limits. */
+static int validate_v8(struct bprof_recording *rec, struct bprof_error *err)
+{
+	struct bprof_v8 *v = &rec->v8;
+
+	if (!v->present)
+		return (v->nr_procs || v->nr_sfis) ? bprof_set_error(err, BPROF_E_INVAL, 0, "v8: entries without the section") : 0;
+	if (v->nr_counters > 256)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "v8: %u counters", v->nr_counters);
+	if (v->nr_procs)
+		qsort(v->procs, v->nr_procs, sizeof(*v->procs), cmp_v8_proc);
+	if (v->nr_sfis)
+		qsort(v->sfis, v->nr_sfis, sizeof(*v->sfis), bprof_v8_sfi_cmp);
+	for (uint64_t i = 0; i < v->nr_procs; i++)
+		if ((i && !cmp_v8_proc(&v->procs[i], &v->procs[i - 1])) ||
+		    v->procs[i].status > BPROF_V8_STATUS_MAX)
+			return bprof_set_error(err, BPROF_E_INVAL, 0, "v8 process %llu (pid %u)",
+					       (unsigned long long)i, v->procs[i].pid);
+	for (uint64_t i = 0; i < v->nr_sfis; i++) {
+		const struct bprof_v8_sfi *f = &v->sfis[i];
+
+		if ((i && !bprof_v8_sfi_cmp(f, f - 1)) || f->line < 0 ||
+		    (f->name && strlen(f->name) > BPROF_V8_NAME_MAX) ||
+		    (f->script && strlen(f->script) > BPROF_V8_NAME_MAX))
+			return bprof_set_error(err, BPROF_E_INVAL, 0, "v8 SFI %llu (pid %u)",
+					       (unsigned long long)i, f->pid);
+	}
+	return 0;
+}
+
+static const char *const v8_counter_names[BPROF_V8_NR_COUNTERS] = {
+	"sfis_announced", "sfis_named", "sfis_changed", "sfis_unreadable",
+};
+
+const char *bprof_v8_counter_name(unsigned i)
+{
+	return i < BPROF_V8_NR_COUNTERS ? v8_counter_names[i] : NULL;
+}
+
+const struct bprof_v8_sfi *bprof_v8_sfi_find(const struct bprof_recording *rec, uint32_t pid,
+					     uint32_t exec_id, uint64_t sfi, uint32_t guard)
+{
+	const struct bprof_v8_sfi key = { .pid = pid, .exec_id = exec_id, .sfi = sfi, .guard = guard };
+	size_t lo = 0, hi = rec->v8.nr_sfis;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = bprof_v8_sfi_cmp(&rec->v8.sfis[mid], &key);
+
+		if (!cmp)
+			return &rec->v8.sfis[mid];
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 static int validate_jit(const struct bprof_recording *rec, struct bprof_error *err)
 {
 	const struct bprof_jit *j = &rec->jit;
@@ -601,6 +688,8 @@ int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *er
 
 	if (!rc && rec)
 		rc = validate_jit(rec, err);
+	if (!rc && rec)
+		rc = validate_v8(rec, err);
 
 	return rc ? rc : bprof_validate_impl(rec, err, BPROF_E_INVAL, true, true);
 }

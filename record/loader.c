@@ -435,6 +435,12 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	/* Python frames ride on the unwinder's bpf_loop walk
 	 * (bpf/python/python.bpf.c) */
 	obj->rodata->python_enabled = cfi && !tail && !env->no_python;
+	/* V8 frames too (v8_walk.h, inline in the bpf_loop walk) */
+	obj->rodata->v8_enabled = cfi && !tail && !env->no_v8;
+	if (!obj->rodata->v8_enabled) {
+		bpf_map__set_max_entries(obj->maps.v8_seen, 1);
+		bpf_map__set_max_entries(obj->maps.v8_procs, 1);
+	}
 	if (!obj->rodata->python_enabled) {
 		/* nothing is created for a feature not in use */
 		bpf_map__set_max_entries(obj->maps.py_seen, 1);
@@ -993,6 +999,16 @@ void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd)
 {
 	*procs_fd = bpf_map__fd(obj->maps.py_procs);
 	*stats_fd = bpf_map__fd(obj->maps.py_stats);
+}
+
+int loader_v8_fd(struct profile_bpf *obj)
+{
+	return bpf_map__fd(obj->maps.v8_procs);
+}
+
+bool loader_walks_v8(const struct profile_bpf *obj)
+{
+	return obj->rodata->v8_enabled;
 }
 
 bool loader_walks_python(const struct profile_bpf *obj)

@@ -258,6 +258,34 @@ static int python_key(struct rep_fold *f, const struct rep_input *in, const stru
 	return err;
 }
 
+/* A V8 frame's key: its name, script and line, or (unnamed) its SFI. */
+static int v8_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
+		  uint64_t w0, uint64_t w1, struct user_key *k)
+{
+	const struct bprof_v8_sfi *s = rep_v8_name(in->rec, c->pid, c->exec_id, w0, w1);
+	size_t nl, sl;
+	char *buf;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	if (!s) {
+		k->value = w0;
+		return intern(f, "W", 1, &k->place);
+	}
+	nl = strlen(s->name);
+	sl = strlen(s->script);
+	buf = malloc(1 + sizeof(s->line) + nl + sl + 2);
+	if (!buf)
+		return -ENOMEM;
+	buf[0] = 'V';
+	memcpy(buf + 1, &s->line, sizeof(s->line));
+	memcpy(buf + 1 + sizeof(s->line), s->name, nl + 1);
+	memcpy(buf + 2 + sizeof(s->line) + nl, s->script, sl + 1);
+	err = intern(f, buf, 1 + sizeof(s->line) + nl + sl + 2, &k->place);
+	free(buf);
+	return err;
+}
+
 /* The user frames of row c, as rep_wframe_user makes them. */
 static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_input *in,
 		    const struct bprof_count *c, uint32_t *id)
@@ -275,6 +303,14 @@ static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_inp
 	for (size_t i = 0; i < n && !err; i++) {
 		struct rep_wframe w;
 		struct user_key k;
+		if (rep_v8_pair(st->ips, i, n)) {
+			struct user_key k2 = { 0 };
+			err = v8_key(f, in, c, st->ips[i], st->ips[i + 1], &k);
+			memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
+			memcpy((char *)s->buf + 4 + (i + 1) * sizeof(k2), &k2, sizeof(k2));
+			i++;
+			continue;
+		}
 		if (rep_python_pair(st->ips, i, n)) {
 			/* a Python frame: keyed by what it prints (its code's
 			 * address means nothing in another process) */

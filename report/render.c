@@ -348,12 +348,14 @@ static void add_python(struct row *r, const struct rep_wframe *f, const struct r
 {
 	char text[2 * BPROF_PY_NAME_MAX + 64];
 
+	const char *unnamed = f->kind == REP_W_V8 ? REP_V8_FRAME : REP_PYTHON_FRAME;
+
 	st->frames++;
 	if (!f->res || !f->res->nr_frames) {
 		if (cfg->addresses)
-			snprintf(text, sizeof(text), "[python]+0x%llx",
+			snprintf(text, sizeof(text), "%s+0x%llx", unnamed,
 				 (unsigned long long)(f->addr & BPROF_PY_ADDR_MASK));
-		row_add(r, cfg->addresses ? text : REP_PYTHON_FRAME, FR_PYTHON, cfg);
+		row_add(r, cfg->addresses ? text : unnamed, FR_PYTHON, cfg);
 		return;
 	}
 	const struct bsym_frame *b = &f->res->frames[0];
@@ -555,8 +557,8 @@ static int agg_row(void *arg, const struct rep_input *in, const struct bprof_cou
 			umiss = true;
 		else if (f->kind == REP_W_MISSING_CALLER)
 			add_unnamed(r, NULL, REP_MISSING_CALLER_FRAME, 0, cfg, st);
-		else if (f->kind == REP_W_PYTHON)
-			add_python(r, f, cfg, st);
+		else if (f->kind == REP_W_PYTHON || f->kind == REP_W_V8)
+			add_python(r, f, cfg, st); /* the same "name (file:line)" */
 		else if (f->res)
 			add_result(r, f->res, f->kind == REP_W_JIT ? FR_JIT : 0, cfg, st);
 		else

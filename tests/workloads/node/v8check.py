@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Check the JavaScript frames of a folded recording of v8work.js.
+
+Every frame named after the script must be one of its functions on the
+line that function starts on (SPEC.md 6.17: a V8 frame's line is its
+function's first), called by a function the script calls it from (the
+call graph below).  Prints the shares; exits 1 when a check fails.
+
+  v8check.py SCRIPT FOLDED [--min-func PCT] [--min-line PCT]
+             [--min-root PCT] [--expect A;B;C ...]
+"""
+import argparse
+import re
+import sys
+
+EDGES = {
+    ("(anonymous)", "main"), ("main", "outer"), ("outer", "middle"), ("middle", "leaf"),
+    ("main", "fib"), ("fib", "fib"), ("main", "alloc"), ("main", "phaseNumbers"),
+    ("main", "phaseStrings"), ("phaseNumbers", "poly"), ("phaseStrings", "poly"),
+}
+FRAME = re.compile(r"^(.*) \((.*?)(?::(\d+))?\)$")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("script")
+    ap.add_argument("folded")
+    ap.add_argument("--min-func", type=float, default=0)
+    ap.add_argument("--min-line", type=float, default=0)
+    ap.add_argument("--min-root", type=float, default=0)
+    ap.add_argument("--expect", action="append", default=[])
+    a = ap.parse_args()
+    lines = {"(anonymous)": 1}
+    with open(a.script) as f:
+        for no, text in enumerate(f, 1):
+            m = re.match(r"function (\w+)\(", text)
+            if m:
+                lines[m.group(1)] = no
+    base = a.script.rsplit("/", 1)[-1]
+    total = func_ok = line_ok = rooted = wrong = 0
+    seen = {e: 0 for e in a.expect}
+    bad = []
+    with open(a.folded) as f:
+        for row in f:
+            row = row.rstrip("\n")
+            stack, _, n = row.rpartition(" ")
+            n = int(n)
+            frames = stack.split(";")
+            js = []
+            unnamed = False
+            for fr in frames:
+                if fr == "[js]":
+                    unnamed = True
+                    continue
+                m = FRAME.match(fr)
+                if m and m.group(2).endswith("/" + base):
+                    js.append((m.group(1), int(m.group(3) or 0)))
+            if not js and not unnamed:
+                continue
+            if not any(fr.startswith("Builtins_JSEntry") for fr in frames):
+                continue  # not the main thread's JavaScript
+            total += n
+            names = [j[0] for j in js]
+            fok = bool(js) and not unnamed and names[0] == "(anonymous)" and \
+                all((x, y) in EDGES for x, y in zip(names, names[1:]))
+            # a name the graph does not allow at its place is wrong,
+            # whatever else the stack lacks
+            for x, y in zip(names, names[1:]):
+                if (x, y) not in EDGES and y != "(anonymous)":
+                    wrong += n
+                    bad.append(row[:300])
+                    break
+            lok = fok and all(lines.get(nm) == ln for nm, ln in js)
+            func_ok += n if fok else 0
+            line_ok += n if lok else 0
+            if "__libc_start_call_main" in frames:
+                rooted += n
+            chain = ";".join(names)
+            for e in seen:
+                if e in chain:
+                    seen[e] += n
+    if not total:
+        print("no JavaScript samples")
+        return 1
+    pf, pl, pr = 100.0 * func_ok / total, 100.0 * line_ok / total, 100.0 * rooted / total
+    print(f"js_samples {total}")
+    print(f"right_by_function_pct {pf:.1f}")
+    print(f"right_by_line_pct {pl:.1f}")
+    print(f"reach_start_pct {pr:.1f}")
+    print(f"wrong_name_samples {wrong}")
+    for e, c in seen.items():
+        print(f"expect {e!r}: {c} samples")
+    for b in bad[:5]:
+        print("wrong:", b)
+    ok = pf >= a.min_func and pl >= a.min_line and pr >= a.min_root and wrong == 0 and \
+        all(seen.values())
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
