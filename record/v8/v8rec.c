@@ -46,6 +46,7 @@ struct v8off {
 	int str_length, seq_chars, cons_first, cons_second, thin_actual, sliced_parent, sliced_offset;
 	int si_first_vars, si_ncontextlocals;
 	int tag_cons, tag_sliced, tag_thin, tag_external, onebyte_tag;
+	int tagged_size;
 };
 
 /* One v8dbg symbol: its name's prefix (newer V8 spell the field's type
@@ -85,6 +86,7 @@ static const struct {
 	F("v8dbg_ThinStringTag", tag_thin, false),
 	F("v8dbg_ExternalStringTag", tag_external, false),
 	F("v8dbg_OneByteStringTag", onebyte_tag, false),
+	F("v8dbg_TaggedSize", tagged_size, false),
 #undef F
 };
 #define NR_V8SYMS (sizeof(v8syms) / sizeof(v8syms[0]))
@@ -258,6 +260,10 @@ void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf)
 	    o.off.fp_bytecode_offset >= 0 || o.off.fp_bytecode_offset < -V8_FRAME_READ ||
 	    o.off.sfi_nos > V8_OBJ_READ - 8 || o.off.sfi_sodi > V8_OBJ_READ - 8 ||
 	    o.off.sfi_function_data > V8_OBJ_READ - 8 || o.off.sfi_nos < 8 || o.off.sfi_sodi < 8)
+		o.status = BPROF_V8_NO_OFFSETS;
+	/* a build with pointer compression keeps 4-byte tagged fields: the
+	 * walk reads 8-byte ones */
+	if (o.off.tagged_size && o.off.tagged_size != 8)
 		o.status = BPROF_V8_NO_OFFSETS;
 	if (!o.off.tag_cons)
 		o.off.tag_cons = 1;

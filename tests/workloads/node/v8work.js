@@ -58,10 +58,22 @@ function alloc(n) {
   return a.length;
 }
 function poly(x) {
-  let r = x;
-  for (let i = 0; i < 200; i++)
-    r = r + x;
-  return typeof r === 'string' ? r.length : r;
+  let r = x, c = 0;
+  for (let i = 0; i < 20; i++) {
+    r = r + x; c += (i % 3) ? 1 : 2; c ^= i & 1; c -= (i % 5) ? 0 : 1;
+    r = r + x; c += (i % 4) ? 1 : 2; c ^= i & 2; c -= (i % 6) ? 0 : 1;
+    r = r + x; c += (i % 5) ? 1 : 2; c ^= i & 3; c -= (i % 7) ? 0 : 1;
+    r = r + x; c += (i % 6) ? 1 : 2; c ^= i & 4; c -= (i % 8) ? 0 : 1;
+    r = r + x; c += (i % 7) ? 1 : 2; c ^= i & 5; c -= (i % 9) ? 0 : 1;
+    r = r + x; c += (i % 8) ? 1 : 2; c ^= i & 6; c -= (i % 10) ? 0 : 1;
+    r = r + x; c += (i % 9) ? 1 : 2; c ^= i & 7; c -= (i % 11) ? 0 : 1;
+    r = r + x; c += (i % 10) ? 1 : 2; c ^= i & 8; c -= (i % 12) ? 0 : 1;
+    r = r + x; c += (i % 11) ? 1 : 2; c ^= i & 9; c -= (i % 13) ? 0 : 1;
+    r = r + x; c += (i % 12) ? 1 : 2; c ^= i & 10; c -= (i % 14) ? 0 : 1;
+    r = r + x; c += (i % 13) ? 1 : 2; c ^= i & 11; c -= (i % 15) ? 0 : 1;
+    r = r + x; c += (i % 14) ? 1 : 2; c ^= i & 12; c -= (i % 16) ? 0 : 1;
+  }
+  return (typeof r === 'string' ? r.length : r) + c;
 }
 function phaseNumbers(ms) {
   let t = 0;
