@@ -635,38 +635,58 @@ static int32_t line_of(struct v8rec *v, uint32_t pid, const struct v8off *o, uin
 	return (int32_t)lo + 1;
 }
 
+/*
+ * Read SFI sfi of process p (tagged) as the walk saw it (guard): its
+ * function's name, its script's name, the line it starts on (0: unknown).
+ * 0; -ENOENT when it cannot be read; -ESTALE when its guard differs (it
+ * moved or changed since the sample: never named from what is there now).
+ */
+static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint32_t guard,
+		    char **name, char **script, int32_t *line)
+{
+	uint64_t fdata, nos, sodi, src = 0, sname;
+	uint32_t pid = p->pid;
+	int64_t start = -1;
+	int t;
+
+	*name = *script = NULL;
+	*line = 0;
+	if (type_of(pid, &p->off, sfi) != p->off.type_sfi ||
+	    !field(pid, sfi, p->off.sfi_function_data, &fdata) ||
+	    !field(pid, sfi, p->off.sfi_nos, &nos) || !field(pid, sfi, p->off.sfi_sodi, &sodi))
+		return -ENOENT;
+	if (v8_guard(nos, sodi, fdata) != guard)
+		return -ESTALE;
+	t = type_of(pid, &p->off, nos);
+	if (t >= 0 && t < p->off.first_nonstring)
+		*name = utf8(pid, &p->off, nos, BPROF_V8_NAME_MAX / 3);
+	else if (t >= 0 && t == p->off.type_scope_info && p->off.type_scope_info)
+		scope_info(pid, &p->off, nos, name, &start);
+	if (p->off.type_script && type_of(pid, &p->off, sodi) == p->off.type_script) {
+		if (field(pid, sodi, p->off.script_name, &sname))
+			*script = utf8(pid, &p->off, sname, BPROF_V8_NAME_MAX / 3);
+		if (p->off.script_source && field(pid, sodi, p->off.script_source, &src))
+			*line = line_of(v, pid, &p->off, src, start);
+	}
+	return 0;
+}
+
 void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e)
 {
 	struct v8proc *p = find_proc(v, e->pid, e->exec_id);
-	uint64_t sfi = e->sfi, fdata, nos, sodi, src = 0, sname = 0;
 	struct bprof_v8_sfi *out;
-	char *name = NULL, *script = NULL;
-	int64_t start = -1;
-	int t;
+	char *name, *script;
+	int32_t line;
+	int err;
 
 	v->announced++;
 	if (!p || p->status != BPROF_V8_WALKED)
 		return;
-	if (type_of(e->pid, &p->off, sfi) != p->off.type_sfi ||
-	    !field(e->pid, sfi, p->off.sfi_function_data, &fdata) ||
-	    !field(e->pid, sfi, p->off.sfi_nos, &nos) || !field(e->pid, sfi, p->off.sfi_sodi, &sodi)) {
-		v->unreadable++;
+	err = read_sfi(v, p, e->sfi, e->guard, &name, &script, &line);
+	if (err) {
+		/* moved or replaced since the sample: not named */
+		*(err == -ESTALE ? &v->changed : &v->unreadable) += 1;
 		return;
-	}
-	if (v8_guard(nos, sodi, fdata) != e->guard) {
-		v->changed++; /* moved or replaced since the sample: not named */
-		return;
-	}
-	t = type_of(e->pid, &p->off, nos);
-	if (t >= 0 && t < p->off.first_nonstring)
-		name = utf8(e->pid, &p->off, nos, BPROF_V8_NAME_MAX / 3);
-	else if (t >= 0 && t == p->off.type_scope_info && p->off.type_scope_info)
-		scope_info(e->pid, &p->off, nos, &name, &start);
-	if (p->off.type_script && type_of(e->pid, &p->off, sodi) == p->off.type_script) {
-		if (field(e->pid, sodi, p->off.script_name, &sname))
-			script = utf8(e->pid, &p->off, sname, BPROF_V8_NAME_MAX / 3);
-		if (!p->off.script_source || !field(e->pid, sodi, p->off.script_source, &src))
-			src = 0;
 	}
 	if (v->nr_sfis == v->cap_sfis) {
 		uint64_t n = v->cap_sfis ? v->cap_sfis * 2 : 256;
@@ -679,8 +699,8 @@ void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e)
 	}
 	out = &v->sfis[v->nr_sfis];
 	*out = (struct bprof_v8_sfi){
-		.pid = e->pid, .exec_id = e->exec_id, .sfi = sfi, .guard = e->guard,
-		.line = src ? line_of(v, e->pid, &p->off, src, start) : 0,
+		.pid = e->pid, .exec_id = e->exec_id, .sfi = e->sfi, .guard = e->guard,
+		.line = line,
 		.name = name ? name : strdup(""),
 		.script = script ? script : strdup(""),
 	};
@@ -695,6 +715,29 @@ void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e)
 fail:
 	free(name);
 	free(script);
+}
+
+/*
+ * A line not found when an SFI was named (its script's source read while
+ * V8 moved it, seen as 1 SFI in ~100 here) is looked for again while the
+ * process lives, from the SFI as it is now if its guard still matches.
+ */
+static void retry_lines(struct v8rec *v)
+{
+	for (uint64_t i = 0; i < v->nr_sfis; i++) {
+		struct bprof_v8_sfi *f = &v->sfis[i];
+		const struct v8proc *p = find_proc(v, f->pid, f->exec_id);
+		char *name, *script;
+		int32_t line;
+
+		if (f->line || !p || !p->live || !f->script[0])
+			continue;
+		if (!read_sfi(v, p, f->sfi, f->guard, &name, &script, &line) && line > 0 &&
+		    name && script && !strcmp(name, f->name) && !strcmp(script, f->script))
+			f->line = line;
+		free(name);
+		free(script);
+	}
 }
 
 static void dedup_sfis(struct v8rec *v)
@@ -740,6 +783,7 @@ int v8rec_emit(struct v8rec *v, struct bprof_recording *rec)
 				.pid = p->pid, .exec_id = p->exec_id, .status = p->status,
 			};
 	}
+	retry_lines(v);
 	dedup_sfis(v);
 	if (v->nr_sfis && !(out->sfis = calloc(v->nr_sfis, sizeof(*out->sfis))))
 		return -ENOMEM;

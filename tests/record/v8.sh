@@ -41,6 +41,14 @@ grep -i "^v8" "$T_DIR/info.txt" || true
 check "--info has a v8 line: the process walked, its SFIs named" \
 	bash -c "grep -Eq '^v8: +1 process, [0-9]+ SFIs named' '$T_DIR/info.txt' && grep -q 'V8: JavaScript frames walked' '$T_DIR/info.txt'"
 
+# A process that exits mid-recording keeps its names: they were read while
+# it ran (when the walk first met each function), not at the end
+"$BPROF_RECORD" -q -F 199 -o "$T_DIR/exit.bprof" -- sh -c "'$NODE' '$NW/v8work.js' 0.3 >/dev/null; sleep 1"
+"$BPROF_REPORT" -q -f "$T_DIR/exit.bprof" > "$T_DIR/exit.folded"
+v8check "$T_DIR/exit.folded" | tee "$T_DIR/exit.txt" | grep -E "right_by|wrong" || true
+check "node exited a second before the recording ended: its chain still named (>= 95 % by function: $(awk '$1 == "right_by_function_pct" { print int($2) }' "$T_DIR/exit.txt") %)" \
+	test "$(awk '$1 == "right_by_function_pct" { print int($2) }' "$T_DIR/exit.txt")" -ge 95
+
 # --no-v8: native stacks only, as before
 "$BPROF_RECORD" -q --no-v8 -F 199 -o "$T_DIR/off.bprof" -- "$NODE" "$NW/v8work.js" 0.3 >/dev/null
 "$BPROF_REPORT" -q -f "$T_DIR/off.bprof" > "$T_DIR/off.folded"
