@@ -405,6 +405,17 @@ void v8rec_image_gone(struct v8rec *v, uint32_t pid, uint32_t exec_id)
 	}
 }
 
+int v8rec_walk_info(const struct v8rec *v, uint32_t pid, uint32_t exec_id, struct v8_proc *out)
+{
+	for (uint32_t i = 0; i < v->nr_procs; i++)
+		if (v->procs[i].pid == pid && v->procs[i].exec_id == exec_id &&
+		    v->procs[i].status == BPROF_V8_WALKED && v->procs[i].walk.exec_id == exec_id) {
+			*out = v->procs[i].walk;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 uint32_t v8rec_nr_processes(const struct v8rec *v)
 {
 	return v ? v->nr_procs : 0;

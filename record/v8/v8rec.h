@@ -34,6 +34,10 @@ void v8rec_image_gone(struct v8rec *v, uint32_t pid, uint32_t exec_id);
 /* An SFI the walk met first (V8_EVENT_SFI): named from the process now. */
 void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e);
 
+/* What the BPF walk was given for image (pid, exec_id): 0, or -ENOENT
+ * when it has no V8 that is walked (for the tests). */
+int v8rec_walk_info(const struct v8rec *v, uint32_t pid, uint32_t exec_id, struct v8_proc *out);
+
 /* V8 processes found so far (for the status line). */
 uint32_t v8rec_nr_processes(const struct v8rec *v);
 
