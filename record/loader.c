@@ -440,6 +440,12 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	if (!obj->rodata->v8_enabled) {
 		bpf_map__set_max_entries(obj->maps.v8_seen, 1);
 		bpf_map__set_max_entries(obj->maps.v8_procs, 1);
+	} else if (noprealloc) {
+		/* as py_seen below: an LRU map is preallocated whole (~4 MiB
+		 * here), a hash map grows; when it fills, an SFI is announced
+		 * again (prof-record keeps one entry) */
+		bpf_map__set_type(obj->maps.v8_seen, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(obj->maps.v8_seen, BPF_F_NO_PREALLOC);
 	}
 	if (!obj->rodata->python_enabled) {
 		/* nothing is created for a feature not in use */
