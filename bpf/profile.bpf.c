@@ -229,7 +229,7 @@ static long walk_frame(__u32 i, void *data)
 	if (n < PROFILE_MAX_USTACK_DEPTH && w->py && python_wants_frame(s, n) && python_frame(s, n))
 		return 0;
 	if (w->v8 && v8_wants_frame(s, n))
-		v8_frame(s, &w0, &w1);
+		v8_frame(s, n, &w0, &w1);
 	return unwind_walk_frame_as(s, w->proc, w0, w1);
 }
 

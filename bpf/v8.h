@@ -35,6 +35,9 @@
 enum v8_pos_kind {
 	V8_POS_NONE = 0,
 	V8_POS_BYTECODE = 1,
+	V8_POS_CODE = 2,  /* position: the pc's offset in the function's
+			   * optimized code, whose address the guard
+			   * covers (its inlined frames, SPEC.md 6.17) */
 };
 
 /*
@@ -63,13 +66,20 @@ struct v8_proc {
 	__u16 sfi_name_or_scope_info;
 	__u16 sfi_script_or_debug_info;
 	__u16 type_sfi;           /* v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE */
-	__u16 pad2[3];
+	/* optimized code (0: not looked at): JSFunction.code, and in the
+	 * Code object its entry point and instruction size, which node's
+	 * v8dbg symbols do not give (record/DESIGN.md "V8 frames") */
+	__u16 fn_code;
+	__u16 code_entry;
+	__u16 code_size;
+	__u16 type_code;          /* v8dbg_type_Code__CODE_TYPE */
+	__u16 pad2[2];
 };
 
 /* Bytes of a frame the walk reads at once: [fp - V8_FRAME_READ, fp). */
 #define V8_FRAME_READ 64
-/* Bytes of an object (the JSFunction, then the SFI) read at once. */
-#define V8_OBJ_READ 48
+/* Bytes of an object (the SFI, a Code object's header) read at once. */
+#define V8_OBJ_READ 64
 
 /* Ring buffer event: an SFI the walk met first; prof-record reads what
  * names it from the process (record/DESIGN.md "V8 frames" says why not
@@ -81,6 +91,7 @@ struct v8_sfi_event {
 	__u32 exec_id;
 	__u32 guard;
 	__u64 sfi;   /* tagged address */
+	__u64 code;  /* the optimized code the frame ran (V8_POS_CODE), 0 */
 };
 
 /* The key of "v8_seen", the SFIs already announced. */

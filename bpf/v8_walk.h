@@ -20,7 +20,7 @@
 struct v8_walk {
 	struct v8_proc proc; /* a copy: one lookup per walk, not per frame */
 	__u32 pid, exec_id;
-	__u8 buf[V8_FRAME_READ];
+	__u8 buf[V8_FRAME_READ > V8_OBJ_READ ? V8_FRAME_READ : V8_OBJ_READ];
 };
 #endif /* BPROF_V8_WALK_TYPES_H */
 
@@ -87,10 +87,50 @@ static __always_inline bool v8_heap_ptr(__u64 v)
  * an SFI met for the first time is announced to prof-record, which reads
  * its names while the process lives.
  */
-static __always_inline int v8_frame(struct unwind_scratch *s, __u64 *w0, __u64 *w1)
+static __always_inline __u32 v8_field32(const __u8 *buf, __u32 off)
+{
+	if (off > V8_OBJ_READ - 4)
+		return 0;
+	return *(const __u32 *)(buf + off);
+}
+
+/*
+ * The pc's offset in the optimized code the frame's function has
+ * (JSFunction.code), or -1: not optimized code, or another code than the
+ * frame runs (deoptimized since, on-stack replacement).  *code: its
+ * address, which the frame's guard then covers.
+ */
+static __always_inline long v8_code_offset(struct unwind_scratch *s, __u64 fn, __u32 n,
+					   __u64 *code)
 {
 	const struct v8_proc *p = &s->v8.proc;
-	__u64 fp = s->r.regs[UNWIND_REG_RBP], fn, bca, off, sfi = 0, map, fdata, nos, sodi;
+	__u64 pc = s->r.regs[UNWIND_REG_RA], c = 0, map, entry;
+	__u32 size;
+	__u16 type = 0;
+
+	if (n && !s->r.exact_pc)
+		pc--; /* a return address: the call is before it */
+	if (!p->fn_code ||
+	    bpf_probe_read_user(&c, sizeof(c), (const void *)(fn - 1 + p->fn_code)) ||
+	    !v8_heap_ptr(c) ||
+	    bpf_probe_read_user(s->v8.buf, V8_OBJ_READ, (const void *)(c - 1)))
+		return -1;
+	map = v8_field(s->v8.buf, 0);
+	entry = v8_field(s->v8.buf, p->code_entry);
+	size = v8_field32(s->v8.buf, p->code_size);
+	if (pc < entry || pc - entry >= size || size > V8_POS_MASK || !v8_heap_ptr(map) ||
+	    bpf_probe_read_user(&type, sizeof(type), (const void *)(map - 1 + p->map_instance_type)) ||
+	    type != p->type_code)
+		return -1;
+	*code = c;
+	return (long)(pc - entry);
+}
+
+static __always_inline int v8_frame(struct unwind_scratch *s, __u32 n, __u64 *w0, __u64 *w1)
+{
+	const struct v8_proc *p = &s->v8.proc;
+	__u64 fp = s->r.regs[UNWIND_REG_RBP], fn, bca, off, sfi = 0, map, fdata, nos, sodi, code = 0;
+	long co;
 	__u64 kind = V8_POS_NONE, pos = 0;
 	struct v8_sfi_key k = {};
 	struct v8_sfi_event *e;
@@ -121,6 +161,12 @@ static __always_inline int v8_frame(struct unwind_scratch *s, __u64 *w0, __u64 *
 	if (bca == fdata && v8_heap_ptr(bca) && !(off & 0xffffffffULL) && (off >> 32) <= V8_POS_MASK) {
 		kind = V8_POS_BYTECODE;
 		pos = off >> 32;
+	} else if ((co = v8_code_offset(s, fn, n, &code)) >= 0) {
+		/* its optimized code: the guard covers it, so that one
+		 * stack word never stands for two codes' inlined frames */
+		kind = V8_POS_CODE;
+		pos = (__u64)co;
+		fdata ^= code;
 	}
 	k.guard = v8_guard(nos, sodi, fdata);
 	*w0 = V8_TAG_SFI | sfi;
@@ -139,6 +185,7 @@ static __always_inline int v8_frame(struct unwind_scratch *s, __u64 *w0, __u64 *
 	e->exec_id = k.exec_id;
 	e->guard = k.guard;
 	e->sfi = sfi;
+	e->code = code;
 	bpf_ringbuf_submit(e, 0);
 	return 1;
 }

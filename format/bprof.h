@@ -570,6 +570,11 @@ const struct bprof_jitdump *bprof_jitdump_find(const struct bprof_recording *rec
 #define BPROF_V8_GUARD_SHIFT 24
 #define BPROF_V8_NAME_MAX 4096      /* function and script name bytes */
 #define BPROF_V8_NR_COUNTERS 4      /* counters this library knows */
+#define BPROF_V8_POS_MAX 65536      /* position rows per SFI entry */
+#define BPROF_V8_INLINE_MAX 64      /* frames per position row */
+#define BPROF_V8_KIND_SHIFT 22
+#define BPROF_V8_POS_MASK 0x3fffffULL
+#define BPROF_V8_KIND_CODE 2        /* 2nd word's kind: an optimized code's pc offset */
 
 /* Why a process's JavaScript frames were (not) walked. */
 enum bprof_v8_status {
@@ -583,6 +588,21 @@ struct bprof_v8_proc {
 	uint32_t status;            /* enum bprof_v8_status */
 };
 
+/* One frame of a position row: a function at a line. */
+struct bprof_v8_frame {
+	int32_t line;               /* 0: unknown */
+	char *name;                 /* UTF-8, NUL-free; "" anonymous */
+	char *script;               /* UTF-8, NUL-free; "" unknown */
+};
+
+/* What optimized code runs from code_offset on (to the next row's): its
+ * function and the functions inlined into it, outermost first. */
+struct bprof_v8_pos {
+	uint32_t code_offset;
+	uint32_t nr_frames;         /* 1 .. BPROF_V8_INLINE_MAX */
+	struct bprof_v8_frame *frames;
+};
+
 struct bprof_v8_sfi {
 	uint32_t pid, exec_id;
 	uint64_t sfi;               /* the SFI's tagged address, as in the 1st word */
@@ -590,6 +610,8 @@ struct bprof_v8_sfi {
 	int32_t line;               /* the line the function starts on; 0: unknown */
 	char *name;                 /* UTF-8, NUL-free; "" for an anonymous function */
 	char *script;               /* UTF-8, NUL-free; "" when unknown */
+	uint32_t nr_pos;            /* rows of its optimized code (kind 2 frames), */
+	struct bprof_v8_pos *pos;   /* sorted by code_offset, unique; 0: none */
 };
 
 struct bprof_v8 {
@@ -601,6 +623,8 @@ struct bprof_v8 {
 	struct bprof_v8_sfi *sfis;  /* sorted by (pid, exec_id, sfi, guard), unique */
 };
 
+/* Free an SFI entry's position rows (pos may be NULL). */
+void bprof_v8_pos_free(struct bprof_v8_pos *pos, uint32_t nr);
 /* "sfis_announced", ...: SPEC.md 6.17's name of counter i; NULL past the end. */
 const char *bprof_v8_counter_name(unsigned i);
 /* The order of struct bprof_v8.sfis, a qsort(3) comparator. */

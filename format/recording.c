@@ -107,6 +107,7 @@ void bprof_recording_free(struct bprof_recording *rec)
 	for (uint64_t i = 0; rec->v8.sfis && i < rec->v8.nr_sfis; i++) {
 		free(rec->v8.sfis[i].name);
 		free(rec->v8.sfis[i].script);
+		bprof_v8_pos_free(rec->v8.sfis[i].pos, rec->v8.sfis[i].nr_pos);
 	}
 	free(rec->v8.sfis);
 	free(rec->v8.procs);
@@ -583,6 +584,18 @@ static int validate_python(struct bprof_recording *rec, struct bprof_error *err)
 	return 0;
 }
 
+void bprof_v8_pos_free(struct bprof_v8_pos *pos, uint32_t nr)
+{
+	for (uint32_t j = 0; pos && j < nr; j++) {
+		for (uint32_t k = 0; pos[j].frames && k < pos[j].nr_frames; k++) {
+			free(pos[j].frames[k].name);
+			free(pos[j].frames[k].script);
+		}
+		free(pos[j].frames);
+	}
+	free(pos);
+}
+
 static int cmp_v8_proc(const void *a, const void *b)
 {
 	const struct bprof_v8_proc *x = a, *y = b;
@@ -626,9 +639,23 @@ static int validate_v8(struct bprof_recording *rec, struct bprof_error *err)
 	for (uint64_t i = 0; i < v->nr_sfis; i++) {
 		const struct bprof_v8_sfi *f = &v->sfis[i];
 
-		if ((i && !bprof_v8_sfi_cmp(f, f - 1)) || f->line < 0 ||
-		    (f->name && strlen(f->name) > BPROF_V8_NAME_MAX) ||
-		    (f->script && strlen(f->script) > BPROF_V8_NAME_MAX))
+		bool bad = (i && !bprof_v8_sfi_cmp(f, f - 1)) || f->line < 0 ||
+			   (f->name && strlen(f->name) > BPROF_V8_NAME_MAX) ||
+			   (f->script && strlen(f->script) > BPROF_V8_NAME_MAX) ||
+			   f->nr_pos > BPROF_V8_POS_MAX || (f->nr_pos && !f->pos);
+
+		for (uint32_t j = 0; !bad && j < f->nr_pos; j++) {
+			const struct bprof_v8_pos *r = &f->pos[j];
+
+			bad = (j && r->code_offset <= r[-1].code_offset) || !r->nr_frames ||
+			      r->nr_frames > BPROF_V8_INLINE_MAX || !r->frames;
+			for (uint32_t k = 0; !bad && k < r->nr_frames; k++)
+				bad = r->frames[k].line < 0 ||
+				      (r->frames[k].name && strlen(r->frames[k].name) > BPROF_V8_NAME_MAX) ||
+				      (r->frames[k].script &&
+				       strlen(r->frames[k].script) > BPROF_V8_NAME_MAX);
+		}
+		if (bad)
 			return bprof_set_error(err, BPROF_E_INVAL, 0, "v8 SFI %llu (pid %u)",
 					       (unsigned long long)i, f->pid);
 	}

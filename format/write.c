@@ -597,8 +597,27 @@ static void sect_v8(struct sink *s, const struct bprof_recording *r)
 		put32(s, (uint32_t)f->line);
 		put32(s, nl);
 		put32(s, sl);
+		put32(s, f->nr_pos);
+		put32(s, 0);
 		put(s, f->name, nl);
 		put(s, f->script, sl);
+		for (uint32_t j = 0; j < f->nr_pos; j++) {
+			const struct bprof_v8_pos *r = &f->pos[j];
+
+			put32(s, r->code_offset);
+			put32(s, r->nr_frames);
+			for (uint32_t k = 0; k < r->nr_frames; k++) {
+				const struct bprof_v8_frame *fr = &r->frames[k];
+				uint32_t a = fr->name ? (uint32_t)strlen(fr->name) : 0;
+				uint32_t b = fr->script ? (uint32_t)strlen(fr->script) : 0;
+
+				put32(s, (uint32_t)fr->line);
+				put32(s, a);
+				put32(s, b);
+				put(s, fr->name, a);
+				put(s, fr->script, b);
+			}
+		}
 	}
 }
 

@@ -263,8 +263,10 @@ static int v8_key(struct rep_fold *f, const struct rep_input *in, const struct b
 		  uint64_t w0, uint64_t w1, struct user_key *k)
 {
 	const struct bprof_v8_sfi *s = rep_v8_name(in->rec, c->pid, c->exec_id, w0, w1);
-	size_t nl, sl;
-	char *buf;
+	const struct bprof_v8_pos *row = s ? rep_v8_pos(s, w1) : NULL;
+	uint32_t nf = row ? row->nr_frames : 1;
+	size_t len = 1;
+	char *buf, *q;
 	int err;
 
 	memset(k, 0, sizeof(*k));
@@ -272,16 +274,28 @@ static int v8_key(struct rep_fold *f, const struct rep_input *in, const struct b
 		k->value = w0;
 		return intern(f, "W", 1, &k->place);
 	}
-	nl = strlen(s->name);
-	sl = strlen(s->script);
-	buf = malloc(1 + sizeof(s->line) + nl + sl + 2);
+	/* what it prints: each frame's line, name and script */
+	for (uint32_t i = 0; i < nf; i++)
+		len += sizeof(int32_t) + strlen(row ? row->frames[i].name : s->name) +
+		       strlen(row ? row->frames[i].script : s->script) + 2;
+	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
-	buf[0] = 'V';
-	memcpy(buf + 1, &s->line, sizeof(s->line));
-	memcpy(buf + 1 + sizeof(s->line), s->name, nl + 1);
-	memcpy(buf + 2 + sizeof(s->line) + nl, s->script, sl + 1);
-	err = intern(f, buf, 1 + sizeof(s->line) + nl + sl + 2, &k->place);
+	q = buf;
+	*q++ = 'V';
+	for (uint32_t i = 0; i < nf; i++) {
+		const char *n = row ? row->frames[i].name : s->name;
+		const char *sc = row ? row->frames[i].script : s->script;
+		int32_t line = row ? row->frames[i].line : s->line;
+
+		memcpy(q, &line, sizeof(line));
+		q += sizeof(line);
+		memcpy(q, n, strlen(n) + 1);
+		q += strlen(n) + 1;
+		memcpy(q, sc, strlen(sc) + 1);
+		q += strlen(sc) + 1;
+	}
+	err = intern(f, buf, len, &k->place);
 	free(buf);
 	return err;
 }

@@ -315,8 +315,12 @@ static inline bool rep_v8_pair(const uint64_t *ips, size_t i, size_t nr)
 /* The SFI entry a frame's words name in rec, or NULL. */
 const struct bprof_v8_sfi *rep_v8_name(const struct bprof_recording *rec, uint32_t pid,
 				       uint32_t exec_id, uint64_t w0, uint64_t w1);
-/* The frame's name as a bsym_result owned by in (NULL: unnamed); *id a
- * number of that name unique in in (0: unnamed). */
+/* The position row a frame of optimized code is at (its inlined
+ * functions), or NULL. */
+const struct bprof_v8_pos *rep_v8_pos(const struct bprof_v8_sfi *s, uint64_t w1);
+/* The frame's name as a bsym_result owned by in (NULL: unnamed): its
+ * inlined functions first when it ran optimized code; *id a number of
+ * that name unique in in (0: unnamed). */
 const struct bsym_result *rep_v8_result(const struct rep_input *in, uint32_t pid,
 					uint32_t exec_id, uint64_t w0, uint64_t w1, uint64_t *id);
 

@@ -15,7 +15,7 @@
 
 struct rep_v8name {
 	struct bsym_result res;
-	struct bsym_frame frame;
+	struct bsym_frame frames[]; /* innermost first, as bsym's */
 };
 
 struct rep_v8cache {
@@ -42,14 +42,39 @@ const struct bprof_v8_sfi *rep_v8_name(const struct bprof_recording *rec, uint32
 				 (uint32_t)((w1 & BPROF_V8_ADDR_MASK) >> BPROF_V8_GUARD_SHIFT));
 }
 
+const struct bprof_v8_pos *rep_v8_pos(const struct bprof_v8_sfi *s, uint64_t w1)
+{
+	uint64_t off = w1 & BPROF_V8_POS_MASK;
+	size_t lo = 0, hi;
+
+	if (((w1 >> BPROF_V8_KIND_SHIFT) & 3) != BPROF_V8_KIND_CODE || !s->nr_pos)
+		return NULL;
+	/* the last row at or before the offset */
+	hi = s->nr_pos;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->pos[mid].code_offset <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &s->pos[lo - 1] : NULL;
+}
+
 const struct bsym_result *rep_v8_result(const struct rep_input *in, uint32_t pid,
 					uint32_t exec_id, uint64_t w0, uint64_t w1, uint64_t *id)
 {
 	struct rep_v8cache *c = in->v8cache;
-	/* the position bits are not part of the name (no line per position
-	 * yet): one name per SFI and guard */
-	uint64_t key[3] = { (uint64_t)pid << 32 | exec_id, w0, w1 >> BPROF_V8_GUARD_SHIFT }, *v;
+	/* the position is part of the name only in optimized code, where
+	 * it says which inlined functions run (SPEC.md 6.17) */
+	uint64_t key[3] = { (uint64_t)pid << 32 | exec_id, w0,
+			    ((w1 >> BPROF_V8_KIND_SHIFT) & 3) == BPROF_V8_KIND_CODE ? w1
+										: w1 >> BPROF_V8_GUARD_SHIFT },
+		 *v;
 	const struct bprof_v8_sfi *s;
+	const struct bprof_v8_pos *row;
+	uint32_t nf;
 	struct rep_v8name *n;
 	bool found;
 
@@ -72,17 +97,28 @@ const struct bsym_result *rep_v8_result(const struct rep_input *in, uint32_t pid
 		c->names = a;
 		c->cap = cap;
 	}
-	n = calloc(1, sizeof(*n));
+	row = rep_v8_pos(s, w1);
+	nf = row ? row->nr_frames : 1;
+	n = calloc(1, sizeof(*n) + nf * sizeof(n->frames[0]));
 	if (!n)
 		return NULL;
-	n->frame.name = s->name[0] ? s->name : "(anonymous)";
-	n->frame.raw_name = n->frame.name;
-	n->frame.file = s->script[0] ? s->script : NULL;
-	n->frame.line = s->line > 0 ? (uint32_t)s->line : 0;
-	n->frame.kind = BSYM_FRAME_USER;
+	for (uint32_t k = 0; k < nf; k++) {
+		/* the row's frames are outermost first */
+		const struct bprof_v8_frame *r = row ? &row->frames[nf - 1 - k] : NULL;
+		struct bsym_frame *f = &n->frames[k];
+		const char *name = r ? r->name : s->name, *script = r ? r->script : s->script;
+		int32_t line = r ? r->line : s->line;
+
+		f->name = name[0] ? name : "(anonymous)";
+		f->raw_name = f->name;
+		f->file = script[0] ? script : NULL;
+		f->line = line > 0 ? (uint32_t)line : 0;
+		f->kind = BSYM_FRAME_USER;
+		f->inlined = k + 1 < nf;
+	}
 	n->res.reason = BSYM_OK;
-	n->res.nr_frames = 1;
-	n->res.frames = &n->frame;
+	n->res.nr_frames = nf;
+	n->res.frames = n->frames;
 	c->names[c->nr++] = n;
 	/* the map may have moved: look the slot up again */
 	if (rep_map_ref(&c->map, key, sizeof(key), &v, &found))

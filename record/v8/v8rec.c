@@ -47,6 +47,9 @@ struct v8off {
 	int si_first_vars, si_ncontextlocals;
 	int tag_cons, tag_sliced, tag_thin, tag_external, onebyte_tag;
 	int tagged_size;
+	/* optimized code (its inlined frames) */
+	int fn_feedback, fn_proto, code_deopt, code_spt, istream_start, type_code;
+	int deopt_inlined_count, deopt_sfi, codekind_mask, codekind_shift;
 };
 
 /* One v8dbg symbol: its name's prefix (newer V8 spell the field's type
@@ -87,12 +90,23 @@ static const struct {
 	F("v8dbg_ExternalStringTag", tag_external, false),
 	F("v8dbg_OneByteStringTag", onebyte_tag, false),
 	F("v8dbg_TaggedSize", tagged_size, false),
+	F("v8dbg_class_JSFunction__raw_feedback_cell__", fn_feedback, false),
+	F("v8dbg_class_JSFunction__prototype_or_initial_map__", fn_proto, false),
+	F("v8dbg_class_Code__deoptimization_data__", code_deopt, false),
+	F("v8dbg_class_Code__source_position_table__", code_spt, false),
+	F("v8dbg_class_InstructionStream__instruction_start__", istream_start, false),
+	F("v8dbg_type_Code__CODE_TYPE", type_code, false),
+	F("v8dbg_DeoptimizationDataInlinedFunctionCountIndex", deopt_inlined_count, false),
+	F("v8dbg_DeoptimizationDataSharedFunctionInfoIndex", deopt_sfi, false),
+	F("v8dbg_CodeKindFieldMask", codekind_mask, false),
+	F("v8dbg_CodeKindFieldShift", codekind_shift, false),
 #undef F
 };
 #define NR_V8SYMS (sizeof(v8syms) / sizeof(v8syms[0]))
 
 struct v8obj {
 	bool v8;
+	bool code_ok;              /* optimized code's layout known (code_layout) */
 	uint32_t status;           /* enum bprof_v8_status */
 	struct v8off off;
 	uint64_t blob_start, blob_end; /* vaddrs of the Builtins_* code */
@@ -102,7 +116,7 @@ struct v8obj {
 
 struct v8proc {
 	uint32_t pid, exec_id, status;
-	bool live;
+	bool live, code_ok;
 	struct v8off off;
 	struct v8_proc walk;
 };
@@ -147,6 +161,7 @@ void v8rec_destroy(struct v8rec *v)
 	for (uint64_t i = 0; i < v->nr_sfis; i++) {
 		free(v->sfis[i].name);
 		free(v->sfis[i].script);
+		bprof_v8_pos_free(v->sfis[i].pos, v->sfis[i].nr_pos);
 	}
 	for (int i = 0; i < V8REC_NR_SOURCES; i++)
 		free(v->sources[i].starts);
@@ -239,6 +254,29 @@ static void find_symbols(Elf *elf, struct v8obj *o, bool *found)
 	}
 }
 
+/* Where, in the layout node 20's V8 has (the Code object holds its
+ * InstructionStream and entry point after the source position table),
+ * the fields the symbols do not give are: JSFunction.code between the
+ * feedback cell and the prototype, the Code's entry point, flags and
+ * instruction size after its InstructionStream.  Another layout (the
+ * neighbours not where this one has them): inlined frames off. */
+#define CODE_ENTRY(o) ((o)->code_spt + 16)
+#define CODE_FLAGS(o) ((o)->code_spt + 24)
+#define CODE_SIZE(o) ((o)->code_spt + 32)
+#define FN_CODE(o) ((o)->fn_feedback + 8)
+enum { KIND_MAGLEV = 12, KIND_TURBOFAN = 13 }; /* CodeKind, V8 11 */
+
+static bool code_layout(const struct v8off *o, const bool *found)
+{
+	for (size_t k = 0; k < NR_V8SYMS; k++)
+		if (v8syms[k].off >= offsetof(struct v8off, fn_feedback) &&
+		    v8syms[k].off != offsetof(struct v8off, codekind_shift) && !found[k])
+			return false;
+	return o->fn_proto == o->fn_feedback + 16 && o->istream_start == 16 &&
+	       o->code_deopt + 8 == o->code_spt && CODE_SIZE(o) + 4 <= V8_OBJ_READ &&
+	       o->deopt_inlined_count == 1 && o->deopt_sfi == 6 && o->codekind_mask == 15;
+}
+
 void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf)
 {
 	struct v8obj o = { 0 };
@@ -267,6 +305,7 @@ void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf)
 		o.status = BPROF_V8_NO_OFFSETS;
 	if (!o.off.tag_cons)
 		o.off.tag_cons = 1;
+	o.code_ok = code_layout(&o.off, found);
 	if (!o.off.si_first_vars)
 		o.off.si_first_vars = 3;
 	if (!o.off.si_ncontextlocals)
@@ -372,7 +411,12 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 		}
 	}
 	p->off = o->off;
+	p->code_ok = o->code_ok;
 	p->walk = (struct v8_proc){
+		.fn_code = o->code_ok ? (__u16)FN_CODE(&o->off) : 0,
+		.code_entry = o->code_ok ? (__u16)CODE_ENTRY(&o->off) : 0,
+		.code_size = o->code_ok ? (__u16)CODE_SIZE(&o->off) : 0,
+		.type_code = o->code_ok ? (__u16)o->off.type_code : 0,
 		.exec_id = exec_id,
 		.blob_start = text,
 		.blob_end = text ? text + blen : 0,
@@ -560,17 +604,26 @@ static char *utf8(uint32_t pid, const struct v8off *o, uint64_t s, uint32_t max)
  */
 static void scope_info(uint32_t pid, const struct v8off *o, uint64_t si, char **name, int64_t *start)
 {
-	uint64_t w[24], prev = 1;
+	/* up to 74 context locals: V8 keeps 75 or more names in a hash
+	 * table instead (one slot), a layout not followed here */
+	enum { MAX_LOCALS = 74, AFTER = 16 };
+	uint64_t w[3 + 2 * MAX_LOCALS + AFTER], prev = 1, nl;
 	int64_t nlocals;
-	uint32_t i;
+	uint32_t i, first, n;
 
 	*start = -1;
-	if (!peek(pid, si - 1 + 8, w, sizeof(w)) || (w[o->si_ncontextlocals & 15] & 1))
+	if (o->si_ncontextlocals < 0 || o->si_ncontextlocals > 2 || o->si_first_vars < 0 ||
+	    o->si_first_vars > 3 || !peek(pid, si - 1 + 8 + 8ULL * o->si_ncontextlocals, &nl, 8) ||
+	    (nl & 1))
 		return;
-	nlocals = (int64_t)w[o->si_ncontextlocals & 15] >> 32;
-	if (nlocals < 0 || nlocals > 8)
-		return; /* many locals: the names are past the words read */
-	for (i = (uint32_t)(o->si_first_vars + 2 * nlocals); i < 24; i++) {
+	nlocals = (int64_t)nl >> 32;
+	if (nlocals < 0 || nlocals > MAX_LOCALS)
+		return;
+	first = (uint32_t)(o->si_first_vars + 2 * nlocals);
+	n = first + AFTER;
+	if (!peek(pid, si - 1 + 8, w, 8ULL * n))
+		return;
+	for (i = first; i < n; i++) {
 		if (!*name && heap_ptr(w[i])) {
 			int t = type_of(pid, o, w[i]);
 
@@ -646,19 +699,45 @@ static int32_t line_of(struct v8rec *v, uint32_t pid, const struct v8off *o, uin
 	return (int32_t)lo + 1;
 }
 
+/* What names an SFI from its two words: its function's name (a string,
+ * or the ScopeInfo's), its script's name, the script's source and the
+ * function's start position in it (-1: unknown). */
+static void sfi_names(const struct v8proc *p, uint64_t nos, uint64_t sodi, char **name,
+		      char **script, uint64_t *src, int64_t *start)
+{
+	uint32_t pid = p->pid;
+	uint64_t sname;
+	int t;
+
+	*name = *script = NULL;
+	*src = 0;
+	*start = -1;
+	t = type_of(pid, &p->off, nos);
+	if (t >= 0 && t < p->off.first_nonstring)
+		*name = utf8(pid, &p->off, nos, BPROF_V8_NAME_MAX / 3);
+	else if (t >= 0 && t == p->off.type_scope_info && p->off.type_scope_info)
+		scope_info(pid, &p->off, nos, name, start);
+	if (p->off.type_script && type_of(pid, &p->off, sodi) == p->off.type_script) {
+		if (field(pid, sodi, p->off.script_name, &sname))
+			*script = utf8(pid, &p->off, sname, BPROF_V8_NAME_MAX / 3);
+		if (!p->off.script_source || !field(pid, sodi, p->off.script_source, src))
+			*src = 0;
+	}
+}
+
 /*
- * Read SFI sfi of process p (tagged) as the walk saw it (guard): its
- * function's name, its script's name, the line it starts on (0: unknown).
- * 0; -ENOENT when it cannot be read; -ESTALE when its guard differs (it
- * moved or changed since the sample: never named from what is there now).
+ * Read SFI sfi of process p (tagged) as the walk saw it (guard; code: the
+ * optimized code the guard covers, 0 if none): its function's name, its
+ * script's name, the line it starts on (0: unknown).  0; -ENOENT when it
+ * cannot be read; -ESTALE when its guard differs (it moved or changed
+ * since the sample: never named from what is there now).
  */
 static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint32_t guard,
-		    char **name, char **script, int32_t *line)
+		    uint64_t code, char **name, char **script, int32_t *line)
 {
-	uint64_t fdata, nos, sodi, src = 0, sname;
+	uint64_t fdata, nos, sodi, src;
 	uint32_t pid = p->pid;
-	int64_t start = -1;
-	int t;
+	int64_t start;
 
 	*name = *script = NULL;
 	*line = 0;
@@ -666,19 +745,323 @@ static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint3
 	    !field(pid, sfi, p->off.sfi_function_data, &fdata) ||
 	    !field(pid, sfi, p->off.sfi_nos, &nos) || !field(pid, sfi, p->off.sfi_sodi, &sodi))
 		return -ENOENT;
-	if (v8_guard(nos, sodi, fdata) != guard)
+	if (v8_guard(nos, sodi, fdata ^ code) != guard)
 		return -ESTALE;
-	t = type_of(pid, &p->off, nos);
-	if (t >= 0 && t < p->off.first_nonstring)
-		*name = utf8(pid, &p->off, nos, BPROF_V8_NAME_MAX / 3);
-	else if (t >= 0 && t == p->off.type_scope_info && p->off.type_scope_info)
-		scope_info(pid, &p->off, nos, name, &start);
-	if (p->off.type_script && type_of(pid, &p->off, sodi) == p->off.type_script) {
-		if (field(pid, sodi, p->off.script_name, &sname))
-			*script = utf8(pid, &p->off, sname, BPROF_V8_NAME_MAX / 3);
-		if (p->off.script_source && field(pid, sodi, p->off.script_source, &src))
-			*line = line_of(v, pid, &p->off, src, start);
+	sfi_names(p, nos, sodi, name, script, &src, &start);
+	if (src)
+		*line = line_of(v, pid, &p->off, src, start);
+	return 0;
+}
+
+/* ---- optimized code: what runs where, inlined functions included ---- */
+
+#define V8REC_MAX_DEOPT 64          /* deoptimization data words read */
+#define V8REC_MAX_LITERALS 1024
+#define V8REC_MAX_INLINING 1024     /* inlining positions */
+#define V8REC_MAX_SPT (1u << 20)    /* source position table bytes */
+#define V8REC_MAX_FNS 128           /* distinct functions of one code */
+#define DEOPT_LITERALS 2            /* DeoptimizationData's literal array, */
+#define DEOPT_INLINING 7            /* inlining positions (V8 11: after the SFI, 6) */
+
+struct inl_fn {
+	uint64_t sfi;
+	char *name, *script;
+	uint64_t src;
+	int64_t start;
+};
+
+/* A zigzag VLQ of a source position table (V8's source-position-table.cc). */
+static bool vlq(const uint8_t *b, uint32_t len, uint32_t *at, int64_t *out)
+{
+	uint64_t r = 0;
+	unsigned shift = 0;
+	uint8_t c;
+
+	do {
+		if (*at >= len || shift > 63)
+			return false;
+		c = b[(*at)++];
+		r |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+	} while (c & 0x80);
+	*out = (int64_t)(r >> 1) ^ -(int64_t)(r & 1);
+	return true;
+}
+
+static bool smi_of(uint64_t w, int64_t *out)
+{
+	if (w & 1)
+		return false;
+	*out = (int64_t)w >> 32;
+	return true;
+}
+
+/* The names of function sfi (cached per code), or NULL if it is no SFI. */
+static struct inl_fn *inl_fn(const struct v8proc *p, struct inl_fn *fns, uint32_t *nr,
+			     uint64_t sfi)
+{
+	uint64_t nos, sodi;
+	struct inl_fn *f;
+
+	for (uint32_t i = 0; i < *nr; i++)
+		if (fns[i].sfi == sfi)
+			return &fns[i];
+	if (*nr == V8REC_MAX_FNS || type_of(p->pid, &p->off, sfi) != p->off.type_sfi ||
+	    !field(p->pid, sfi, p->off.sfi_nos, &nos) || !field(p->pid, sfi, p->off.sfi_sodi, &sodi))
+		return NULL;
+	f = &fns[(*nr)++];
+	f->sfi = sfi;
+	sfi_names(p, nos, sodi, &f->name, &f->script, &f->src, &f->start);
+	return f;
+}
+
+static char *dup0(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static void row_free(struct bprof_v8_pos *r)
+{
+	for (uint32_t k = 0; r->frames && k < r->nr_frames; k++) {
+		free(r->frames[k].name);
+		free(r->frames[k].script);
 	}
+	free(r->frames);
+	r->frames = NULL;
+	r->nr_frames = 0;
+}
+
+/* A copy of rows [0, nr), or NULL (nr 0, or out of memory: *err). */
+static struct bprof_v8_pos *rows_dup(const struct bprof_v8_pos *rows, uint32_t nr, int *err)
+{
+	struct bprof_v8_pos *d;
+
+	if (!nr)
+		return NULL;
+	d = calloc(nr, sizeof(*d));
+	if (!d) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (uint32_t j = 0; j < nr; j++) {
+		d[j].code_offset = rows[j].code_offset;
+		d[j].frames = calloc(rows[j].nr_frames, sizeof(*d[j].frames));
+		if (!d[j].frames)
+			goto nomem;
+		d[j].nr_frames = rows[j].nr_frames;
+		for (uint32_t k = 0; k < rows[j].nr_frames; k++) {
+			d[j].frames[k].line = rows[j].frames[k].line;
+			d[j].frames[k].name = strdup(rows[j].frames[k].name);
+			d[j].frames[k].script = strdup(rows[j].frames[k].script);
+			if (!d[j].frames[k].name || !d[j].frames[k].script)
+				goto nomem;
+		}
+	}
+	return d;
+nomem:
+	bprof_v8_pos_free(d, nr);
+	*err = -ENOMEM;
+	return NULL;
+}
+
+/* Whether two rows name the same frames. */
+static bool same_row(const struct bprof_v8_pos *a, const struct bprof_v8_pos *b)
+{
+	if (a->nr_frames != b->nr_frames)
+		return false;
+	for (uint32_t k = 0; k < a->nr_frames; k++)
+		if (a->frames[k].line != b->frames[k].line || strcmp(a->frames[k].name, b->frames[k].name) ||
+		    strcmp(a->frames[k].script, b->frames[k].script))
+			return false;
+	return true;
+}
+
+/*
+ * The position rows of optimized code object code, which runs SFI sfi:
+ * from its source position table, each pc offset's position, followed
+ * through the inlining positions of its deoptimization data to the code's
+ * own function.  0 (no rows: *nr_out 0, when the code is not what this
+ * layout expects or not sfi's) or -ENOMEM.
+ */
+static int read_positions(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint64_t code,
+			  struct bprof_v8_pos **out, uint32_t *nr_out)
+{
+	const struct v8off *o = &p->off;
+	uint32_t pid = p->pid, flags, kind, at = 0, nfns = 0, nr = 0, cap = 0;
+	uint64_t stream, entry, deopt, words[V8REC_MAX_DEOPT], lits, ipos, spt;
+	uint64_t *lit = NULL;
+	int64_t dlen, nlit = 0, nipos = 0, slen, code_offset = 0, pos = 0;
+	uint8_t *ib = NULL, *sb = NULL;
+	struct inl_fn fns[V8REC_MAX_FNS];
+	struct bprof_v8_pos *rows = NULL;
+	int err = 0;
+
+	*out = NULL;
+	*nr_out = 0;
+	if (!p->code_ok || type_of(pid, o, code) != o->type_code ||
+	    !field(pid, code, CODE_ENTRY(o) - 8, &stream) || !field(pid, code, CODE_ENTRY(o), &entry) ||
+	    !heap_ptr(stream) || stream - 1 + (uint64_t)o->istream_start != entry ||
+	    !peek(pid, code - 1 + (uint64_t)CODE_FLAGS(o), &flags, sizeof(flags)))
+		return 0;
+	kind = (flags >> o->codekind_shift) & (uint32_t)o->codekind_mask;
+	if (kind != KIND_TURBOFAN && kind != KIND_MAGLEV)
+		return 0;
+	/* the deoptimization data: a FixedArray whose SFI must be the frame's */
+	if (!field(pid, code, o->code_deopt, &deopt) || !heap_ptr(deopt) ||
+	    !field(pid, deopt, 8, &words[0]) || !smi_of(words[0], &dlen) || dlen <= DEOPT_INLINING)
+		return 0;
+	if (dlen > V8REC_MAX_DEOPT)
+		dlen = V8REC_MAX_DEOPT;
+	if (!peek(pid, deopt - 1 + 16, words, (size_t)dlen * 8) || (words[o->deopt_sfi] & ~2ULL) != sfi)
+		return 0;
+	lits = words[DEOPT_LITERALS];
+	ipos = words[DEOPT_INLINING];
+	if (heap_ptr(lits) && field(pid, lits, 8, &words[0]) && smi_of(words[0], &nlit) && nlit > 0) {
+		if (nlit > V8REC_MAX_LITERALS)
+			nlit = V8REC_MAX_LITERALS;
+		lit = malloc((size_t)nlit * 8);
+		if (!lit)
+			return -ENOMEM;
+		if (!peek(pid, lits - 1 + 16, lit, (size_t)nlit * 8))
+			nlit = 0;
+	}
+	if (heap_ptr(ipos) && field(pid, ipos, 8, &words[0]) && smi_of(words[0], &nipos) && nipos > 0) {
+		nipos /= 16; /* InliningPosition: a SourcePosition, an int, padding */
+		if (nipos > V8REC_MAX_INLINING)
+			nipos = V8REC_MAX_INLINING;
+		ib = malloc((size_t)nipos * 16 + 1);
+		if (!ib) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (!peek(pid, ipos - 1 + 16, ib, (size_t)nipos * 16))
+			nipos = 0;
+	}
+	if (!field(pid, code, o->code_spt, &spt) || !heap_ptr(spt) || !field(pid, spt, 8, &words[0]) ||
+	    !smi_of(words[0], &slen) || slen <= 0 || slen > V8REC_MAX_SPT)
+		goto out;
+	sb = malloc((size_t)slen);
+	if (!sb) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (!peek(pid, spt - 1 + 16, sb, (size_t)slen))
+		goto out;
+	while (at < (uint32_t)slen) {
+		struct { struct inl_fn *f; int64_t off; } chain[BPROF_V8_INLINE_MAX];
+		struct bprof_v8_pos row = { 0 };
+		int64_t d, cur;
+		uint32_t depth = 0;
+		bool ok = true;
+
+		if (!vlq(sb, (uint32_t)slen, &at, &d))
+			break;
+		code_offset += d >= 0 ? d : -d - 1; /* the sign: is_statement */
+		if (!vlq(sb, (uint32_t)slen, &at, &d))
+			break;
+		pos += d;
+		if (code_offset < 0 || code_offset > (int64_t)V8_POS_MASK)
+			break;
+		/* innermost first: the position's function, then where it
+		 * was inlined, to the code's own */
+		for (cur = pos; ok;) {
+			int64_t inl = (int64_t)((uint64_t)cur >> 31 & 0xffff) - 1;
+			int64_t off = (int64_t)((uint64_t)cur >> 1 & 0x3fffffff) - 1;
+			uint64_t fsfi = sfi;
+
+			if ((cur & 1) || depth == BPROF_V8_INLINE_MAX) {
+				ok = false; /* an external (wasm) position, or too deep */
+				break;
+			}
+			if (inl >= 0) {
+				int32_t fid;
+
+				if (inl >= nipos) {
+					ok = false;
+					break;
+				}
+				memcpy(&fid, ib + inl * 16 + 8, sizeof(fid));
+				if (fid < 0 || fid >= nlit) {
+					ok = false;
+					break;
+				}
+				fsfi = lit[fid] & ~2ULL; /* a weak reference's bit */
+			}
+			chain[depth].f = inl_fn(p, fns, &nfns, fsfi);
+			chain[depth].off = off;
+			if (!chain[depth].f) {
+				ok = false;
+				break;
+			}
+			depth++;
+			if (inl < 0)
+				break;
+			memcpy(&cur, ib + inl * 16, sizeof(cur));
+		}
+		if (!ok || !depth)
+			continue;
+		row.code_offset = (uint32_t)code_offset;
+		row.nr_frames = depth;
+		row.frames = calloc(depth, sizeof(*row.frames));
+		if (!row.frames) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (uint32_t k = 0; k < depth; k++) {
+			/* outermost first */
+			const struct inl_fn *f = chain[depth - 1 - k].f;
+			int64_t off = chain[depth - 1 - k].off;
+
+			row.frames[k].name = dup0(f->name);
+			row.frames[k].script = dup0(f->script);
+			row.frames[k].line = f->src ? line_of(v, pid, o, f->src, off >= 0 ? off : f->start) : 0;
+			if (!row.frames[k].name || !row.frames[k].script) {
+				row_free(&row);
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		/* rows strictly ascending (a later entry for an offset wins),
+		 * and one row per run of the same frames */
+		if (nr && rows[nr - 1].code_offset >= row.code_offset) {
+			row_free(&rows[nr - 1]);
+			rows[nr - 1] = row;
+			if (nr > 1 && same_row(&rows[nr - 2], &rows[nr - 1]))
+				row_free(&rows[--nr]);
+			continue;
+		}
+		if ((nr && same_row(&rows[nr - 1], &row)) || nr == BPROF_V8_POS_MAX) {
+			row_free(&row);
+			continue;
+		}
+		if (nr == cap) {
+			uint32_t n = cap ? cap * 2 : 16;
+			struct bprof_v8_pos *a = realloc(rows, n * sizeof(*a));
+
+			if (!a) {
+				row_free(&row);
+				err = -ENOMEM;
+				goto out;
+			}
+			rows = a;
+			cap = n;
+		}
+		rows[nr++] = row;
+	}
+out:
+	for (uint32_t i = 0; i < nfns; i++) {
+		free(fns[i].name);
+		free(fns[i].script);
+	}
+	free(lit);
+	free(ib);
+	free(sb);
+	if (err) {
+		bprof_v8_pos_free(rows, nr);
+		return err;
+	}
+	*out = rows;
+	*nr_out = nr;
 	return 0;
 }
 
@@ -693,7 +1076,7 @@ void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e)
 	v->announced++;
 	if (!p || p->status != BPROF_V8_WALKED)
 		return;
-	err = read_sfi(v, p, e->sfi, e->guard, &name, &script, &line);
+	err = read_sfi(v, p, e->sfi, e->guard, e->code, &name, &script, &line);
 	if (err) {
 		/* moved or replaced since the sample: not named */
 		*(err == -ESTALE ? &v->changed : &v->unreadable) += 1;
@@ -716,6 +1099,13 @@ void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e)
 		.script = script ? script : strdup(""),
 	};
 	if (!out->name || !out->script) {
+		name = out->name;
+		script = out->script;
+		goto fail;
+	}
+	/* its inlined frames: what the code runs at each pc offset (the
+	 * guard covers the code; a frame of another code is another entry) */
+	if (e->code && read_positions(v, p, e->sfi, e->code, &out->pos, &out->nr_pos)) {
 		name = out->name;
 		script = out->script;
 		goto fail;
@@ -743,7 +1133,9 @@ static void retry_lines(struct v8rec *v)
 
 		if (f->line || !p || !p->live || !f->script[0])
 			continue;
-		if (!read_sfi(v, p, f->sfi, f->guard, &name, &script, &line) && line > 0 &&
+		if (f->nr_pos)
+			continue; /* the guard covers its code: not known here */
+		if (!read_sfi(v, p, f->sfi, f->guard, 0, &name, &script, &line) && line > 0 &&
 		    name && script && !strcmp(name, f->name) && !strcmp(script, f->script))
 			f->line = line;
 		free(name);
@@ -762,6 +1154,7 @@ static void dedup_sfis(struct v8rec *v)
 		if (k && !bprof_v8_sfi_cmp(&v->sfis[k - 1], &v->sfis[i])) {
 			free(v->sfis[i].name);
 			free(v->sfis[i].script);
+			bprof_v8_pos_free(v->sfis[i].pos, v->sfis[i].nr_pos);
 			continue;
 		}
 		v->sfis[k++] = v->sfis[i];
@@ -801,12 +1194,20 @@ int v8rec_emit(struct v8rec *v, struct bprof_recording *rec)
 	for (uint64_t i = 0; i < v->nr_sfis; i++) {
 		struct bprof_v8_sfi *d = &out->sfis[i];
 
+		int err = 0;
+
 		*d = v->sfis[i];
+		d->pos = NULL;
+		d->nr_pos = 0;
 		d->name = strdup(v->sfis[i].name);
 		d->script = strdup(v->sfis[i].script);
 		out->nr_sfis = i + 1;
 		if (!d->name || !d->script)
 			return -ENOMEM;
+		d->pos = rows_dup(v->sfis[i].pos, v->sfis[i].nr_pos, &err);
+		if (err)
+			return err;
+		d->nr_pos = v->sfis[i].nr_pos;
 	}
 	return 0;
 }

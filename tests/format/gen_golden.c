@@ -1669,9 +1669,44 @@ int main(int argc, char **argv)
 		}
 		DAMAGED(d, &vc)
 		{
-			set32(&d, s0 + 24, 100); /* past the section's end */
+			set32(&d, s0 + 24, 200); /* past the section's end */
 			invalid(g, "v8-name-past-end", BPROF_E_TRUNCATED, frame(&d, &m9));
 			free(d.p);
+		}
+		{
+			/* the second SFI: after the first's 40 + 4 + 11 bytes */
+			size_t s1 = s0 + 40 + 4 + 11, r0 = s1 + 40, r1 = r0 + 8 + 12;
+
+			DAMAGED(d, &vc)
+			{
+				set32(&d, s1 + 36, 1);
+				invalid(g, "v8-sfi-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m9));
+				free(d.p);
+			}
+			DAMAGED(d, &vc)
+			{
+				set32(&d, r1, 0); /* the second row at the first's offset */
+				invalid(g, "v8-rows-out-of-order", BPROF_E_CORRUPT, frame(&d, &m9));
+				free(d.p);
+			}
+			DAMAGED(d, &vc)
+			{
+				set32(&d, r0 + 4, 0);
+				invalid(g, "v8-row-without-frames", BPROF_E_LIMIT, frame(&d, &m9));
+				free(d.p);
+			}
+			DAMAGED(d, &vc)
+			{
+				set32(&d, s1 + 32, 70000);
+				invalid(g, "v8-rows-above-limit", BPROF_E_LIMIT, frame(&d, &m9));
+				free(d.p);
+			}
+			DAMAGED(d, &vc)
+			{
+				set32(&d, r0 + 8, 0xffffffffu);
+				invalid(g, "v8-frame-negative-line", BPROF_E_CORRUPT, frame(&d, &m9));
+				free(d.p);
+			}
 		}
 		invalid_duplicated(g, "v8-duplicated", &vc, BPROF_SECT_V8, &m9);
 		free(vc.p);

@@ -460,6 +460,12 @@ Test(roundtrip, v8)
 	cr_assert_null(bprof_v8_sfi_find(r, 100, 2, 0x3f0000001001ull, 0xcafef00d));
 	cr_assert_str_eq(bprof_v8_counter_name(0), "sfis_announced");
 	cr_assert_null(bprof_v8_counter_name(BPROF_V8_NR_COUNTERS));
+	/* the row an optimized frame's offset is at */
+	cr_assert_eq(r->v8.sfis[1].pos[1].nr_frames, 2);
+	/* rows out of order cannot be written */
+	r->v8.sfis[1].pos[1].code_offset = 0;
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
+	r->v8.sfis[1].pos[1].code_offset = 0x40;
 	/* two entries for one (SFI, guard) cannot be written */
 	free(r->v8.sfis[1].name);
 	free(r->v8.sfis[1].script);

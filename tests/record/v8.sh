@@ -3,9 +3,9 @@
 # node/v8work.js: a hot chain, recursion, an allocation-heavy loop, a
 # function deoptimized and optimized again) recorded with no flag to node.
 # Every JavaScript frame is checked against the script (v8check.py): named
-# by its function, on the line the function starts on, under a caller the
-# script calls it from; a name out of place (another function's, after a
-# deoptimization or a move of the heap) fails the test.  node is installed
+# by its function, on one of its lines (a caller's: the line of the call),
+# under a caller the script calls it from; a name out of place (another
+# function's, after a deoptimization or a move of the heap) fails the test.  node is installed
 # on CI (tools/install-deps.sh): a missing node fails there.
 . "$(dirname "$0")/common.sh"
 
@@ -19,7 +19,8 @@ out=$T_DIR/v8.bprof
 "$BPROF_RECORD" -q -F 199 -o "$out" -- "$NODE" "$NW/v8work.js" 1 >/dev/null
 "$BPROF_REPORT" -q -f "$out" > "$T_DIR/v8.folded"
 v8check "$T_DIR/v8.folded" --expect "outer;middle;leaf" --expect "fib;fib;fib" \
-	--expect "main;alloc" --expect "phaseNumbers;poly" --expect "phaseStrings;poly" | tee "$T_DIR/check.txt" || true
+	--expect "main;alloc" --expect "phaseNumbers;poly" --expect "phaseStrings;poly" \
+	--expect "driver;chainA;chainB;chainC" | tee "$T_DIR/check.txt" || true
 share() { awk -v k="$1" '$1 == k { print int($2) }' "$T_DIR/check.txt"; }
 check "JavaScript samples right by function >= 95 % ($(share right_by_function_pct) %)" \
 	test "$(share right_by_function_pct)" -ge 95
@@ -31,6 +32,10 @@ check "no JavaScript frame named out of place (deoptimized and re-optimized poly
 	test "$(share wrong_name_samples)" -eq 0
 check "the hot chain is named whole: outer (v8work.js:N);middle;leaf" \
 	grep -Eq "outer \([^)]*v8work\.js:[0-9]+\);middle \([^)]*v8work\.js:[0-9]+\);leaf \([^)]*v8work\.js:[0-9]+\)" "$T_DIR/v8.folded"
+# chainA, chainB and chainC run inlined in driver's optimized code: named
+# from its position table, each on the line it runs
+check "functions inlined into optimized code are frames of their own: driver;chainA;chainB;chainC" \
+	grep -Eq "driver \([^)]*v8work\.js:[0-9]+\);chainA \([^)]*v8work\.js:[0-9]+\);chainB \([^)]*v8work\.js:[0-9]+\);chainC \([^)]*v8work\.js:[0-9]+\)" "$T_DIR/v8.folded"
 check "poly is named under both of its callers, before and after its deoptimization" \
 	bash -c "grep -q 'phaseNumbers ([^)]*);poly (' '$T_DIR/v8.folded' && grep -q 'phaseStrings ([^)]*);poly (' '$T_DIR/v8.folded'"
 # builtins keep their names between JavaScript frames

@@ -106,6 +106,12 @@ Test(v8rec, node_layout_and_code_ranges)
 	cr_assert_neq(w.sfi_name_or_scope_info, w.sfi_script_or_debug_info);
 	cr_assert(w.map_instance_type > 0 && w.map_instance_type < 64);
 	cr_assert(w.type_sfi > 0);
+	/* node 20's optimized code layout (record/DESIGN.md "V8 frames"):
+	 * JSFunction.code, the Code's entry point and instruction size */
+	cr_assert_eq(w.fn_code, 48);
+	cr_assert_eq(w.code_entry, 40);
+	cr_assert_eq(w.code_size, 56);
+	cr_assert(w.type_code > 0);
 	/* the embedded blob: node's Builtins_* (~1.7 MiB in node 20) */
 	blob_len = w.blob_end - w.blob_start;
 	t = holding(maps, nt, w.blob_start);

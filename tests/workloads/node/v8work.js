@@ -2,12 +2,12 @@
 // A Node.js program of known shape for the V8 frames test (tests/record/v8.sh):
 // each function's callers are fixed (v8check.py holds the call graph), so
 // every JavaScript frame of a sample can be checked by function and line.
-// Phases: a hot chain (outer -> middle -> leaf), recursion (fib), an
-// allocation-heavy loop (alloc), and a function deoptimized and optimized
-// again mid-run (poly: numbers, then strings, then numbers).  The chain's
-// functions are too large for TurboFan to inline (more than 460 bytes of
-// bytecode), so each keeps a frame of its own: inlined frames are not named
-// yet (record/DESIGN.md "V8 frames").
+// Phases: a hot chain (outer -> middle -> leaf, too large for TurboFan to
+// inline: each keeps a frame of its own), recursion (fib, which TurboFan
+// inlines into itself a few levels deep), a chain TurboFan inlines
+// (driver -> chainA -> chainB -> chainC), an allocation-heavy loop (alloc),
+// and a function deoptimized and optimized again mid-run (poly: numbers,
+// then strings, then numbers).
 function leaf(n) {
   let s = 0;
   for (let i = 0; i < n; i++) {
@@ -87,12 +87,45 @@ function phaseStrings(ms) {
     t += poly('ab');
   return t;
 }
+// A chain TurboFan inlines: chainA -> chainB -> chainC are small, and run
+// inside driver's optimized code (driver is too large to be inlined into
+// main, and called often enough to be optimized as a whole, not on stack):
+// their frames are named from driver's code (SPEC.md 6.17, inlined frames).
+function chainC(x) {
+  let s = 0;
+  for (let i = 0; i < 50; i++) s += Math.sqrt(x + i);
+  return s;
+}
+function chainB(x) {
+  return chainC(x) + 1;
+}
+function chainA(x) {
+  return chainB(x) * 2;
+}
+function driver(n) {
+  let t = 0;
+  for (let i = 0; i < n; i++) {
+    t += chainA(i + 0); t ^= i & 1; t += (i % 3) ? 1 : 2; t -= (i % 5) ? 0 : 1;
+    t += chainA(i + 1); t ^= i & 2; t += (i % 4) ? 1 : 2; t -= (i % 6) ? 0 : 1;
+    t += chainA(i + 2); t ^= i & 3; t += (i % 5) ? 1 : 2; t -= (i % 7) ? 0 : 1;
+    t += chainA(i + 3); t ^= i & 4; t += (i % 6) ? 1 : 2; t -= (i % 8) ? 0 : 1;
+    t += chainA(i + 4); t ^= i & 5; t += (i % 7) ? 1 : 2; t -= (i % 9) ? 0 : 1;
+    t += chainA(i + 5); t ^= i & 6; t += (i % 8) ? 1 : 2; t -= (i % 10) ? 0 : 1;
+    t += chainA(i + 6); t ^= i & 7; t += (i % 9) ? 1 : 2; t -= (i % 11) ? 0 : 1;
+    t += chainA(i + 7); t ^= i & 8; t += (i % 10) ? 1 : 2; t -= (i % 12) ? 0 : 1;
+    t += chainA(i + 8); t ^= i & 9; t += (i % 11) ? 1 : 2; t -= (i % 13) ? 0 : 1;
+    t += chainA(i + 9); t ^= i & 10; t += (i % 12) ? 1 : 2; t -= (i % 14) ? 0 : 1;
+  }
+  return t;
+}
 function main(scale) {
   let t = 0;
   for (const end = Date.now() + 1500 * scale; Date.now() < end;)
     t += outer(2000);
   for (const end = Date.now() + 700 * scale; Date.now() < end;)
     t += fib(22);
+  for (const end = Date.now() + 700 * scale; Date.now() < end;)
+    t += driver(3);
   for (const end = Date.now() + 700 * scale; Date.now() < end;)
     t += alloc(5000);
   t += phaseNumbers(400 * scale);
