@@ -14,7 +14,8 @@
  * Neither tag is a canonical x86-64 address, so a reader that does not
  * know them sees two unmapped addresses, never a wrong name.  The guard is
  * v8_guard() of the SFI's name_or_scope_info, script_or_debug_info and
- * function_data words: V8's heap compacts, so another SFI may later sit
+ * function_data words (for optimized code, function_data XOR the Code
+ * object's address XOR its entry point): V8's heap compacts, so another SFI may later sit
  * at this address; it differs in at least one of those (a ScopeInfo or
  * bytecode array is one function's own), so one stack word never names
  * two functions.  kind: V8_POS_NONE (no position: optimized or baseline

@@ -97,11 +97,12 @@ static __always_inline __u32 v8_field32(const __u8 *buf, __u32 off)
 /*
  * The pc's offset in the optimized code the frame's function has
  * (JSFunction.code), or -1: not optimized code, or another code than the
- * frame runs (deoptimized since, on-stack replacement).  *code: its
- * address, which the frame's guard then covers.
+ * frame runs (deoptimized since, on-stack replacement).  *addr: its
+ * address; *code: that XOR its entry point, which the frame's guard
+ * then covers.
  */
 static __always_inline long v8_code_offset(struct unwind_scratch *s, __u64 fn, __u32 n,
-					   __u64 *code)
+					   __u64 *code, __u64 *addr)
 {
 	const struct v8_proc *p = &s->v8.proc;
 	__u64 pc = s->r.regs[UNWIND_REG_RA], c = 0, map, entry;
@@ -122,7 +123,10 @@ static __always_inline long v8_code_offset(struct unwind_scratch *s, __u64 fn, _
 	    bpf_probe_read_user(&type, sizeof(type), (const void *)(map - 1 + p->map_instance_type)) ||
 	    type != p->type_code)
 		return -1;
-	*code = c;
+	/* the code and its instructions: another code object later at this
+	 * address (the old space compacts) has other instructions */
+	*addr = c;
+	*code = c ^ entry;
 	return (long)(pc - entry);
 }
 
@@ -130,6 +134,7 @@ static __always_inline int v8_frame(struct unwind_scratch *s, __u32 n, __u64 *w0
 {
 	const struct v8_proc *p = &s->v8.proc;
 	__u64 fp = s->r.regs[UNWIND_REG_RBP], fn, bca, off, sfi = 0, map, fdata, nos, sodi, code = 0;
+	__u64 code_addr = 0;
 	long co;
 	__u64 kind = V8_POS_NONE, pos = 0;
 	struct v8_sfi_key k = {};
@@ -161,7 +166,7 @@ static __always_inline int v8_frame(struct unwind_scratch *s, __u32 n, __u64 *w0
 	if (bca == fdata && v8_heap_ptr(bca) && !(off & 0xffffffffULL) && (off >> 32) <= V8_POS_MASK) {
 		kind = V8_POS_BYTECODE;
 		pos = off >> 32;
-	} else if ((co = v8_code_offset(s, fn, n, &code)) >= 0) {
+	} else if ((co = v8_code_offset(s, fn, n, &code, &code_addr)) >= 0) {
 		/* its optimized code: the guard covers it, so that one
 		 * stack word never stands for two codes' inlined frames */
 		kind = V8_POS_CODE;
@@ -185,7 +190,7 @@ static __always_inline int v8_frame(struct unwind_scratch *s, __u32 n, __u64 *w0
 	e->exec_id = k.exec_id;
 	e->guard = k.guard;
 	e->sfi = sfi;
-	e->code = code;
+	e->code = code_addr;
 	bpf_ringbuf_submit(e, 0);
 	return 1;
 }

@@ -735,7 +735,7 @@ static void sfi_names(const struct v8proc *p, uint64_t nos, uint64_t sodi, char 
 static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint32_t guard,
 		    uint64_t code, char **name, char **script, int32_t *line)
 {
-	uint64_t fdata, nos, sodi, src;
+	uint64_t fdata, nos, sodi, src, entry = 0;
 	uint32_t pid = p->pid;
 	int64_t start;
 
@@ -743,13 +743,26 @@ static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint3
 	*line = 0;
 	if (type_of(pid, &p->off, sfi) != p->off.type_sfi ||
 	    !field(pid, sfi, p->off.sfi_function_data, &fdata) ||
-	    !field(pid, sfi, p->off.sfi_nos, &nos) || !field(pid, sfi, p->off.sfi_sodi, &sodi))
+	    !field(pid, sfi, p->off.sfi_nos, &nos) || !field(pid, sfi, p->off.sfi_sodi, &sodi) ||
+	    (code && (!p->code_ok || !field(pid, code, CODE_ENTRY(&p->off), &entry))))
 		return -ENOENT;
-	if (v8_guard(nos, sodi, fdata ^ code) != guard)
+	/* optimized code: the guard covers the code object and its entry
+	 * point (bpf/v8.h): another code here since is not named */
+	if (v8_guard(nos, sodi, code ? fdata ^ code ^ entry : fdata) != guard)
 		return -ESTALE;
 	sfi_names(p, nos, sodi, name, script, &src, &start);
-	if (src)
+	/* A source string V8 is moving (a young one, scavenged) reads as
+	 * garbage for a moment: the script's source is read again, a few
+	 * times, before the line is left unknown (whole runs lost their
+	 * lines to it, every function being met in the first milliseconds) */
+	for (int tries = 0; src && start >= 0 && tries < 4; tries++) {
 		*line = line_of(v, pid, &p->off, src, start);
+		if (*line)
+			break;
+		usleep(250);
+		if (!field(pid, sodi, p->off.script_source, &src))
+			break;
+	}
 	return 0;
 }
 
@@ -1065,6 +1078,8 @@ out:
 	return 0;
 }
 
+static void retry_lines(struct v8rec *v);
+
 void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e)
 {
 	struct v8proc *p = find_proc(v, e->pid, e->exec_id);
@@ -1112,6 +1127,9 @@ void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e)
 	}
 	v->nr_sfis++;
 	v->named++;
+	/* and, now and then, the lines not found before (retry_lines) */
+	if (!(v->named % 64))
+		retry_lines(v);
 	return;
 fail:
 	free(name);

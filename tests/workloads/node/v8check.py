@@ -54,18 +54,20 @@ def main():
             stack, _, n = row.rpartition(" ")
             n = int(n)
             frames = stack.split(";")
+            # the script's frames, and the unnamed frames among them (an
+            # unnamed JavaScript frame "[js]", or an "[unknown]" pc): a
+            # gap in the chain, not a wrong name
             js = []
-            unnamed = False
             for fr in frames:
-                if fr == "[js]":
-                    # unnamed: a gap in the chain, not a wrong name
-                    unnamed = True
-                    js.append(("[js]", 0))
-                    continue
                 m = FRAME.match(fr)
                 if m and m.group(2).endswith("/" + base):
                     js.append((m.group(1), int(m.group(3) or 0)))
-            if not js and not unnamed:
+                elif fr in ("[js]", "[unknown]") and js:
+                    js.append(("[js]", 0))
+            while js and js[-1][0] == "[js]":
+                js.pop()  # after the script's last frame: not between two
+            unnamed = any(j[0] == "[js]" for j in js)
+            if not js and not any(fr == "[js]" for fr in frames):
                 continue
             if not any(fr.startswith("Builtins_JSEntry") for fr in frames):
                 continue  # not the main thread's JavaScript
