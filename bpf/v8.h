@@ -41,6 +41,10 @@ enum v8_pos_kind {
 			   * covers (its inlined frames, SPEC.md 6.17) */
 };
 
+/* Code ranges the walk looks in: the main thread's isolate and three
+ * worker threads' (later workers' frames stay native, their pcs unnamed) */
+#define V8_CODE_RANGES 4
+
 /*
  * What the walk needs of one V8 process image, in the "v8_procs" hash by
  * tgid.  Written by prof-record from the v8dbg_* symbols of the binary
@@ -53,9 +57,10 @@ struct v8_proc {
 	__u32 pad;
 	/* where JavaScript frames' pcs are: V8's embedded builtins (the
 	 * interpreter's trampoline and bytecode handlers, in node's text and
-	 * in the copy V8 maps near its code) and its code range (JIT code) */
+	 * in the copy V8 maps near its code) and its code ranges (JIT code:
+	 * one per isolate, a worker thread's its own; [0, 0) unused) */
 	__u64 blob_start, blob_end;
-	__u64 code_start, code_end;
+	__u64 code_start[V8_CODE_RANGES], code_end[V8_CODE_RANGES];
 	/* frame slots, as byte offsets into [fp - V8_FRAME_READ, fp) (an
 	 * unsigned index the verifier bounds; V8 gives them from fp) */
 	__u16 fp_function;        /* v8dbg_off_fp_function (-16) */

@@ -54,7 +54,10 @@ static __always_inline bool v8_wants_frame(const struct unwind_scratch *s, __u32
 	if (n && !s->r.exact_pc)
 		pc--; /* a return address: the call is before it */
 	return (pc >= s->v8.proc.blob_start && pc < s->v8.proc.blob_end) ||
-	       (pc >= s->v8.proc.code_start && pc < s->v8.proc.code_end);
+	       (pc >= s->v8.proc.code_start[0] && pc < s->v8.proc.code_end[0]) ||
+	       (pc >= s->v8.proc.code_start[1] && pc < s->v8.proc.code_end[1]) ||
+	       (pc >= s->v8.proc.code_start[2] && pc < s->v8.proc.code_end[2]) ||
+	       (pc >= s->v8.proc.code_start[3] && pc < s->v8.proc.code_end[3]);
 }
 
 /* A frame slot at byte i of buf = [fp - V8_FRAME_READ, fp) */

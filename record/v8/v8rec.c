@@ -360,7 +360,8 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 {
 	const struct v8obj *o = NULL;
 	uint32_t obj = 0;
-	uint64_t boff = 0, blen, text = 0, copy = 0;
+	uint64_t boff = 0, blen, text = 0, copies[V8_CODE_RANGES] = { 0 };
+	uint32_t nr_copies = 0;
 	struct v8proc *p;
 
 	for (uint32_t i = 0; i < nr && !o; i++)
@@ -392,9 +393,10 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 		return;
 	blen = o->blob_end - o->blob_start;
 	/* The blob where the object's text maps it (the lowest address: the
-	 * object's own mappings come first, ET_EXEC or PIE) and V8's copy
-	 * of it: the same file bytes mapped again, in its code range, near
-	 * the JIT code (short builtin calls) */
+	 * object's own mappings come first, ET_EXEC or PIE) and V8's copies
+	 * of it, one per isolate (a worker thread has its own): the same
+	 * file bytes mapped again, each in its isolate's code range, near
+	 * its JIT code (short builtin calls) */
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct manifest_mapping *m = &maps[i];
 		uint64_t at;
@@ -402,13 +404,14 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 		if (m->obj != obj || boff < m->offset || boff - m->offset >= m->end - m->start)
 			continue;
 		at = m->start + (boff - m->offset);
-		if (!text || at < text) {
-			if (text)
-				copy = text;
-			text = at;
-		} else {
-			copy = at;
+		if (text && at > text) {
+			if (nr_copies < V8_CODE_RANGES)
+				copies[nr_copies++] = at;
+			continue;
 		}
+		if (text && nr_copies < V8_CODE_RANGES)
+			copies[nr_copies++] = text;
+		text = at;
 	}
 	p->off = o->off;
 	p->code_ok = o->code_ok;
@@ -420,8 +423,7 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 		.exec_id = exec_id,
 		.blob_start = text,
 		.blob_end = text ? text + blen : 0,
-		.code_start = copy > V8REC_CODE_RANGE ? copy - V8REC_CODE_RANGE : 0,
-		.code_end = copy ? copy + V8REC_CODE_RANGE : 0,
+
 		.fp_function = (__u16)(V8_FRAME_READ + o->off.fp_function),
 		.fp_bytecode_array = (__u16)(V8_FRAME_READ + o->off.fp_bytecode_array),
 		.fp_bytecode_offset = (__u16)(V8_FRAME_READ + o->off.fp_bytecode_offset),
@@ -432,6 +434,10 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 		.sfi_script_or_debug_info = (__u16)o->off.sfi_sodi,
 		.type_sfi = (__u16)o->off.type_sfi,
 	};
+	for (uint32_t k = 0; k < nr_copies; k++) {
+		p->walk.code_start[k] = copies[k] > V8REC_CODE_RANGE ? copies[k] - V8REC_CODE_RANGE : 0;
+		p->walk.code_end[k] = copies[k] + V8REC_CODE_RANGE;
+	}
 	if (!bpf_map_update_elem(v->procs_fd, &pid, &p->walk, BPF_ANY))
 		p->live = true;
 }

@@ -54,6 +54,15 @@ v8check "$T_DIR/exit.folded" | tee "$T_DIR/exit.txt" | grep -E "right_by|wrong" 
 check "node exited a second before the recording ended: its chain still named (>= 95 % by function: $(awk '$1 == "right_by_function_pct" { print int($2) }' "$T_DIR/exit.txt") %)" \
 	test "$(awk '$1 == "right_by_function_pct" { print int($2) }' "$T_DIR/exit.txt")" -ge 95
 
+# A worker thread: its own isolate and code range, its functions named too
+"$BPROF_RECORD" -q -F 199 -o "$T_DIR/worker.bprof" -- "$NODE" "$NW/v8worker.js"
+"$BPROF_REPORT" -q -f "$T_DIR/worker.bprof" > "$T_DIR/worker.folded"
+read -r w_named w_all < <(awk '/worker_thread/ { t += $NF; if (/spinWorker \([^)]*v8worker\.js:[0-9]+\)/) w += $NF }
+	END { print w + 0, t + 0 }' "$T_DIR/worker.folded")
+check "the worker thread's function is named in >= 90 % of its JavaScript samples ($w_named of $w_all)" \
+	test "$w_all" -gt 50 -a "$((100 * w_named))" -ge "$((90 * w_all))"
+check "the main thread's function is named beside it" grep -q "spinMain (" "$T_DIR/worker.folded"
+
 # --no-v8: native stacks only, as before
 "$BPROF_RECORD" -q --no-v8 -F 199 -o "$T_DIR/off.bprof" -- "$NODE" "$NW/v8work.js" 0.3 >/dev/null
 "$BPROF_REPORT" -q -f "$T_DIR/off.bprof" > "$T_DIR/off.folded"

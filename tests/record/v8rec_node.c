@@ -120,8 +120,8 @@ Test(v8rec, node_layout_and_code_ranges)
 		  (unsigned long long)w.blob_end);
 	cr_assert(blob_len > (64u << 10) && blob_len < (64u << 20), "blob of %llu bytes",
 		  (unsigned long long)blob_len);
-	cr_assert_eq(w.code_start, 0);
-	cr_assert_eq(w.code_end, 0);
+	for (int k = 0; k < V8_CODE_RANGES; k++)
+		cr_assert(!w.code_start[k] && !w.code_end[k]);
 
 	/* V8's copy of the blob, mapped from the same file bytes elsewhere:
 	 * its code range (JIT code) is around it */
@@ -136,8 +136,9 @@ Test(v8rec, node_layout_and_code_ranges)
 	{
 		uint64_t copy = maps[nt].start + (boff - maps[nt].offset);
 
-		cr_assert_eq(w.code_start, copy - (512ULL << 20));
-		cr_assert_eq(w.code_end, copy + (512ULL << 20));
+		cr_assert_eq(w.code_start[0], copy - (512ULL << 20));
+		cr_assert_eq(w.code_end[0], copy + (512ULL << 20));
+		cr_assert(!w.code_start[1] && !w.code_end[1]);
 		cr_assert_eq(w.blob_end - w.blob_start, blob_len, "the text's copy is still the blob");
 	}
 	v8rec_image_gone(v, 100, 1);
