@@ -30,6 +30,7 @@
 #include "unwind.h"
 #include "unwind_step.h" /* struct unwind_regs only (no UNW_* macros yet) */
 #include "python_walk.h" /* struct python_walk only (no PY_* macros yet) */
+#include "v8_walk.h"     /* struct v8_walk only (no V8_WALK_STEP) */
 
 #define EEXIST 17
 #define ENOMEM 12
@@ -211,6 +212,24 @@ struct bprof_remap_asked_map {
 };
 extern struct bprof_remap_asked_map remap_asked SEC(".maps");
 
+/* V8 frames (v8/v8.bpf.c defines them, v8_walk.h uses them inline in the
+ * native walk): tgid -> struct v8_proc; the SFIs already announced. */
+struct bprof_v8_procs_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct v8_proc);
+	__uint(max_entries, 1024);
+};
+extern struct bprof_v8_procs_map v8_procs SEC(".maps");
+
+struct bprof_v8_seen_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct v8_sfi_key);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+};
+extern struct bprof_v8_seen_map v8_seen SEC(".maps");
+
 /* ---- the walk's scratch ---- */
 
 /*
@@ -310,6 +329,9 @@ struct unwind_scratch {
 	__u32 py_exec_id;
 	struct python_walk py;
 	struct python_proc py_proc;
+	/* V8 frames (v8_walk.h): the process's description, copied once per
+	 * walk, and the buffer its reads go to */
+	struct v8_walk v8;
 };
 
 /* ---- what one tracer offers another: global functions ---- */

@@ -233,6 +233,11 @@ static __always_inline void unwind_mark(int stage)
 #include "unwind_step.h"
 #include "unwind_walk.h"
 
+/* prof-record --no-v8 (or no V8 met): off */
+const volatile bool v8_enabled = false;
+#define V8_WALK_STEP
+#include "v8_walk.h"
+
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -245,6 +250,7 @@ struct walk_ctx {
 	struct unwind_scratch *s;
 	const struct unwind_proc *proc;
 	bool py; /* a Python process: python_frame() at each frame */
+	bool v8; /* a V8 process: v8_wants_frame() at each frame */
 };
 
 static long walk_frame(__u32 i, void *data)
@@ -252,11 +258,14 @@ static long walk_frame(__u32 i, void *data)
 	struct walk_ctx *w = data;
 	struct unwind_scratch *s = w->s;
 	__u32 n = s->stack.nr;
+	__u64 w0 = 0, w1 = 0;
 
 	unwind_mark(UNWIND_STAGE_LOOP);
 	if (n < PROFILE_MAX_USTACK_DEPTH && w->py && python_wants_frame(s, n) && python_frame(s, n))
 		return 0;
-	return unwind_walk_frame(s, w->proc);
+	if (w->v8 && v8_wants_frame(s, n))
+		v8_frame(s, n, &w0, &w1);
+	return unwind_walk_frame_as(s, w->proc, w0, w1);
 }
 
 /*
@@ -374,6 +383,10 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 	 * current (walk_user_regs() says) */
 	if (proc && (flags & UNWIND_WALK_CURRENT))
 		w.py = python_walk_begin(s, pid, exec_id);
+	/* JavaScript frames (v8_walk.h): one lookup per walk; none of it
+	 * without V8 met */
+	if (proc && (flags & UNWIND_WALK_CURRENT))
+		w.v8 = v8_walk_begin(s, pid, exec_id);
 	unwind_count(UNWIND_STAT_SAMPLES);
 	if (!w.proc)
 		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);

@@ -49,9 +49,12 @@ static __always_inline void unwind_walk_start(struct unwind_scratch *s)
 	s->win_ok = 0;
 }
 
-/* One native frame: its pc recorded, the step to its caller; 1 when the
- * walk ends (s->result says how), 0 to go on. */
-static __always_inline int unwind_walk_frame(struct unwind_scratch *s, const struct unwind_proc *proc)
+/* One native frame: its pc recorded (or, when w0 is not 0, the two words
+ * w0, w1 that name it in its place: a V8 JavaScript frame, v8_walk.h),
+ * the step to its caller; 1 when the walk ends (s->result says how), 0
+ * to go on. */
+static __always_inline int unwind_walk_frame_as(struct unwind_scratch *s,
+						const struct unwind_proc *proc, __u64 w0, __u64 w1)
 {
 	__u32 n = s->stack.nr;
 	__u64 pc;
@@ -68,8 +71,23 @@ static __always_inline int unwind_walk_frame(struct unwind_scratch *s, const str
 	 * exact: record it + 1 so that the lookup lands on it (SPEC.md 6.3). */
 	if (n && s->r.exact_pc)
 		pc++;
-	s->stack.ips[n] = pc;
-	s->stack.nr = n + 1;
+	if (w0 && n + 1 < PROFILE_MAX_USTACK_DEPTH) {
+		/* the frame's identity, not its pc: two pcs of one function
+		 * are one frame, and two functions' frames in one piece of
+		 * code (the interpreter) are two */
+		barrier_var(n);
+		if (n > PROFILE_MAX_USTACK_DEPTH - 2)
+			return 1;
+		s->stack.ips[n] = w0;
+		s->stack.ips[n + 1] = w1;
+		s->stack.nr = n + 2;
+		s->hash = (s->hash ^ w0) * 0x100000001b3ULL;
+		pc = w1;
+	} else {
+		w0 = 0;
+		s->stack.ips[n] = pc;
+		s->stack.nr = n + 1;
+	}
 	leaf = s->nr_native++ == 0;
 	/* FNV-1a over 64-bit words, finished with a mixer (unwind_walk_end) */
 	s->hash = (s->hash ^ pc) * 0x100000001b3ULL;
@@ -78,7 +96,7 @@ static __always_inline int unwind_walk_frame(struct unwind_scratch *s, const str
 	/* Stepping out of a signal trampoline leaves an exact pc behind.  The
 	 * handler "returned" to the trampoline's first instruction, which
 	 * address - 1 would put in the function before it: + 1 here too. */
-	if (res == UNWIND_NEXT && n && s->r.exact_pc) {
+	if (res == UNWIND_NEXT && n && s->r.exact_pc && !w0) {
 		s->stack.ips[n] = pc + 1;
 		s->hash = (s->hash ^ 1) * 0x100000001b3ULL;
 	}
@@ -128,6 +146,12 @@ static __always_inline long unwind_walk_end(struct unwind_scratch *s)
 		return -EFAULT;
 	s->hash = stack_hash_mix(s->hash);
 	return 0;
+}
+
+/* One native frame, its pc recorded. */
+static __always_inline int unwind_walk_frame(struct unwind_scratch *s, const struct unwind_proc *proc)
+{
+	return unwind_walk_frame_as(s, proc, 0, 0);
 }
 
 #endif

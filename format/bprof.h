@@ -32,7 +32,7 @@ extern "C" {
  * file with the same major version (minor versions only add sections or
  * append fields, which older readers skip) and refuses other majors. */
 #define BPROF_FORMAT_MAJOR 1
-#define BPROF_FORMAT_MINOR 8
+#define BPROF_FORMAT_MINOR 9
 /* The minor a file without time slices is written as (1.5, or 1.4 without
  * off-CPU rows either): such a file is what readers of those versions read
  * strictly (SPEC.md 7). */
@@ -42,6 +42,8 @@ extern "C" {
 #define BPROF_FORMAT_MINOR_NO_PYTHON 6
 /* ... and a file with a PYTHON section but no JIT section: 1.7. */
 #define BPROF_FORMAT_MINOR_NO_JIT 7
+/* ... and a file with neither a V8 section nor anything newer: 1.8. */
+#define BPROF_FORMAT_MINOR_NO_V8 8
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
 #define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
@@ -554,6 +556,84 @@ struct bprof_recording;
 const struct bprof_jitdump *bprof_jitdump_find(const struct bprof_recording *rec, uint32_t pid,
 					       uint32_t exec_id);
 
+/*
+ * V8 (Node.js) JavaScript frames (1.9, SPEC.md 6.17).  A frame is two stack
+ * words (BPROF_V8_TAG_SFI | the SharedFunctionInfo's tagged address,
+ * BPROF_V8_TAG_POS | guard << 24 | kind << 22 | position); the V8 section
+ * carries what names it: per SFI met, read while the process lived, its
+ * function name, script name and the line it starts on.
+ */
+#define BPROF_V8_TAG_MASK 0xff00000000000000ULL
+#define BPROF_V8_TAG_SFI  0xb300000000000000ULL
+#define BPROF_V8_TAG_POS  0xb400000000000000ULL
+#define BPROF_V8_ADDR_MASK 0x00ffffffffffffffULL
+#define BPROF_V8_GUARD_SHIFT 24
+#define BPROF_V8_NAME_MAX 4096      /* function and script name bytes */
+#define BPROF_V8_NR_COUNTERS 4      /* counters this library knows */
+#define BPROF_V8_POS_MAX 65536      /* position rows per SFI entry */
+#define BPROF_V8_INLINE_MAX 64      /* frames per position row */
+#define BPROF_V8_KIND_SHIFT 22
+#define BPROF_V8_POS_MASK 0x3fffffULL
+#define BPROF_V8_KIND_CODE 2        /* 2nd word's kind: an optimized code's pc offset */
+
+/* Why a process's JavaScript frames were (not) walked. */
+enum bprof_v8_status {
+	BPROF_V8_WALKED = 0,        /* offsets read from its v8dbg_ symbols: walked */
+	BPROF_V8_NO_OFFSETS,        /* a V8 whose v8dbg_ symbols lack one the walk needs */
+	BPROF_V8_STATUS_MAX = BPROF_V8_NO_OFFSETS,
+};
+
+struct bprof_v8_proc {
+	uint32_t pid, exec_id;
+	uint32_t status;            /* enum bprof_v8_status */
+};
+
+/* One frame of a position row: a function at a line. */
+struct bprof_v8_frame {
+	int32_t line;               /* 0: unknown */
+	char *name;                 /* UTF-8, NUL-free; "" anonymous */
+	char *script;               /* UTF-8, NUL-free; "" unknown */
+};
+
+/* What optimized code runs from code_offset on (to the next row's): its
+ * function and the functions inlined into it, outermost first. */
+struct bprof_v8_pos {
+	uint32_t code_offset;
+	uint32_t nr_frames;         /* 1 .. BPROF_V8_INLINE_MAX */
+	struct bprof_v8_frame *frames;
+};
+
+struct bprof_v8_sfi {
+	uint32_t pid, exec_id;
+	uint64_t sfi;               /* the SFI's tagged address, as in the 1st word */
+	uint32_t guard;             /* as in its frames' 2nd word */
+	int32_t line;               /* the line the function starts on; 0: unknown */
+	char *name;                 /* UTF-8, NUL-free; "" for an anonymous function */
+	char *script;               /* UTF-8, NUL-free; "" when unknown */
+	uint32_t nr_pos;            /* rows of its optimized code (kind 2 frames), */
+	struct bprof_v8_pos *pos;   /* sorted by code_offset, unique; 0: none */
+};
+
+struct bprof_v8 {
+	uint32_t present;           /* the section is written / was read */
+	uint32_t nr_counters;       /* <= 256 */
+	uint64_t counters[256];     /* SPEC.md 6.17's table */
+	uint64_t nr_procs, nr_sfis;
+	struct bprof_v8_proc *procs; /* sorted by (pid, exec_id), unique */
+	struct bprof_v8_sfi *sfis;  /* sorted by (pid, exec_id, sfi, guard), unique */
+};
+
+/* Free an SFI entry's position rows (pos may be NULL). */
+void bprof_v8_pos_free(struct bprof_v8_pos *pos, uint32_t nr);
+/* "sfis_announced", ...: SPEC.md 6.17's name of counter i; NULL past the end. */
+const char *bprof_v8_counter_name(unsigned i);
+/* The order of struct bprof_v8.sfis, a qsort(3) comparator. */
+int bprof_v8_sfi_cmp(const void *a, const void *b);
+/* The SFI a frame names (binary search); NULL if the recording has none. */
+struct bprof_recording;
+const struct bprof_v8_sfi *bprof_v8_sfi_find(const struct bprof_recording *rec, uint32_t pid,
+					     uint32_t exec_id, uint64_t sfi, uint32_t guard);
+
 struct bprof_recording {
 	struct bprof_meta meta;
 	struct bprof_losses losses;
@@ -582,6 +662,7 @@ struct bprof_recording {
 	struct bprof_python python;
 	/* (1.8) JIT symbol files: counters, jitdumps; present 0: none */
 	struct bprof_jit jit;
+	struct bprof_v8 v8;         /* 1.9 */
 };
 
 /* ---- building ---------------------------------------------------------- */

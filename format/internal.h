@@ -39,11 +39,14 @@ enum bprof_section_type {
 	BPROF_SECT_PYTHON = 14, /* optional (1.7) */
 	BPROF_SECT_SLICES = 15, /* optional (1.6) */
 	BPROF_SECT_JIT = 16, /* optional (1.8) */
-	BPROF_SECT_LAST_KNOWN = BPROF_SECT_JIT,
+	BPROF_SECT_V8 = 17, /* optional (1.9) */
+	BPROF_SECT_LAST_KNOWN = BPROF_SECT_V8,
 };
 
 /* Fixed sizes of table entries (the part before variable data). */
 #define BPROF_COUNT_ENTRY_LEN 56
+#define BPROF_V8_PROC_LEN 16      /* pid, exec_id, status, reserved */
+#define BPROF_V8_SFI_FIXED_LEN 40 /* pid .. nr_pos, reserved */
 #define BPROF_OFFCPU_ENTRY_LEN 72 /* a count entry, state, reserved, blocked_ns */
 #define BPROF_OFFCPU_FIXED_LEN 72 /* mode, reserved, period, 6 counters, nr_counts */
 #define BPROF_SLICES_FIXED_LEN 24 /* slice_ns, origin_ns, nr_rows */

@@ -1039,6 +1039,130 @@ static int parse_python(struct cur *c, struct bprof_recording *r)
 	return 0;
 }
 
+/* V8 frames' names (1.9, SPEC.md 6.17). */
+static int parse_v8(struct cur *c, struct bprof_recording *r)
+{
+	struct bprof_v8 *v = &r->v8;
+	uint32_t nc, reserved;
+	uint64_t n;
+	int rc;
+
+	if ((rc = need(c, 8, "header")))
+		return rc;
+	nc = g32(c);
+	reserved = g32(c);
+	if (nc > 256)
+		return cerr(c, BPROF_E_LIMIT, "%u counters (limit 256)", nc);
+	if (c->strict && reserved)
+		return cerr(c, BPROF_E_CORRUPT, "reserved field is 0x%x", reserved);
+	if ((rc = need(c, (uint64_t)nc * 8, "counters")))
+		return rc;
+	v->present = 1;
+	v->nr_counters = nc;
+	for (uint32_t i = 0; i < nc; i++)
+		v->counters[i] = g64(c);
+	if ((rc = get_count(c, &n, BPROF_V8_PROC_LEN, "V8 processes")))
+		return rc;
+	if (n && !(v->procs = calloc(n, sizeof(*v->procs))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "V8 processes");
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_v8_proc *p = &v->procs[i];
+
+		p->pid = g32(c);
+		p->exec_id = g32(c);
+		p->status = g32(c);
+		reserved = g32(c);
+		v->nr_procs = i + 1;
+		if (c->strict && (p->status > BPROF_V8_STATUS_MAX || reserved))
+			return cerr(c, BPROF_E_CORRUPT, "process %llu: status %u, reserved 0x%x",
+				    (unsigned long long)i, p->status, reserved);
+		if (i && (p->pid < p[-1].pid || (p->pid == p[-1].pid && p->exec_id <= p[-1].exec_id)))
+			return cerr(c, BPROF_E_CORRUPT, "process %llu (pid %u) duplicated or out of order",
+				    (unsigned long long)i, p->pid);
+	}
+	if ((rc = get_count(c, &n, BPROF_V8_SFI_FIXED_LEN, "SFIs")))
+		return rc;
+	if (n && !(v->sfis = calloc(n, sizeof(*v->sfis))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "V8 SFIs");
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_v8_sfi *e = &v->sfis[i];
+		uint32_t nl, sl, np;
+
+		if ((rc = need(c, BPROF_V8_SFI_FIXED_LEN, "SFI entry")))
+			return rc;
+		v->nr_sfis = i + 1;
+		e->pid = g32(c);
+		e->exec_id = g32(c);
+		e->sfi = g64(c);
+		e->guard = g32(c);
+		e->line = (int32_t)g32(c);
+		nl = g32(c);
+		sl = g32(c);
+		e->nr_pos = 0;
+		np = g32(c);
+		reserved = g32(c);
+		if (c->strict && reserved)
+			return cerr(c, BPROF_E_CORRUPT, "SFI %llu: reserved field 0x%x",
+				    (unsigned long long)i, reserved);
+		if (np > BPROF_V8_POS_MAX)
+			return cerr(c, BPROF_E_LIMIT, "SFI %llu: %u position rows (limit %u)",
+				    (unsigned long long)i, np, BPROF_V8_POS_MAX);
+		if (i && bprof_v8_sfi_cmp(e, e - 1) <= 0)
+			return cerr(c, BPROF_E_CORRUPT, "SFI %llu duplicated or out of order",
+				    (unsigned long long)i);
+		if (e->line < 0)
+			return cerr(c, BPROF_E_CORRUPT, "SFI %llu: line %d", (unsigned long long)i, e->line);
+		if ((rc = get_py_bytes(c, nl, BPROF_V8_NAME_MAX, false, &e->name, "function name", i)) ||
+		    (rc = get_py_bytes(c, sl, BPROF_V8_NAME_MAX, false, &e->script, "script name", i)))
+			return rc;
+		/* each row is at least 8 + 12 bytes: checked before allocating */
+		if ((rc = need(c, (uint64_t)np * 20, "position rows")))
+			return rc;
+		if (np && !(e->pos = calloc(np, sizeof(*e->pos))))
+			return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "V8 position rows");
+		for (uint32_t j = 0; j < np; j++) {
+			struct bprof_v8_pos *r = &e->pos[j];
+			uint32_t nf;
+
+			if ((rc = need(c, 8, "position row")))
+				return rc;
+			e->nr_pos = j + 1;
+			r->code_offset = g32(c);
+			nf = g32(c);
+			if (j && r->code_offset <= r[-1].code_offset)
+				return cerr(c, BPROF_E_CORRUPT, "SFI %llu: position row %u out of order",
+					    (unsigned long long)i, j);
+			if (!nf || nf > BPROF_V8_INLINE_MAX)
+				return cerr(c, BPROF_E_LIMIT, "SFI %llu: position row %u of %u frames",
+					    (unsigned long long)i, j, nf);
+			if ((rc = need(c, (uint64_t)nf * 12, "position frames")))
+				return rc;
+			if (!(r->frames = calloc(nf, sizeof(*r->frames))))
+				return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "V8 frames");
+			for (uint32_t k = 0; k < nf; k++) {
+				struct bprof_v8_frame *fr = &r->frames[k];
+				uint32_t a, b;
+
+				if ((rc = need(c, 12, "frame")))
+					return rc;
+				r->nr_frames = k + 1;
+				fr->line = (int32_t)g32(c);
+				a = g32(c);
+				b = g32(c);
+				if (fr->line < 0)
+					return cerr(c, BPROF_E_CORRUPT, "SFI %llu: frame line %d",
+						    (unsigned long long)i, fr->line);
+				if ((rc = get_py_bytes(c, a, BPROF_V8_NAME_MAX, false, &fr->name,
+						       "inlined function name", i)) ||
+				    (rc = get_py_bytes(c, b, BPROF_V8_NAME_MAX, false, &fr->script,
+						       "inlined script name", i)))
+					return rc;
+			}
+		}
+	}
+	return 0;
+}
+
 /* JIT (1.8): the clocks' offset, counters, jitdumps as opaque bytes
  * (libsym parses them: they are the process's own words). */
 static int parse_jit(struct cur *c, struct bprof_recording *r)
@@ -1121,6 +1245,7 @@ static const struct {
 	[BPROF_SECT_SLICES] = { "slices", parse_slices },
 	[BPROF_SECT_PYTHON] = { "python", parse_python },
 	[BPROF_SECT_JIT] = { "jit", parse_jit },
+	[BPROF_SECT_V8] = { "v8", parse_v8 },
 };
 
 static const char *sect_label(uint32_t type, char *buf, size_t len)

@@ -104,6 +104,13 @@ void bprof_recording_free(struct bprof_recording *rec)
 	for (uint64_t i = 0; rec->jit.dumps && i < rec->jit.nr_dumps; i++)
 		free(rec->jit.dumps[i].data);
 	free(rec->jit.dumps);
+	for (uint64_t i = 0; rec->v8.sfis && i < rec->v8.nr_sfis; i++) {
+		free(rec->v8.sfis[i].name);
+		free(rec->v8.sfis[i].script);
+		bprof_v8_pos_free(rec->v8.sfis[i].pos, rec->v8.sfis[i].nr_pos);
+	}
+	free(rec->v8.sfis);
+	free(rec->v8.procs);
 	free(rec->kernel.release);
 	if (rec->kernel.modules)
 		for (uint32_t i = 0; i < rec->kernel.nr_modules; i++)
@@ -577,6 +584,113 @@ static int validate_python(struct bprof_recording *rec, struct bprof_error *err)
 	return 0;
 }
 
+void bprof_v8_pos_free(struct bprof_v8_pos *pos, uint32_t nr)
+{
+	for (uint32_t j = 0; pos && j < nr; j++) {
+		for (uint32_t k = 0; pos[j].frames && k < pos[j].nr_frames; k++) {
+			free(pos[j].frames[k].name);
+			free(pos[j].frames[k].script);
+		}
+		free(pos[j].frames);
+	}
+	free(pos);
+}
+
+static int cmp_v8_proc(const void *a, const void *b)
+{
+	const struct bprof_v8_proc *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->exec_id < y->exec_id ? -1 : x->exec_id > y->exec_id;
+}
+
+int bprof_v8_sfi_cmp(const void *a, const void *b)
+{
+	const struct bprof_v8_sfi *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->exec_id != y->exec_id)
+		return x->exec_id < y->exec_id ? -1 : 1;
+	if (x->sfi != y->sfi)
+		return x->sfi < y->sfi ? -1 : 1;
+	return x->guard < y->guard ? -1 : x->guard > y->guard;
+}
+
+/* The V8 section (SPEC.md 6.17): sorted, unique, within the limits. */
+static int validate_v8(struct bprof_recording *rec, struct bprof_error *err)
+{
+	struct bprof_v8 *v = &rec->v8;
+
+	if (!v->present)
+		return (v->nr_procs || v->nr_sfis) ? bprof_set_error(err, BPROF_E_INVAL, 0, "v8: entries without the section") : 0;
+	if (v->nr_counters > 256)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "v8: %u counters", v->nr_counters);
+	if (v->nr_procs)
+		qsort(v->procs, v->nr_procs, sizeof(*v->procs), cmp_v8_proc);
+	if (v->nr_sfis)
+		qsort(v->sfis, v->nr_sfis, sizeof(*v->sfis), bprof_v8_sfi_cmp);
+	for (uint64_t i = 0; i < v->nr_procs; i++)
+		if ((i && !cmp_v8_proc(&v->procs[i], &v->procs[i - 1])) ||
+		    v->procs[i].status > BPROF_V8_STATUS_MAX)
+			return bprof_set_error(err, BPROF_E_INVAL, 0, "v8 process %llu (pid %u)",
+					       (unsigned long long)i, v->procs[i].pid);
+	for (uint64_t i = 0; i < v->nr_sfis; i++) {
+		const struct bprof_v8_sfi *f = &v->sfis[i];
+
+		bool bad = (i && !bprof_v8_sfi_cmp(f, f - 1)) || f->line < 0 ||
+			   (f->name && strlen(f->name) > BPROF_V8_NAME_MAX) ||
+			   (f->script && strlen(f->script) > BPROF_V8_NAME_MAX) ||
+			   f->nr_pos > BPROF_V8_POS_MAX || (f->nr_pos && !f->pos);
+
+		for (uint32_t j = 0; !bad && j < f->nr_pos; j++) {
+			const struct bprof_v8_pos *r = &f->pos[j];
+
+			bad = (j && r->code_offset <= r[-1].code_offset) || !r->nr_frames ||
+			      r->nr_frames > BPROF_V8_INLINE_MAX || !r->frames;
+			for (uint32_t k = 0; !bad && k < r->nr_frames; k++)
+				bad = r->frames[k].line < 0 ||
+				      (r->frames[k].name && strlen(r->frames[k].name) > BPROF_V8_NAME_MAX) ||
+				      (r->frames[k].script &&
+				       strlen(r->frames[k].script) > BPROF_V8_NAME_MAX);
+		}
+		if (bad)
+			return bprof_set_error(err, BPROF_E_INVAL, 0, "v8 SFI %llu (pid %u)",
+					       (unsigned long long)i, f->pid);
+	}
+	return 0;
+}
+
+static const char *const v8_counter_names[BPROF_V8_NR_COUNTERS] = {
+	"sfis_announced", "sfis_named", "sfis_changed", "sfis_unreadable",
+};
+
+const char *bprof_v8_counter_name(unsigned i)
+{
+	return i < BPROF_V8_NR_COUNTERS ? v8_counter_names[i] : NULL;
+}
+
+const struct bprof_v8_sfi *bprof_v8_sfi_find(const struct bprof_recording *rec, uint32_t pid,
+					     uint32_t exec_id, uint64_t sfi, uint32_t guard)
+{
+	const struct bprof_v8_sfi key = { .pid = pid, .exec_id = exec_id, .sfi = sfi, .guard = guard };
+	size_t lo = 0, hi = rec->v8.nr_sfis;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = bprof_v8_sfi_cmp(&rec->v8.sfis[mid], &key);
+
+		if (!cmp)
+			return &rec->v8.sfis[mid];
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 static int validate_jit(const struct bprof_recording *rec, struct bprof_error *err)
 {
 	const struct bprof_jit *j = &rec->jit;
@@ -601,6 +715,8 @@ int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *er
 
 	if (!rc && rec)
 		rc = validate_jit(rec, err);
+	if (!rc && rec)
+		rc = validate_v8(rec, err);
 
 	return rc ? rc : bprof_validate_impl(rec, err, BPROF_E_INVAL, true, true);
 }

@@ -568,6 +568,59 @@ static void sect_jit(struct sink *s, const struct bprof_recording *r)
 	}
 }
 
+/* V8 (1.9, SPEC.md 6.17) */
+static void sect_v8(struct sink *s, const struct bprof_recording *r)
+{
+	const struct bprof_v8 *v = &r->v8;
+
+	put32(s, v->nr_counters);
+	put32(s, 0);
+	for (uint32_t i = 0; i < v->nr_counters; i++)
+		put64(s, v->counters[i]);
+	put64(s, v->nr_procs);
+	for (uint64_t i = 0; i < v->nr_procs; i++) {
+		put32(s, v->procs[i].pid);
+		put32(s, v->procs[i].exec_id);
+		put32(s, v->procs[i].status);
+		put32(s, 0);
+	}
+	put64(s, v->nr_sfis);
+	for (uint64_t i = 0; i < v->nr_sfis; i++) {
+		const struct bprof_v8_sfi *f = &v->sfis[i];
+		uint32_t nl = f->name ? (uint32_t)strlen(f->name) : 0;
+		uint32_t sl = f->script ? (uint32_t)strlen(f->script) : 0;
+
+		put32(s, f->pid);
+		put32(s, f->exec_id);
+		put64(s, f->sfi);
+		put32(s, f->guard);
+		put32(s, (uint32_t)f->line);
+		put32(s, nl);
+		put32(s, sl);
+		put32(s, f->nr_pos);
+		put32(s, 0);
+		put(s, f->name, nl);
+		put(s, f->script, sl);
+		for (uint32_t j = 0; j < f->nr_pos; j++) {
+			const struct bprof_v8_pos *r = &f->pos[j];
+
+			put32(s, r->code_offset);
+			put32(s, r->nr_frames);
+			for (uint32_t k = 0; k < r->nr_frames; k++) {
+				const struct bprof_v8_frame *fr = &r->frames[k];
+				uint32_t a = fr->name ? (uint32_t)strlen(fr->name) : 0;
+				uint32_t b = fr->script ? (uint32_t)strlen(fr->script) : 0;
+
+				put32(s, (uint32_t)fr->line);
+				put32(s, a);
+				put32(s, b);
+				put(s, fr->name, a);
+				put(s, fr->script, b);
+			}
+		}
+	}
+}
+
 static void (*const sections[])(struct sink *, const struct bprof_recording *) = {
 	[BPROF_SECT_META] = sect_meta,         [BPROF_SECT_LOSSES] = sect_losses,
 	[BPROF_SECT_STACKS] = sect_stacks,     [BPROF_SECT_COUNTS] = sect_counts,
@@ -577,6 +630,7 @@ static void (*const sections[])(struct sink *, const struct bprof_recording *) =
 	[BPROF_SECT_ACCESS] = sect_access,     [BPROF_SECT_GENERATIONS] = sect_generations,
 	[BPROF_SECT_OFFCPU] = sect_offcpu,     [BPROF_SECT_PYTHON] = sect_python,
 	[BPROF_SECT_SLICES] = sect_slices,     [BPROF_SECT_JIT] = sect_jit,
+	[BPROF_SECT_V8] = sect_v8,
 };
 
 static bool section_written(const struct bprof_recording *rec, int t)
@@ -597,6 +651,8 @@ static bool section_written(const struct bprof_recording *rec, int t)
 		return rec->python.present != 0;
 	if (t == BPROF_SECT_JIT)
 		return rec->jit.present != 0;
+	if (t == BPROF_SECT_V8)
+		return rec->v8.present != 0;
 	if (t == BPROF_SECT_GENERATIONS) {
 		for (uint64_t i = 0; i < rec->nr_processes; i++)
 			if (rec->processes[i].has_gens)
@@ -655,9 +711,10 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
 	bprof_put16(hdr + 8, BPROF_FORMAT_MAJOR);
 	/* the oldest minor that has every section written (SPEC.md 7) */
-	bprof_put16(hdr + 10, rec->jit.present ||
+	bprof_put16(hdr + 10, rec->v8.present ? BPROF_FORMAT_MINOR :
+			      rec->jit.present ||
 				      (rec->meta.flags & (BPROF_META_NO_GENERATIONS | BPROF_META_NO_PYTHON_WALK))
-				      ? BPROF_FORMAT_MINOR :
+				      ? BPROF_FORMAT_MINOR_NO_V8 :
 			      rec->python.present    ? BPROF_FORMAT_MINOR_NO_JIT :
 			      rec->slices.slice_ns ? BPROF_FORMAT_MINOR_NO_PYTHON :
 			      rec->offcpu.mode     ? BPROF_FORMAT_MINOR_NO_SLICES :

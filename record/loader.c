@@ -435,6 +435,18 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	/* Python frames ride on the unwinder's bpf_loop walk
 	 * (bpf/python/python.bpf.c) */
 	obj->rodata->python_enabled = cfi && !tail && !env->no_python;
+	/* V8 frames too (v8_walk.h, inline in the bpf_loop walk) */
+	obj->rodata->v8_enabled = cfi && !tail && !env->no_v8;
+	if (!obj->rodata->v8_enabled) {
+		bpf_map__set_max_entries(obj->maps.v8_seen, 1);
+		bpf_map__set_max_entries(obj->maps.v8_procs, 1);
+	} else if (noprealloc) {
+		/* as py_seen below: an LRU map is preallocated whole (~4 MiB
+		 * here), a hash map grows; when it fills, an SFI is announced
+		 * again (prof-record keeps one entry) */
+		bpf_map__set_type(obj->maps.v8_seen, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(obj->maps.v8_seen, BPF_F_NO_PREALLOC);
+	}
 	if (!obj->rodata->python_enabled) {
 		/* nothing is created for a feature not in use */
 		bpf_map__set_max_entries(obj->maps.py_seen, 1);
@@ -702,6 +714,9 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		tail = true;
 		if (!env->no_python)
 			fprintf(stderr, "prof-record: this kernel lacks %s: Python frames are not recorded (native stacks are)\n",
+				kfeat_describe(miss));
+		if (!env->no_v8)
+			fprintf(stderr, "prof-record: this kernel lacks %s: V8 JavaScript frames are not recorded (native stacks are)\n",
 				kfeat_describe(miss));
 	}
 	/* BPROF_TAILWALK=1: the walk of kernels without bpf_loop anyway
@@ -993,6 +1008,16 @@ void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd)
 {
 	*procs_fd = bpf_map__fd(obj->maps.py_procs);
 	*stats_fd = bpf_map__fd(obj->maps.py_stats);
+}
+
+int loader_v8_fd(struct profile_bpf *obj)
+{
+	return bpf_map__fd(obj->maps.v8_procs);
+}
+
+bool loader_walks_v8(const struct profile_bpf *obj)
+{
+	return obj->rodata->v8_enabled;
 }
 
 bool loader_walks_python(const struct profile_bpf *obj)

@@ -63,6 +63,10 @@ void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);
 /* Whether the loaded walk records Python frames (not on kernels without
  * bpf_loop, nor with --no-python). */
 bool loader_walks_python(const struct profile_bpf *obj);
+/* The V8 walk's map "v8_procs" (bpf/v8/v8.bpf.c), and whether the loaded
+ * walk records V8 frames (not on kernels without bpf_loop, nor --no-v8). */
+int loader_v8_fd(struct profile_bpf *obj);
+bool loader_walks_v8(const struct profile_bpf *obj);
 int loader_exec_gen_fd(const struct profile_bpf *obj);
 /* The BPF map tgid -> struct profile_map_gen (mapping generations); -1
  * where the hook did not load. */

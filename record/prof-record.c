@@ -28,6 +28,7 @@
 #include "access.h"
 #include "offcpu/offcpu_rec.h"
 #include "python/pyrec.h"
+#include "v8/v8rec.h"
 #include "dump.h"
 #include "kernel.h"
 #include "knames.h"
@@ -108,6 +109,7 @@ static pid_t spawn_command(char **argv, int *release_fd)
 struct observers {
 	struct unwinder *unw;
 	struct pyrec *py;
+	struct v8rec *v8;
 };
 static struct observers observers;
 
@@ -118,6 +120,8 @@ static void obs_object(void *ctx, uint32_t idx, Elf *elf, const struct bprof_obj
 	unwinder_object(ob->unw, idx, elf, o);
 	if (ob->py)
 		pyrec_object(ob->py, idx, elf);
+	if (ob->v8)
+		v8rec_object(ob->v8, idx, elf);
 }
 
 static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
@@ -128,6 +132,8 @@ static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
 	unwinder_image(ob->unw, pid, exec_id, gen, maps, nr);
 	if (ob->py)
 		pyrec_image(ob->py, pid, exec_id, maps, nr);
+	if (ob->v8)
+		v8rec_image(ob->v8, pid, exec_id, maps, nr);
 }
 
 static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
@@ -137,6 +143,8 @@ static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
 	unwinder_image_gone(ob->unw, pid, exec_id);
 	if (ob->py)
 		pyrec_image_gone(ob->py, pid, exec_id);
+	if (ob->v8)
+		v8rec_image_gone(ob->v8, pid, exec_id);
 }
 
 /* the event loop's tick: tables walks asked for, when the budget was spent */
@@ -166,7 +174,8 @@ static void end_before_walk(void *arg)
 /* Let the manifest feed the unwinder what it learns: objects and their
  * ELF as it opens them, images' mappings as they change. */
 static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const struct env *env,
-			  struct unwinder **out, struct tabcache **cache, struct pyrec **py)
+			  struct unwinder **out, struct tabcache **cache, struct pyrec **py,
+			  struct v8rec **v8)
 {
 	struct unwinder_maps um;
 	const char *why;
@@ -198,8 +207,13 @@ static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const s
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
 	}
+	if (loader_walks_v8(obj) && v8rec_create(v8, loader_v8_fd(obj))) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		return -ENOMEM;
+	}
 	observers.unw = *out;
 	observers.py = *py;
+	observers.v8 = *v8;
 	struct manifest_observer obs = {
 		.ctx = &observers,
 		.object = obs_object,
@@ -217,6 +231,7 @@ struct recorder {
 	struct manifest *man;
 	struct unwinder *unw;
 	struct pyrec *py;               /* Python frames' names, or NULL */
+	struct v8rec *v8;               /* V8 frames' names, or NULL */
 	struct sampler *smp;
 	bool cfi;
 	int nr_cpus, nr_sampled;
@@ -280,6 +295,7 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 
 	if (manifest_emit(r->man, rec, &rec->losses.manifest_lost) ||
 	    pyrec_emit(r->py, rec) ||
+	    v8rec_emit(r->v8, rec) ||
 	    (r->unw && dump_unwind_misses(rec, r->unw, r->man)) ||
 	    kernel_collect_for(&rec->kernel, rec, !r->env->no_kallsyms, r->env->full_kallsyms,
 			       r->kcache, r->kn ? &namer : NULL, &hidden))
@@ -423,6 +439,7 @@ int main(int argc, char **argv)
 	struct manifest *man = NULL;
 	struct unwinder *unw = NULL;
 	struct pyrec *py = NULL;
+	struct v8rec *v8 = NULL;
 	struct tabcache *tcache = NULL;
 	struct rotate *rot = NULL;
 	struct sampler_run run = { .exiting = &exiting };
@@ -522,11 +539,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
-	if (cfi && start_unwinder(obj, man, &env, &unw, &tcache, &py))
+	if (cfi && start_unwinder(obj, man, &env, &unw, &tcache, &py, &v8))
 		goto cleanup;
 	if (sampler_create(&smp, obj, loader_sampler_fd(ld), man, nr_cpus))
 		goto cleanup;
 	sampler_set_python(smp, py);
+	sampler_set_v8(smp, v8);
 	if (loader_attach(ld, &env))
 		goto cleanup;
 
@@ -574,7 +592,7 @@ int main(int argc, char **argv)
 	}
 
 	r = (struct recorder){
-		.env = &env, .obj = obj, .man = man, .unw = unw, .py = py, .smp = smp, .cfi = cfi,
+		.env = &env, .obj = obj, .man = man, .unw = unw, .py = py, .v8 = v8, .smp = smp, .cfi = cfi,
 		.nr_cpus = nr_cpus, .nr_sampled = nr_sampled, .event = event,
 		.options = options, .acc = acc, .kcache = r.kcache,
 		.slice_origin = r.slice_origin,
@@ -710,6 +728,7 @@ cleanup:
 	manifest_free(man);
 	unwinder_destroy(unw);
 	pyrec_destroy(py);
+	v8rec_destroy(v8);
 	if (tcache && env.verbose) {
 		struct tabcache_stats ts;
 

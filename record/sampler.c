@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "sampler.h"
 #include "python/pyrec.h"
+#include "v8/v8rec.h"
 #include "profile.h"
 #include "profile.skel.h"
 #include "unwind.h"
@@ -29,6 +30,7 @@
 struct poll_ctx {
 	struct manifest *man;
 	struct pyrec *py;        /* Python code objects to copy, or NULL */
+	struct v8rec *v8;        /* V8 SFIs to name, or NULL */
 	int err;
 	uint64_t events;
 };
@@ -248,6 +250,13 @@ static int handle_event(void *ctx, void *data, size_t size)
 	pc->events++;
 	if (e->type == UNWIND_EVENT_WANTED)
 		return 0; /* only to wake the loop: its tick loads the table */
+	if (e->type == V8_EVENT_SFI) {
+		/* named now, while the process lives and before V8's heap
+		 * moves it (record/DESIGN.md "V8 frames") */
+		if (pc->v8 && size >= sizeof(struct v8_sfi_event))
+			v8rec_sfi(pc->v8, data);
+		return 0;
+	}
 	if (e->type == PYTHON_EVENT_CODE) {
 		/* named now from the copies the walk made (the process may be gone) */
 		if (pc->py && size >= sizeof(struct python_code_event))
@@ -327,6 +336,11 @@ int sampler_create(struct sampler **out, struct profile_bpf *obj, int prog_fd, s
 void sampler_set_python(struct sampler *s, struct pyrec *py)
 {
 	s->pc.py = py;
+}
+
+void sampler_set_v8(struct sampler *s, struct v8rec *v8)
+{
+	s->pc.v8 = v8;
 }
 
 int sampler_run(struct sampler *s, struct sampler_run *run)

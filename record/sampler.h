@@ -36,6 +36,9 @@ void sampler_destroy(struct sampler *s);
 /* Hand the code objects the Python walk announces to py (NULL: none). */
 struct pyrec;
 void sampler_set_python(struct sampler *s, struct pyrec *py);
+/* Hand the SFIs the V8 walk announces to v8 (NULL: none). */
+struct v8rec;
+void sampler_set_v8(struct sampler *s, struct v8rec *v8);
 
 /* Open the perf events (every online CPU, or -C's) and attach the sampler:
  * sampling starts here.  *opened: the CPUs sampled; *event: the event

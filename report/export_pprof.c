@@ -387,6 +387,8 @@ static int location_id(struct pp *p, const struct rep_input *in, const struct re
 						    : rep_wframe_missed_name(f->kind));
 	if (!f->res && f->kind == REP_W_PYTHON)
 		return add_named_line(p, l, REP_PYTHON_FRAME);
+	if (!f->res && f->kind == REP_W_V8)
+		return add_named_line(p, l, REP_V8_FRAME);
 	if (!f->res)
 		return 0;
 	for (uint32_t i = 0; i < f->res->nr_frames && !err; i++) {

@@ -258,6 +258,48 @@ static int python_key(struct rep_fold *f, const struct rep_input *in, const stru
 	return err;
 }
 
+/* A V8 frame's key: its name, script and line, or (unnamed) its SFI. */
+static int v8_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
+		  uint64_t w0, uint64_t w1, struct user_key *k)
+{
+	const struct bprof_v8_sfi *s = rep_v8_name(in->rec, c->pid, c->exec_id, w0, w1);
+	const struct bprof_v8_pos *row = s ? rep_v8_pos(s, w1) : NULL;
+	uint32_t nf = row ? row->nr_frames : 1;
+	size_t len = 1;
+	char *buf, *q;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	if (!s) {
+		k->value = w0;
+		return intern(f, "W", 1, &k->place);
+	}
+	/* what it prints: each frame's line, name and script */
+	for (uint32_t i = 0; i < nf; i++)
+		len += sizeof(int32_t) + strlen(row ? row->frames[i].name : s->name) +
+		       strlen(row ? row->frames[i].script : s->script) + 2;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	q = buf;
+	*q++ = 'V';
+	for (uint32_t i = 0; i < nf; i++) {
+		const char *n = row ? row->frames[i].name : s->name;
+		const char *sc = row ? row->frames[i].script : s->script;
+		int32_t line = row ? row->frames[i].line : s->line;
+
+		memcpy(q, &line, sizeof(line));
+		q += sizeof(line);
+		memcpy(q, n, strlen(n) + 1);
+		q += strlen(n) + 1;
+		memcpy(q, sc, strlen(sc) + 1);
+		q += strlen(sc) + 1;
+	}
+	err = intern(f, buf, len, &k->place);
+	free(buf);
+	return err;
+}
+
 /* The user frames of row c, as rep_wframe_user makes them. */
 static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_input *in,
 		    const struct bprof_count *c, uint32_t *id)
@@ -275,6 +317,14 @@ static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_inp
 	for (size_t i = 0; i < n && !err; i++) {
 		struct rep_wframe w;
 		struct user_key k;
+		if (rep_v8_pair(st->ips, i, n)) {
+			struct user_key k2 = { 0 };
+			err = v8_key(f, in, c, st->ips[i], st->ips[i + 1], &k);
+			memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
+			memcpy((char *)s->buf + 4 + (i + 1) * sizeof(k2), &k2, sizeof(k2));
+			i++;
+			continue;
+		}
 		if (rep_python_pair(st->ips, i, n)) {
 			/* a Python frame: keyed by what it prints (its code's
 			 * address means nothing in another process) */

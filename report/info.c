@@ -419,6 +419,51 @@ static void print_python(FILE *f, const struct bprof_recording *rec)
 	}
 }
 
+/* The V8 processes the recorder found, why each was (not) walked, and
+ * its counters (SPEC.md 6.17). */
+static void print_v8(FILE *f, const struct bprof_recording *rec)
+{
+	static const char *const status[] = {
+		[BPROF_V8_WALKED] = "JavaScript frames walked (layout from the binary's v8dbg_ symbols)",
+		[BPROF_V8_NO_OFFSETS] = "a V8 whose v8dbg_ symbols lack what the walk needs: native stacks only",
+	};
+	const struct bprof_v8 *v = &rec->v8;
+	uint64_t named = 0, frames = 0;
+
+	if (!v->present)
+		return;
+	for (uint64_t i = 0; i < rec->nr_stacks; i++) {
+		const struct bprof_stack *s = &rec->stacks[i];
+
+		for (uint32_t j = 0; j < s->nr_ips; j++) {
+			if (!rep_v8_pair(s->ips, j, s->nr_ips))
+				continue;
+			frames++;
+			/* the row's process is not known here: any entry for
+			 * the SFI in the file will do for a count */
+			for (uint64_t k = 0; k < rec->nr_processes; k++)
+				if (rep_v8_name(rec, rec->processes[k].pid, rec->processes[k].exec_id,
+						s->ips[j], s->ips[j + 1])) {
+					named++;
+					break;
+				}
+			j++;
+		}
+	}
+	fprintf(f, "v8:             %llu process%s, %llu SFIs named; %llu of %llu JavaScript frames in stacks named\n",
+		(unsigned long long)v->nr_procs, v->nr_procs == 1 ? "" : "es",
+		(unsigned long long)v->nr_sfis, (unsigned long long)named, (unsigned long long)frames);
+	for (uint64_t i = 0; i < v->nr_procs; i++)
+		fprintf(f, "  pid %-8u V8: %s\n", v->procs[i].pid,
+			v->procs[i].status <= BPROF_V8_STATUS_MAX ? status[v->procs[i].status] : "?");
+	for (uint32_t i = 0; i < v->nr_counters; i++) {
+		const char *name = bprof_v8_counter_name(i);
+
+		if (name)
+			fprintf(f, "  %-31s %llu\n", name, (unsigned long long)v->counters[i]);
+	}
+}
+
 static void print_offcpu(FILE *f, const struct bprof_recording *rec)
 {
 	const struct bprof_offcpu *o = &rec->offcpu;
@@ -564,7 +609,7 @@ static void print_jit(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 		for (uint32_t k = 0; k < st->nr_ips; k++) {
 			struct rep_wframe w;
 
-			if (rep_python_pair(st->ips, k, st->nr_ips)) {
+			if (rep_python_pair(st->ips, k, st->nr_ips) || rep_v8_pair(st->ips, k, st->nr_ips)) {
 				k++;
 				continue;
 			}
@@ -653,6 +698,7 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 		(unsigned long long)l->user_stack_before_table);
 	print_offcpu(f, rec);
 	print_python(f, rec);
+	print_v8(f, rec);
 	print_unwind(f, rec);
 	print_access(f, rec);
 	print_generations(f, rec);

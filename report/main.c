@@ -135,7 +135,7 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 1 },
 	{ "folded", 'f', NULL, 0, "Folded stacks, one line per stack (for flame graphs)", 1 },
 	{ "delimited", 'd', NULL, 0, "Insert a delimiter between kernel and user stacks", 1 },
-	{ "annotations", 'a', NULL, 0, "Annotate frames: _[k] kernel, _[i] inlined, _[j] JIT, _[py] Python", 1 },
+	{ "annotations", 'a', NULL, 0, "Annotate frames: _[k] kernel, _[i] inlined, _[j] JIT, _[py] Python, _[js] JavaScript", 1 },
 	{ "user-stacks-only", 'U', NULL, 0, "Show user stacks only", 1 },
 	{ "kernel-stacks-only", 'K', NULL, 0, "Show kernel stacks only", 1 },
 	{ "addresses", OPT_ADDRESSES, NULL, 0, "Print unnamed frames as object+0xoffset, not [object]", 1 },

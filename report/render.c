@@ -266,6 +266,7 @@ size_t rep_agg_unnamed_objects(const struct rep_agg *agg, const uint32_t **ids)
 #define FR_INLINE (1u << 1)
 #define FR_JIT    (1u << 2)
 #define FR_PYTHON (1u << 3)
+#define FR_JS     (1u << 4) /* with FR_PYTHON: a V8 frame */
 
 /* A rendered frame: text in the row's scratch buffer. */
 struct frame {
@@ -301,6 +302,8 @@ static void row_add(struct row *r, const char *name, unsigned flags, const struc
 			sb_puts(&r->text, "_[j]");
 		else if (flags & FR_INLINE)
 			sb_puts(&r->text, "_[i]");
+		else if (flags & FR_JS)
+			sb_puts(&r->text, "_[js]");
 		else if (flags & FR_PYTHON)
 			sb_puts(&r->text, "_[py]");
 	}
@@ -348,22 +351,30 @@ static void add_python(struct row *r, const struct rep_wframe *f, const struct r
 {
 	char text[2 * BPROF_PY_NAME_MAX + 64];
 
+	const char *unnamed = f->kind == REP_W_V8 ? REP_V8_FRAME : REP_PYTHON_FRAME;
+
 	st->frames++;
 	if (!f->res || !f->res->nr_frames) {
 		if (cfg->addresses)
-			snprintf(text, sizeof(text), "[python]+0x%llx",
+			snprintf(text, sizeof(text), "%s+0x%llx", unnamed,
 				 (unsigned long long)(f->addr & BPROF_PY_ADDR_MASK));
-		row_add(r, cfg->addresses ? text : REP_PYTHON_FRAME, FR_PYTHON, cfg);
+		row_add(r, cfg->addresses ? text : unnamed,
+			FR_PYTHON | (f->kind == REP_W_V8 ? FR_JS : 0), cfg);
 		return;
 	}
-	const struct bsym_frame *b = &f->res->frames[0];
-
 	st->frames_named++;
-	if (b->line)
-		snprintf(text, sizeof(text), "%s (%s:%u)", b->name, b->file ? b->file : "?", b->line);
-	else
-		snprintf(text, sizeof(text), "%s (%s)", b->name, b->file ? b->file : "?");
-	row_add(r, text, FR_PYTHON, cfg);
+	/* a V8 frame of optimized code: its inlined functions first */
+	for (uint32_t i = 0; i < f->res->nr_frames; i++) {
+		const struct bsym_frame *b = &f->res->frames[i];
+
+		if (b->line)
+			snprintf(text, sizeof(text), "%s (%s:%u)", b->name, b->file ? b->file : "?",
+				 b->line);
+		else
+			snprintf(text, sizeof(text), "%s (%s)", b->name, b->file ? b->file : "?");
+		row_add(r, text,
+			FR_PYTHON | (f->kind == REP_W_V8 ? FR_JS : 0) | (b->inlined ? FR_INLINE : 0), cfg);
+	}
 }
 
 /* A frame without a name: addr_text with --addresses, else plain_text
@@ -555,8 +566,8 @@ static int agg_row(void *arg, const struct rep_input *in, const struct bprof_cou
 			umiss = true;
 		else if (f->kind == REP_W_MISSING_CALLER)
 			add_unnamed(r, NULL, REP_MISSING_CALLER_FRAME, 0, cfg, st);
-		else if (f->kind == REP_W_PYTHON)
-			add_python(r, f, cfg, st);
+		else if (f->kind == REP_W_PYTHON || f->kind == REP_W_V8)
+			add_python(r, f, cfg, st); /* the same "name (file:line)" */
 		else if (f->res)
 			add_result(r, f->res, f->kind == REP_W_JIT ? FR_JIT : 0, cfg, st);
 		else

@@ -65,6 +65,7 @@ struct rep_input {
 	uint32_t kernel;             /* bsym kernel id, BSYM_NO_OBJECT if none */
 	struct bsym_ksym *ksyms;     /* kept for bsym_kernel_register's copy */
 	struct rep_pycache *pycache; /* Python frames named so far (python.c) */
+	struct rep_v8cache *v8cache; /* V8 frames named so far (v8.c) */
 };
 
 int rep_input_open(struct rep_input *in, struct bsym_ctx *sym, const char *path,
@@ -187,6 +188,8 @@ enum rep_wkind {
 	REP_W_PYTHON,         /* a CPython frame (SPEC.md 6.15): addr holds
 			       * its first word, lookup an id of its name
 			       * in the input (0: unnamed), res its name */
+	REP_W_V8,             /* a V8 JavaScript frame (SPEC.md 6.17), as
+			       * REP_W_PYTHON */
 };
 
 /* One address of a count row. */
@@ -295,6 +298,31 @@ int rep_python_name(const struct bprof_recording *rec, uint32_t pid, uint32_t ex
 const struct bsym_result *rep_python_result(const struct rep_input *in, uint32_t pid,
 					    uint32_t exec_id, uint64_t w0, uint64_t w1,
 					    uint64_t *id);
+
+/* ---- V8 frames (v8.c) ----------------------------------------------------- */
+
+#define REP_V8_FRAME "[js]"
+struct rep_v8cache;
+/* Create in->v8cache when the recording names V8 frames.  -ENOMEM. */
+int rep_v8cache_create(struct rep_input *in);
+void rep_v8cache_free(struct rep_v8cache *c);
+/* Whether ips[i], ips[i+1] are a V8 frame's two words. */
+static inline bool rep_v8_pair(const uint64_t *ips, size_t i, size_t nr)
+{
+	return i + 1 < nr && (ips[i] & BPROF_V8_TAG_MASK) == BPROF_V8_TAG_SFI &&
+	       (ips[i + 1] & BPROF_V8_TAG_MASK) == BPROF_V8_TAG_POS;
+}
+/* The SFI entry a frame's words name in rec, or NULL. */
+const struct bprof_v8_sfi *rep_v8_name(const struct bprof_recording *rec, uint32_t pid,
+				       uint32_t exec_id, uint64_t w0, uint64_t w1);
+/* The position row a frame of optimized code is at (its inlined
+ * functions), or NULL. */
+const struct bprof_v8_pos *rep_v8_pos(const struct bprof_v8_sfi *s, uint64_t w1);
+/* The frame's name as a bsym_result owned by in (NULL: unnamed): its
+ * inlined functions first when it ran optimized code; *id a number of
+ * that name unique in in (0: unnamed). */
+const struct bsym_result *rep_v8_result(const struct rep_input *in, uint32_t pid,
+					uint32_t exec_id, uint64_t w0, uint64_t w1, uint64_t *id);
 
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);

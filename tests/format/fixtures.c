@@ -542,6 +542,29 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		    memcmp(x->data, y->data, (size_t)x->len))
 			DIFF("jitdump %llu differs", (unsigned long long)i);
 	}
+	if (a->v8.present != b->v8.present || a->v8.nr_counters != b->v8.nr_counters ||
+	    memcmp(a->v8.counters, b->v8.counters, sizeof(a->v8.counters)) ||
+	    a->v8.nr_procs != b->v8.nr_procs || a->v8.nr_sfis != b->v8.nr_sfis ||
+	    (a->v8.nr_procs && memcmp(a->v8.procs, b->v8.procs, a->v8.nr_procs * sizeof(*a->v8.procs))))
+		DIFF("v8 section differs");
+	for (uint64_t i = 0; i < a->v8.nr_sfis; i++) {
+		const struct bprof_v8_sfi *x = &a->v8.sfis[i], *y = &b->v8.sfis[i];
+
+		if (x->pid != y->pid || x->exec_id != y->exec_id || x->sfi != y->sfi ||
+		    x->guard != y->guard || x->line != y->line || !streq0(x->name, y->name) ||
+		    !streq0(x->script, y->script) || x->nr_pos != y->nr_pos)
+			DIFF("v8 SFI %llu differs", (unsigned long long)i);
+		for (uint32_t j = 0; j < x->nr_pos; j++) {
+			if (x->pos[j].code_offset != y->pos[j].code_offset ||
+			    x->pos[j].nr_frames != y->pos[j].nr_frames)
+				DIFF("v8 SFI %llu row %u differs", (unsigned long long)i, j);
+			for (uint32_t k = 0; k < x->pos[j].nr_frames; k++)
+				if (x->pos[j].frames[k].line != y->pos[j].frames[k].line ||
+				    !streq0(x->pos[j].frames[k].name, y->pos[j].frames[k].name) ||
+				    !streq0(x->pos[j].frames[k].script, y->pos[j].frames[k].script))
+					DIFF("v8 SFI %llu row %u frame %u differs", (unsigned long long)i, j, k);
+		}
+	}
 	for (uint64_t i = 0; i < a->python.nr_codes; i++) {
 		const struct bprof_python_code *x = &a->python.codes[i], *y = &b->python.codes[i];
 
@@ -642,5 +665,68 @@ struct bprof_recording *fx_jit(void)
 	j->dumps[1] = (struct bprof_jitdump){ .pid = 200, .exec_id = 1, .len = 3 };
 	j->dumps[1].data = xcalloc(1, 3);
 	memcpy(j->dumps[1].data, "\xff\x00x", 3); /* any bytes: libsym judges them */
+	return r;
+}
+
+struct bprof_recording *fx_v8(void)
+{
+	struct bprof_recording *r = fx_jit();
+	struct bprof_v8 *v;
+
+	if (!r)
+		return NULL;
+	v = &r->v8;
+	v->present = 1;
+	v->nr_counters = BPROF_V8_NR_COUNTERS;
+	for (int i = 0; i < BPROF_V8_NR_COUNTERS; i++)
+		v->counters[i] = 3000 + (uint64_t)i;
+	v->nr_procs = 2;
+	v->procs = xcalloc(2, sizeof(*v->procs));
+	v->procs[0] = (struct bprof_v8_proc){ 100, 1, BPROF_V8_WALKED };
+	v->procs[1] = (struct bprof_v8_proc){ 200, 1, BPROF_V8_NO_OFFSETS };
+	v->nr_sfis = 2;
+	v->sfis = xcalloc(2, sizeof(*v->sfis));
+	v->sfis[0] = (struct bprof_v8_sfi){ .pid = 100, .exec_id = 1, .sfi = 0x3f0000001001ull,
+					    .guard = 0xcafef00d, .line = 12,
+					    .name = fx_strdup("leaf"), .script = fx_strdup("/app/hot.js") };
+	/* an anonymous function of an unknown script, run as optimized code
+	 * with "leaf" inlined into it from offset 0x40 on */
+	v->sfis[1] = (struct bprof_v8_sfi){ .pid = 100, .exec_id = 1, .sfi = 0x3f0000002001ull,
+					    .guard = 7, .line = 0,
+					    .name = fx_strdup(""), .script = fx_strdup("") };
+	v->sfis[1].nr_pos = 2;
+	v->sfis[1].pos = xcalloc(2, sizeof(*v->sfis[1].pos));
+	v->sfis[1].pos[0] = (struct bprof_v8_pos){ .code_offset = 0, .nr_frames = 1,
+						   .frames = xcalloc(1, sizeof(struct bprof_v8_frame)) };
+	v->sfis[1].pos[0].frames[0] = (struct bprof_v8_frame){ 3, fx_strdup(""), fx_strdup("") };
+	v->sfis[1].pos[1] = (struct bprof_v8_pos){ .code_offset = 0x40, .nr_frames = 2,
+						   .frames = xcalloc(2, sizeof(struct bprof_v8_frame)) };
+	v->sfis[1].pos[1].frames[0] = (struct bprof_v8_frame){ 4, fx_strdup(""), fx_strdup("") };
+	v->sfis[1].pos[1].frames[1] = (struct bprof_v8_frame){ 13, fx_strdup("leaf"),
+							       fx_strdup("/app/hot.js") };
+	{
+		uint64_t ips[] = {
+			BPROF_V8_TAG_SFI | 0x3f0000001001ull,
+			BPROF_V8_TAG_POS | (uint64_t)0xcafef00d << BPROF_V8_GUARD_SHIFT | 1ull << 22 | 53,
+			BPROF_V8_TAG_SFI | 0x3f0000002001ull,
+			BPROF_V8_TAG_POS | (uint64_t)7 << BPROF_V8_GUARD_SHIFT | 2ull << 22 | 0x44,
+			0x401040,
+		};
+		struct bprof_stack st = { .id = 0x40000030, .nr_ips = 5, .ips = xcalloc(5, 8) };
+
+		memcpy(st.ips, ips, sizeof(ips));
+		if (bprof_recording_add_stack(r, &st))
+			abort();
+		add_count(r, 100, 0x40000030, -14, 0, 4, "node");
+		for (uint64_t k = 0; k + 1 < r->nr_counts; k++)
+			if (r->counts[k].state != BPROF_STATE_ON_CPU) {
+				struct bprof_count c = r->counts[r->nr_counts - 1];
+
+				memmove(&r->counts[k + 1], &r->counts[k],
+					(r->nr_counts - 1 - k) * sizeof(c));
+				r->counts[k] = c;
+				break;
+			}
+	}
 	return r;
 }

@@ -33,6 +33,8 @@ struct bprof_recording *fx_slices(void);
 struct bprof_recording *fx_python(void);
 /* fx_python with a JIT section (1.8): counters, two jitdumps. */
 struct bprof_recording *fx_jit(void);
+/* fx_jit with a V8 section (1.9): two processes, two SFIs, a stack naming both. */
+struct bprof_recording *fx_v8(void);
 /* Strings with odd bytes: UTF-8, control characters, high bytes, spaces. */
 struct bprof_recording *fx_odd_strings(void);
 /* nr_counts counts over nr_stacks stacks and nr_ksyms ksyms; seeded. */

@@ -1574,7 +1574,7 @@ int main(int argc, char **argv)
 	{
 		struct bprof_recording *o = fx_jit();
 		struct bb jc = content_of(o);
-		struct frame_opts m8 = { .minor = BPROF_FORMAT_MINOR };
+		struct frame_opts m8 = { .minor = BPROF_FORMAT_MINOR_NO_V8 };
 		size_t jp = payload(&jc, BPROF_SECT_JIT);
 		size_t dumps = jp + 16 + 8 * BPROF_JIT_NR_COUNTERS; /* nr_jitdumps */
 		size_t d0 = dumps + 8;
@@ -1612,6 +1612,104 @@ int main(int argc, char **argv)
 		}
 		invalid_duplicated(g, "jit-duplicated", &jc, BPROF_SECT_JIT, &m8);
 		free(jc.p);
+		bprof_recording_free(o);
+	}
+	/* ---- V8 (1.9) ---- */
+	{
+		struct bprof_recording *o = fx_v8();
+		struct bb vc = content_of(o);
+		struct frame_opts m9 = { .minor = BPROF_FORMAT_MINOR };
+		size_t vp = payload(&vc, BPROF_SECT_V8);
+		size_t procs = vp + 8 + 8 * BPROF_V8_NR_COUNTERS; /* nr_procs */
+		size_t sfis = procs + 8 + 2 * 16;                 /* nr_sfis */
+		size_t s0 = sfis + 8;
+
+		valid(g, "v8", frame(&vc, &m9));
+		DAMAGED(d, &vc)
+		{
+			set32(&d, vp, 257);
+			invalid(g, "v8-257-counters", BPROF_E_LIMIT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &vc)
+		{
+			set32(&d, vp + 4, 1);
+			invalid(g, "v8-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &vc)
+		{
+			set32(&d, procs + 8 + 8, 2); /* the first process's status */
+			invalid(g, "v8-status-unknown", BPROF_E_CORRUPT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &vc)
+		{
+			set64(&d, sfis, UINT64_C(1) << 40);
+			invalid(g, "v8-claim-2e40-sfis", BPROF_E_TRUNCATED, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &vc)
+		{
+			set64(&d, s0 + 8, 0x3f0000009001ull); /* above the second SFI's */
+			invalid(g, "v8-sfis-out-of-order", BPROF_E_CORRUPT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &vc)
+		{
+			set32(&d, s0 + 20, 0xffffffffu);
+			invalid(g, "v8-negative-line", BPROF_E_CORRUPT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &vc)
+		{
+			set32(&d, s0 + 24, 5000);
+			invalid(g, "v8-name-above-limit", BPROF_E_LIMIT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &vc)
+		{
+			set32(&d, s0 + 24, 200); /* past the section's end */
+			invalid(g, "v8-name-past-end", BPROF_E_TRUNCATED, frame(&d, &m9));
+			free(d.p);
+		}
+		{
+			/* the second SFI: after the first's 40 + 4 + 11 bytes */
+			size_t s1 = s0 + 40 + 4 + 11, r0 = s1 + 40, r1 = r0 + 8 + 12;
+
+			DAMAGED(d, &vc)
+			{
+				set32(&d, s1 + 36, 1);
+				invalid(g, "v8-sfi-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m9));
+				free(d.p);
+			}
+			DAMAGED(d, &vc)
+			{
+				set32(&d, r1, 0); /* the second row at the first's offset */
+				invalid(g, "v8-rows-out-of-order", BPROF_E_CORRUPT, frame(&d, &m9));
+				free(d.p);
+			}
+			DAMAGED(d, &vc)
+			{
+				set32(&d, r0 + 4, 0);
+				invalid(g, "v8-row-without-frames", BPROF_E_LIMIT, frame(&d, &m9));
+				free(d.p);
+			}
+			DAMAGED(d, &vc)
+			{
+				set32(&d, s1 + 32, 70000);
+				invalid(g, "v8-rows-above-limit", BPROF_E_LIMIT, frame(&d, &m9));
+				free(d.p);
+			}
+			DAMAGED(d, &vc)
+			{
+				set32(&d, r0 + 8, 0xffffffffu);
+				invalid(g, "v8-frame-negative-line", BPROF_E_CORRUPT, frame(&d, &m9));
+				free(d.p);
+			}
+		}
+		invalid_duplicated(g, "v8-duplicated", &vc, BPROF_SECT_V8, &m9);
+		free(vc.p);
 		bprof_recording_free(o);
 	}
 	(void)bb_str;

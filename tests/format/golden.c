@@ -90,6 +90,11 @@ Test(golden, valid_python_file_reads)
 }
 
 /* A file of format 1.8 with a JIT section. */
+Test(golden, valid_v8_file_reads)
+{
+	expect_fixture("v8", fx_v8());
+}
+
 Test(golden, valid_jit_file_reads)
 {
 	expect_fixture("jit", fx_jit());

@@ -428,7 +428,7 @@ Test(roundtrip, jit)
 	size_t len = 0;
 
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
-	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR_NO_V8);
 	free(buf);
 	check_roundtrip(fx_jit());
 	cr_assert_not_null(bprof_jitdump_find(r, 200, 1));
@@ -439,6 +439,39 @@ Test(roundtrip, jit)
 	struct bprof_jitdump t = r->jit.dumps[0];
 	r->jit.dumps[0] = r->jit.dumps[1];
 	r->jit.dumps[1] = t;
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
+	bprof_recording_free(r);
+}
+
+Test(roundtrip, v8)
+{
+	struct bprof_recording *r = fx_v8();
+	struct bprof_error err = { 0 };
+	void *buf = NULL;
+	size_t len = 0;
+
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
+	free(buf);
+	check_roundtrip(fx_v8());
+	/* the lookup the report names frames by: the guard is part of the key */
+	cr_assert_not_null(bprof_v8_sfi_find(r, 100, 1, 0x3f0000001001ull, 0xcafef00d));
+	cr_assert_null(bprof_v8_sfi_find(r, 100, 1, 0x3f0000001001ull, 0xcafef00e));
+	cr_assert_null(bprof_v8_sfi_find(r, 100, 2, 0x3f0000001001ull, 0xcafef00d));
+	cr_assert_str_eq(bprof_v8_counter_name(0), "sfis_announced");
+	cr_assert_null(bprof_v8_counter_name(BPROF_V8_NR_COUNTERS));
+	/* the row an optimized frame's offset is at */
+	cr_assert_eq(r->v8.sfis[1].pos[1].nr_frames, 2);
+	/* rows out of order cannot be written */
+	r->v8.sfis[1].pos[1].code_offset = 0;
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
+	r->v8.sfis[1].pos[1].code_offset = 0x40;
+	/* two entries for one (SFI, guard) cannot be written */
+	free(r->v8.sfis[1].name);
+	free(r->v8.sfis[1].script);
+	r->v8.sfis[1] = r->v8.sfis[0];
+	r->v8.sfis[1].name = fx_strdup("x");
+	r->v8.sfis[1].script = fx_strdup("y");
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
 	bprof_recording_free(r);
 }

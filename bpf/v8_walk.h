@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * v8_walk.h - V8 JavaScript frames in the native walk (v8.h for the stack
+ * words): the walk's V8 state (a type, part of the scratch), and, where
+ * the includer defines V8_WALK_STEP (profile.bpf.c only), the inline
+ * test and step the native walk runs at each frame of a V8 process.
+ *
+ * Inline, not global functions: the linked object already holds the 32
+ * programs and subprograms libbpf 1.1's loader program takes.  The
+ * per-walk cost for a process without V8 is one hash lookup
+ * (v8_walk_begin); per native frame of a V8 process, two range tests
+ * (v8_wants_frame); per JavaScript frame, four user reads and one LRU
+ * lookup (v8_frame).
+ */
+#ifndef BPROF_V8_WALK_TYPES_H
+#define BPROF_V8_WALK_TYPES_H
+
+#include "v8.h"
+
+struct v8_walk {
+	struct v8_proc proc; /* a copy: one lookup per walk, not per frame */
+	__u32 pid, exec_id;
+	__u8 buf[V8_FRAME_READ > V8_OBJ_READ ? V8_FRAME_READ : V8_OBJ_READ];
+};
+#endif /* BPROF_V8_WALK_TYPES_H */
+
+#if defined(V8_WALK_STEP) && !defined(BPROF_V8_WALK_H)
+#define BPROF_V8_WALK_H
+
+/* Whether (pid, exec_id) runs a V8 the walk names frames of: then its
+ * description is copied into the scratch. */
+static __always_inline bool v8_walk_begin(struct unwind_scratch *s, __u32 pid, __u32 exec_id)
+{
+	const struct v8_proc *p;
+
+	if (!v8_enabled)
+		return false;
+	p = bpf_map_lookup_elem(&v8_procs, &pid);
+	if (!p || p->exec_id != exec_id)
+		return false;
+	__builtin_memcpy(&s->v8.proc, p, sizeof(s->v8.proc));
+	s->v8.pid = pid;
+	s->v8.exec_id = exec_id;
+	return true;
+}
+
+/* Whether the frame's pc is where V8 runs JavaScript: its builtins (the
+ * interpreter) or its code range (JIT code).  Only there is the frame's
+ * content looked at. */
+static __always_inline bool v8_wants_frame(const struct unwind_scratch *s, __u32 n)
+{
+	__u64 pc = s->r.regs[UNWIND_REG_RA];
+
+	if (n && !s->r.exact_pc)
+		pc--; /* a return address: the call is before it */
+	return (pc >= s->v8.proc.blob_start && pc < s->v8.proc.blob_end) ||
+	       (pc >= s->v8.proc.code_start[0] && pc < s->v8.proc.code_end[0]) ||
+	       (pc >= s->v8.proc.code_start[1] && pc < s->v8.proc.code_end[1]) ||
+	       (pc >= s->v8.proc.code_start[2] && pc < s->v8.proc.code_end[2]) ||
+	       (pc >= s->v8.proc.code_start[3] && pc < s->v8.proc.code_end[3]);
+}
+
+/* A frame slot at byte i of buf = [fp - V8_FRAME_READ, fp) */
+static __always_inline __u64 v8_slot(const __u8 *buf, __u32 i)
+{
+	if (i > V8_FRAME_READ - 8)
+		return 0;
+	return *(const __u64 *)(buf + i);
+}
+
+static __always_inline __u64 v8_field(const __u8 *buf, __u32 off)
+{
+	if (off > V8_OBJ_READ - 8)
+		return 0;
+	return *(const __u64 *)(buf + off);
+}
+
+/* A tagged heap pointer in user space (V8's HeapObjectTag: low bits 01;
+ * node builds V8 without pointer compression: full 64-bit words). */
+static __always_inline bool v8_heap_ptr(__u64 v)
+{
+	return (v & 3) == 1 && v > 4096 && v < (1ULL << 47);
+}
+
+/*
+ * The frame at the walk's registers as a JavaScript frame: 1 and its two
+ * stack words when its function slot holds a JSFunction whose shared
+ * function info is one (by its map's instance type), 0 otherwise (a
+ * typed frame: entry, exit, stub; or not V8's).  Every read is checked;
+ * an SFI met for the first time is announced to prof-record, which reads
+ * its names while the process lives.
+ */
+static __always_inline __u32 v8_field32(const __u8 *buf, __u32 off)
+{
+	if (off > V8_OBJ_READ - 4)
+		return 0;
+	return *(const __u32 *)(buf + off);
+}
+
+/*
+ * The pc's offset in the optimized code the frame's function has
+ * (JSFunction.code), or -1: not optimized code, or another code than the
+ * frame runs (deoptimized since, on-stack replacement).  *addr: its
+ * address; *code: that XOR its entry point, which the frame's guard
+ * then covers.
+ */
+static __always_inline long v8_code_offset(struct unwind_scratch *s, __u64 fn, __u32 n,
+					   __u64 *code, __u64 *addr)
+{
+	const struct v8_proc *p = &s->v8.proc;
+	__u64 pc = s->r.regs[UNWIND_REG_RA], c = 0, map, entry;
+	__u32 size;
+	__u16 type = 0;
+
+	if (n && !s->r.exact_pc)
+		pc--; /* a return address: the call is before it */
+	if (!p->fn_code ||
+	    bpf_probe_read_user(&c, sizeof(c), (const void *)(fn - 1 + p->fn_code)) ||
+	    !v8_heap_ptr(c) ||
+	    bpf_probe_read_user(s->v8.buf, V8_OBJ_READ, (const void *)(c - 1)))
+		return -1;
+	map = v8_field(s->v8.buf, 0);
+	entry = v8_field(s->v8.buf, p->code_entry);
+	size = v8_field32(s->v8.buf, p->code_size);
+	if (pc < entry || pc - entry >= size || size > V8_POS_MASK || !v8_heap_ptr(map) ||
+	    bpf_probe_read_user(&type, sizeof(type), (const void *)(map - 1 + p->map_instance_type)) ||
+	    type != p->type_code)
+		return -1;
+	/* the code and its instructions: another code object later at this
+	 * address (the old space compacts) has other instructions */
+	*addr = c;
+	*code = c ^ entry;
+	return (long)(pc - entry);
+}
+
+static __always_inline int v8_frame(struct unwind_scratch *s, __u32 n, __u64 *w0, __u64 *w1)
+{
+	const struct v8_proc *p = &s->v8.proc;
+	__u64 fp = s->r.regs[UNWIND_REG_RBP], fn, bca, off, sfi = 0, map, fdata, nos, sodi, code = 0;
+	__u64 code_addr = 0;
+	long co;
+	__u64 kind = V8_POS_NONE, pos = 0;
+	struct v8_sfi_key k = {};
+	struct v8_sfi_event *e;
+	__u16 type = 0;
+	__u8 one = 1;
+
+	if (!s->r.bp_valid || fp < 4096 + V8_FRAME_READ || fp >= (1ULL << 47) ||
+	    bpf_probe_read_user(s->v8.buf, V8_FRAME_READ, (const void *)(fp - V8_FRAME_READ)))
+		return 0;
+	fn = v8_slot(s->v8.buf, p->fp_function);
+	bca = v8_slot(s->v8.buf, p->fp_bytecode_array);
+	off = v8_slot(s->v8.buf, p->fp_bytecode_offset);
+	if (!v8_heap_ptr(fn) ||
+	    bpf_probe_read_user(&sfi, sizeof(sfi), (const void *)(fn - 1 + p->fn_shared)) ||
+	    !v8_heap_ptr(sfi) ||
+	    bpf_probe_read_user(s->v8.buf, V8_OBJ_READ, (const void *)(sfi - 1)))
+		return 0;
+	map = v8_field(s->v8.buf, 0);
+	fdata = v8_field(s->v8.buf, p->sfi_function_data);
+	nos = v8_field(s->v8.buf, p->sfi_name_or_scope_info);
+	sodi = v8_field(s->v8.buf, p->sfi_script_or_debug_info);
+	if (!v8_heap_ptr(map) ||
+	    bpf_probe_read_user(&type, sizeof(type), (const void *)(map - 1 + p->map_instance_type)) ||
+	    type != p->type_sfi)
+		return 0;
+	/* An interpreted frame holds its function's own bytecode array and,
+	 * as a Smi (value in the upper half), the offset being run. */
+	if (bca == fdata && v8_heap_ptr(bca) && !(off & 0xffffffffULL) && (off >> 32) <= V8_POS_MASK) {
+		kind = V8_POS_BYTECODE;
+		pos = off >> 32;
+	} else if ((co = v8_code_offset(s, fn, n, &code, &code_addr)) >= 0) {
+		/* its optimized code: the guard covers it, so that one
+		 * stack word never stands for two codes' inlined frames */
+		kind = V8_POS_CODE;
+		pos = (__u64)co;
+		fdata ^= code;
+	}
+	k.guard = v8_guard(nos, sodi, fdata);
+	*w0 = V8_TAG_SFI | sfi;
+	*w1 = V8_TAG_POS | (__u64)k.guard << V8_GUARD_SHIFT | kind << V8_KIND_SHIFT | pos;
+	k.pid = s->v8.pid;
+	k.exec_id = s->v8.exec_id;
+	k.sfi = sfi;
+	if (bpf_map_lookup_elem(&v8_seen, &k))
+		return 1;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return 1; /* not marked seen: the next sample asks again */
+	bpf_map_update_elem(&v8_seen, &k, &one, BPF_ANY);
+	e->type = V8_EVENT_SFI;
+	e->pid = k.pid;
+	e->exec_id = k.exec_id;
+	e->guard = k.guard;
+	e->sfi = sfi;
+	e->code = code_addr;
+	bpf_ringbuf_submit(e, 0);
+	return 1;
+}
+
+#endif /* BPROF_V8_WALK_H */

@@ -1,0 +1,1237 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * v8rec.c - V8 found in sampled objects, its walk set up, its functions
+ * named (v8rec.h).
+ *
+ * An object embeds V8 when its .dynsym has the v8dbg_* postmortem symbols
+ * (node exports ~530): each is an int whose value is a layout fact (a
+ * frame slot's offset from fp, a field's offset in a class, an instance
+ * type's number), read from the file, so nothing about the layout is read
+ * from a process.  Where the interpreter's code is comes from .symtab's
+ * Builtins_* symbols (the embedded blob) and from the image's mappings:
+ * V8 maps a second copy of the blob inside its code range (short builtin
+ * calls), and JIT code is within 512 MiB of it.  An object with the
+ * symbols but without one the walk needs is listed with its status and
+ * keeps native stacks.
+ *
+ * Names are read from the process (process_vm_readv) when the walk
+ * announces an SFI, with the guard recomputed from what is read: an SFI
+ * that moved (V8's heap compacts) or was replaced since the sample is not
+ * named rather than named wrong.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "v8rec.h"
+
+#define V8REC_MAX_LOADS 8
+#define V8REC_CODE_RANGE (512ULL << 20) /* V8's x64 code range without pointer compression */
+#define V8REC_MAX_UNITS (4u << 20)      /* longest string (source) read, UTF-16 units */
+#define V8REC_NR_SOURCES 16
+
+/* The layout facts the walk and the naming need (v8dbg_* values). */
+struct v8off {
+	int fp_function, fp_bytecode_array, fp_bytecode_offset;
+	int map_instance_type, fn_shared;
+	int sfi_function_data, sfi_nos, sfi_sodi;
+	int type_sfi, type_scope_info, type_script, first_nonstring;
+	int script_name, script_source;
+	int str_length, seq_chars, cons_first, cons_second, thin_actual, sliced_parent, sliced_offset;
+	int si_first_vars, si_ncontextlocals;
+	int tag_cons, tag_sliced, tag_thin, tag_external, onebyte_tag;
+	int tagged_size;
+	/* optimized code (its inlined frames) */
+	int fn_feedback, fn_proto, code_deopt, code_spt, istream_start, type_code;
+	int deopt_inlined_count, deopt_sfi, codekind_mask, codekind_shift;
+};
+
+/* One v8dbg symbol: its name's prefix (newer V8 spell the field's type
+ * differently after the last "__"), where its value goes, whether the
+ * walk cannot do without it. */
+static const struct {
+	const char *prefix;
+	size_t off;
+	bool required;
+} v8syms[] = {
+#define F(p, f, r) { p, offsetof(struct v8off, f), r }
+	F("v8dbg_off_fp_function", fp_function, true),
+	F("v8dbg_off_fp_bytecode_array", fp_bytecode_array, true),
+	F("v8dbg_off_fp_bytecode_offset", fp_bytecode_offset, true),
+	F("v8dbg_class_Map__instance_type__", map_instance_type, true),
+	F("v8dbg_class_JSFunction__shared__", fn_shared, true),
+	F("v8dbg_class_SharedFunctionInfo__function_data__", sfi_function_data, true),
+	F("v8dbg_class_SharedFunctionInfo__name_or_scope_info__", sfi_nos, true),
+	F("v8dbg_class_SharedFunctionInfo__script_or_debug_info__", sfi_sodi, true),
+	F("v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE", type_sfi, true),
+	F("v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE", type_scope_info, false),
+	F("v8dbg_type_Script__SCRIPT_TYPE", type_script, false),
+	F("v8dbg_FirstNonstringType", first_nonstring, true),
+	F("v8dbg_class_Script__name__", script_name, false),
+	F("v8dbg_class_Script__source__", script_source, false),
+	F("v8dbg_class_String__length__", str_length, true),
+	F("v8dbg_class_SeqOneByteString__chars__", seq_chars, true),
+	F("v8dbg_class_ConsString__first__", cons_first, false),
+	F("v8dbg_class_ConsString__second__", cons_second, false),
+	F("v8dbg_class_ThinString__actual__", thin_actual, false),
+	F("v8dbg_class_SlicedString__parent__", sliced_parent, false),
+	F("v8dbg_class_SlicedString__offset__", sliced_offset, false),
+	F("v8dbg_scopeinfo_idx_first_vars", si_first_vars, false),
+	F("v8dbg_scopeinfo_idx_ncontextlocals", si_ncontextlocals, false),
+	F("v8dbg_ConsStringTag", tag_cons, false),
+	F("v8dbg_SlicedStringTag", tag_sliced, false),
+	F("v8dbg_ThinStringTag", tag_thin, false),
+	F("v8dbg_ExternalStringTag", tag_external, false),
+	F("v8dbg_OneByteStringTag", onebyte_tag, false),
+	F("v8dbg_TaggedSize", tagged_size, false),
+	F("v8dbg_class_JSFunction__raw_feedback_cell__", fn_feedback, false),
+	F("v8dbg_class_JSFunction__prototype_or_initial_map__", fn_proto, false),
+	F("v8dbg_class_Code__deoptimization_data__", code_deopt, false),
+	F("v8dbg_class_Code__source_position_table__", code_spt, false),
+	F("v8dbg_class_InstructionStream__instruction_start__", istream_start, false),
+	F("v8dbg_type_Code__CODE_TYPE", type_code, false),
+	F("v8dbg_DeoptimizationDataInlinedFunctionCountIndex", deopt_inlined_count, false),
+	F("v8dbg_DeoptimizationDataSharedFunctionInfoIndex", deopt_sfi, false),
+	F("v8dbg_CodeKindFieldMask", codekind_mask, false),
+	F("v8dbg_CodeKindFieldShift", codekind_shift, false),
+#undef F
+};
+#define NR_V8SYMS (sizeof(v8syms) / sizeof(v8syms[0]))
+
+struct v8obj {
+	bool v8;
+	bool code_ok;              /* optimized code's layout known (code_layout) */
+	uint32_t status;           /* enum bprof_v8_status */
+	struct v8off off;
+	uint64_t blob_start, blob_end; /* vaddrs of the Builtins_* code */
+	uint32_t nr_loads;
+	struct { uint64_t offset, vaddr, filesz; bool exec; } loads[V8REC_MAX_LOADS];
+};
+
+struct v8proc {
+	uint32_t pid, exec_id, status;
+	bool live, code_ok;
+	struct v8off off;
+	struct v8_proc walk;
+};
+
+/* A script's line starts, by (pid, source string) */
+struct v8source {
+	uint32_t pid;
+	uint64_t source;
+	uint32_t *starts, nr;      /* UTF-16 offsets of each line's start */
+	uint64_t used;
+};
+
+struct v8rec {
+	int procs_fd;
+	struct v8obj *objs;
+	uint32_t nr_objs;
+	struct v8proc *procs;
+	uint32_t nr_procs, cap_procs;
+	struct bprof_v8_sfi *sfis;
+	uint64_t nr_sfis, cap_sfis;
+	uint64_t announced, named, changed, unreadable;
+	struct v8source sources[V8REC_NR_SOURCES];
+	uint64_t tick;
+};
+
+int v8rec_create(struct v8rec **out, int procs_fd)
+{
+	struct v8rec *v = calloc(1, sizeof(*v));
+
+	*out = NULL;
+	if (!v)
+		return -ENOMEM;
+	v->procs_fd = procs_fd;
+	*out = v;
+	return 0;
+}
+
+void v8rec_destroy(struct v8rec *v)
+{
+	if (!v)
+		return;
+	for (uint64_t i = 0; i < v->nr_sfis; i++) {
+		free(v->sfis[i].name);
+		free(v->sfis[i].script);
+		bprof_v8_pos_free(v->sfis[i].pos, v->sfis[i].nr_pos);
+	}
+	for (int i = 0; i < V8REC_NR_SOURCES; i++)
+		free(v->sources[i].starts);
+	free(v->sfis);
+	free(v->objs);
+	free(v->procs);
+	free(v);
+}
+
+/* The int at vaddr in the file; a symbol in .bss is 0. */
+static bool read_int(Elf *elf, uint64_t vaddr, int *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || vaddr < sh.sh_addr ||
+		    vaddr - sh.sh_addr >= sh.sh_size || sh.sh_size - (vaddr - sh.sh_addr) < 4)
+			continue;
+		if (sh.sh_type == SHT_NOBITS) {
+			*out = 0;
+			return true;
+		}
+		if (sh.sh_type != SHT_PROGBITS)
+			return false;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < sh.sh_size)
+			return false;
+		memcpy(out, (const char *)d->d_buf + (vaddr - sh.sh_addr), 4);
+		return true;
+	}
+	return false;
+}
+
+/* The v8dbg values (.dynsym) and the blob's extent (.symtab's Builtins_*). */
+static void find_symbols(Elf *elf, struct v8obj *o, bool *found)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+			size_t n;
+
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass ? SHT_SYMTAB : SHT_DYNSYM) || !sh.sh_entsize)
+				continue;
+			d = elf_getdata(scn, NULL);
+			if (!d)
+				continue;
+			n = sh.sh_size / sh.sh_entsize;
+			for (size_t i = 0; i < n; i++) {
+				GElf_Sym s;
+				const char *name;
+
+				if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
+					continue;
+				name = elf_strptr(elf, sh.sh_link, s.st_name);
+				if (!name)
+					continue;
+				if (pass && !strncmp(name, "Builtins_", 9) &&
+				    GELF_ST_TYPE(s.st_info) == STT_FUNC) {
+					if (!o->blob_start || s.st_value < o->blob_start)
+						o->blob_start = s.st_value;
+					if (s.st_value + s.st_size > o->blob_end)
+						o->blob_end = s.st_value + s.st_size;
+					continue;
+				}
+				if (pass || strncmp(name, "v8dbg_", 6))
+					continue;
+				o->v8 = true;
+				for (size_t k = 0; k < NR_V8SYMS; k++) {
+					size_t pl = strlen(v8syms[k].prefix);
+					int val;
+
+					if (strncmp(name, v8syms[k].prefix, pl) ||
+					    (name[pl] && v8syms[k].prefix[pl - 1] != '_') ||
+					    !read_int(elf, s.st_value, &val))
+						continue;
+					*(int *)((char *)&o->off + v8syms[k].off) = val;
+					found[k] = true;
+				}
+			}
+		}
+		if (!o->v8)
+			return; /* no v8dbg in .dynsym: not V8, .symtab not worth reading */
+	}
+}
+
+/* Where, in the layout node 20's V8 has (the Code object holds its
+ * InstructionStream and entry point after the source position table),
+ * the fields the symbols do not give are: JSFunction.code between the
+ * feedback cell and the prototype, the Code's entry point, flags and
+ * instruction size after its InstructionStream.  Another layout (the
+ * neighbours not where this one has them): inlined frames off. */
+#define CODE_ENTRY(o) ((o)->code_spt + 16)
+#define CODE_FLAGS(o) ((o)->code_spt + 24)
+#define CODE_SIZE(o) ((o)->code_spt + 32)
+#define FN_CODE(o) ((o)->fn_feedback + 8)
+enum { KIND_MAGLEV = 12, KIND_TURBOFAN = 13 }; /* CodeKind, V8 11 */
+
+static bool code_layout(const struct v8off *o, const bool *found)
+{
+	for (size_t k = 0; k < NR_V8SYMS; k++)
+		if (v8syms[k].off >= offsetof(struct v8off, fn_feedback) &&
+		    v8syms[k].off != offsetof(struct v8off, codekind_shift) && !found[k])
+			return false;
+	return o->fn_proto == o->fn_feedback + 16 && o->istream_start == 16 &&
+	       o->code_deopt + 8 == o->code_spt && CODE_SIZE(o) + 4 <= V8_OBJ_READ &&
+	       o->deopt_inlined_count == 1 && o->deopt_sfi == 6 && o->codekind_mask == 15;
+}
+
+void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf)
+{
+	struct v8obj o = { 0 };
+	bool found[NR_V8SYMS] = { false };
+	size_t nph;
+
+	if (!elf || idx >= (1u << 24))
+		return;
+	find_symbols(elf, &o, found);
+	if (!o.v8)
+		goto keep;
+	o.status = BPROF_V8_WALKED;
+	for (size_t k = 0; k < NR_V8SYMS; k++)
+		if (v8syms[k].required && !found[k])
+			o.status = BPROF_V8_NO_OFFSETS;
+	/* the walk reads [fp - V8_FRAME_READ, fp) and V8_OBJ_READ of an SFI */
+	if (o.off.fp_function >= 0 || o.off.fp_function < -V8_FRAME_READ ||
+	    o.off.fp_bytecode_array >= 0 || o.off.fp_bytecode_array < -V8_FRAME_READ ||
+	    o.off.fp_bytecode_offset >= 0 || o.off.fp_bytecode_offset < -V8_FRAME_READ ||
+	    o.off.sfi_nos > V8_OBJ_READ - 8 || o.off.sfi_sodi > V8_OBJ_READ - 8 ||
+	    o.off.sfi_function_data > V8_OBJ_READ - 8 || o.off.sfi_nos < 8 || o.off.sfi_sodi < 8)
+		o.status = BPROF_V8_NO_OFFSETS;
+	/* a build with pointer compression keeps 4-byte tagged fields: the
+	 * walk reads 8-byte ones */
+	if (o.off.tagged_size && o.off.tagged_size != 8)
+		o.status = BPROF_V8_NO_OFFSETS;
+	if (!o.off.tag_cons)
+		o.off.tag_cons = 1;
+	o.code_ok = code_layout(&o.off, found);
+	if (!o.off.si_first_vars)
+		o.off.si_first_vars = 3;
+	if (!o.off.si_ncontextlocals)
+		o.off.si_ncontextlocals = 2;
+	if (!elf_getphdrnum(elf, &nph))
+		for (size_t i = 0; i < nph && o.nr_loads < V8REC_MAX_LOADS; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			o.loads[o.nr_loads].offset = ph.p_offset;
+			o.loads[o.nr_loads].vaddr = ph.p_vaddr;
+			o.loads[o.nr_loads].filesz = ph.p_filesz;
+			o.loads[o.nr_loads].exec = ph.p_flags & PF_X;
+			o.nr_loads++;
+		}
+keep:
+	if (idx >= v->nr_objs) {
+		uint32_t n = idx + 64;
+		struct v8obj *a = realloc(v->objs, n * sizeof(*a));
+
+		if (!a)
+			return; /* no V8 frames for it: not worth failing for */
+		memset(a + v->nr_objs, 0, (n - v->nr_objs) * sizeof(*a));
+		v->objs = a;
+		v->nr_objs = n;
+	}
+	v->objs[idx] = o;
+}
+
+/* The file offset of vaddr (a PT_LOAD's), or false. */
+static bool file_offset(const struct v8obj *o, uint64_t vaddr, uint64_t *off)
+{
+	for (uint32_t i = 0; i < o->nr_loads; i++)
+		if (vaddr >= o->loads[i].vaddr && vaddr < o->loads[i].vaddr + o->loads[i].filesz) {
+			*off = vaddr - o->loads[i].vaddr + o->loads[i].offset;
+			return true;
+		}
+	return false;
+}
+
+static struct v8proc *find_proc(struct v8rec *v, uint32_t pid, uint32_t exec_id)
+{
+	for (uint32_t i = 0; i < v->nr_procs; i++)
+		if (v->procs[i].pid == pid && v->procs[i].exec_id == exec_id)
+			return &v->procs[i];
+	return NULL;
+}
+
+void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
+		 const struct manifest_mapping *maps, uint32_t nr)
+{
+	const struct v8obj *o = NULL;
+	uint32_t obj = 0;
+	uint64_t boff = 0, blen, text = 0, copies[V8_CODE_RANGES] = { 0 };
+	uint32_t nr_copies = 0;
+	struct v8proc *p;
+
+	for (uint32_t i = 0; i < nr && !o; i++)
+		if (maps[i].obj < v->nr_objs && v->objs[maps[i].obj].v8) {
+			obj = maps[i].obj;
+			o = &v->objs[obj];
+		}
+	if (!o)
+		return;
+	p = find_proc(v, pid, exec_id);
+	if (!p) {
+		if (v->nr_procs == v->cap_procs) {
+			uint32_t n = v->cap_procs ? v->cap_procs * 2 : 16;
+			struct v8proc *a = realloc(v->procs, n * sizeof(*a));
+
+			if (!a)
+				return;
+			v->procs = a;
+			v->cap_procs = n;
+		}
+		p = &v->procs[v->nr_procs++];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+		p->exec_id = exec_id;
+	}
+	p->status = o->status;
+	if (o->status != BPROF_V8_WALKED || !o->blob_start ||
+	    !file_offset(o, o->blob_start, &boff))
+		return;
+	blen = o->blob_end - o->blob_start;
+	/* The blob where the object's text maps it (the lowest address: the
+	 * object's own mappings come first, ET_EXEC or PIE) and V8's copies
+	 * of it, one per isolate (a worker thread has its own): the same
+	 * file bytes mapped again, each in its isolate's code range, near
+	 * its JIT code (short builtin calls) */
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct manifest_mapping *m = &maps[i];
+		uint64_t at;
+
+		if (m->obj != obj || boff < m->offset || boff - m->offset >= m->end - m->start)
+			continue;
+		at = m->start + (boff - m->offset);
+		if (text && at > text) {
+			if (nr_copies < V8_CODE_RANGES)
+				copies[nr_copies++] = at;
+			continue;
+		}
+		if (text && nr_copies < V8_CODE_RANGES)
+			copies[nr_copies++] = text;
+		text = at;
+	}
+	p->off = o->off;
+	p->code_ok = o->code_ok;
+	p->walk = (struct v8_proc){
+		.fn_code = o->code_ok ? (__u16)FN_CODE(&o->off) : 0,
+		.code_entry = o->code_ok ? (__u16)CODE_ENTRY(&o->off) : 0,
+		.code_size = o->code_ok ? (__u16)CODE_SIZE(&o->off) : 0,
+		.type_code = o->code_ok ? (__u16)o->off.type_code : 0,
+		.exec_id = exec_id,
+		.blob_start = text,
+		.blob_end = text ? text + blen : 0,
+
+		.fp_function = (__u16)(V8_FRAME_READ + o->off.fp_function),
+		.fp_bytecode_array = (__u16)(V8_FRAME_READ + o->off.fp_bytecode_array),
+		.fp_bytecode_offset = (__u16)(V8_FRAME_READ + o->off.fp_bytecode_offset),
+		.map_instance_type = (__u16)o->off.map_instance_type,
+		.fn_shared = (__u16)o->off.fn_shared,
+		.sfi_function_data = (__u16)o->off.sfi_function_data,
+		.sfi_name_or_scope_info = (__u16)o->off.sfi_nos,
+		.sfi_script_or_debug_info = (__u16)o->off.sfi_sodi,
+		.type_sfi = (__u16)o->off.type_sfi,
+	};
+	for (uint32_t k = 0; k < nr_copies; k++) {
+		p->walk.code_start[k] = copies[k] > V8REC_CODE_RANGE ? copies[k] - V8REC_CODE_RANGE : 0;
+		p->walk.code_end[k] = copies[k] + V8REC_CODE_RANGE;
+	}
+	if (!bpf_map_update_elem(v->procs_fd, &pid, &p->walk, BPF_ANY))
+		p->live = true;
+}
+
+void v8rec_image_gone(struct v8rec *v, uint32_t pid, uint32_t exec_id)
+{
+	struct v8proc *p = find_proc(v, pid, exec_id);
+
+	if (p && p->live) {
+		struct v8_proc cur;
+
+		if (!bpf_map_lookup_elem(v->procs_fd, &pid, &cur) && cur.exec_id == exec_id)
+			bpf_map_delete_elem(v->procs_fd, &pid);
+		p->live = false;
+	}
+}
+
+int v8rec_walk_info(const struct v8rec *v, uint32_t pid, uint32_t exec_id, struct v8_proc *out)
+{
+	for (uint32_t i = 0; i < v->nr_procs; i++)
+		if (v->procs[i].pid == pid && v->procs[i].exec_id == exec_id &&
+		    v->procs[i].status == BPROF_V8_WALKED && v->procs[i].walk.exec_id == exec_id) {
+			*out = v->procs[i].walk;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+uint32_t v8rec_nr_processes(const struct v8rec *v)
+{
+	return v ? v->nr_procs : 0;
+}
+
+/* ---- the process's objects -------------------------------------------- */
+
+static bool peek(uint32_t pid, uint64_t addr, void *dst, size_t len)
+{
+	struct iovec l = { dst, len }, r = { (void *)(uintptr_t)addr, len };
+
+	if (!addr || addr >= (1ULL << 47))
+		return false;
+	return process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0) == (ssize_t)len;
+}
+
+static bool heap_ptr(uint64_t t)
+{
+	return (t & 3) == 1 && t > 4096 && t < (1ULL << 47);
+}
+
+/* A tagged field of the object at tagged address obj. */
+static bool field(uint32_t pid, uint64_t obj, int off, uint64_t *out)
+{
+	return off >= 0 && peek(pid, obj - 1 + (uint64_t)off, out, sizeof(*out));
+}
+
+/* The instance type of the object at tagged address obj, or -1. */
+static int type_of(uint32_t pid, const struct v8off *o, uint64_t obj)
+{
+	uint64_t map;
+	uint16_t t;
+
+	if (!heap_ptr(obj) || !field(pid, obj, 0, &map) || !heap_ptr(map) ||
+	    !peek(pid, map - 1 + (uint64_t)o->map_instance_type, &t, sizeof(t)))
+		return -1;
+	return t;
+}
+
+/* UTF-16 units [from, from + n) of string s into dst: sequential, cons,
+ * sliced and thin strings (external ones are not in V8's heap: false). */
+static bool units(uint32_t pid, const struct v8off *o, uint64_t s, uint32_t from, uint32_t n,
+		  uint16_t *dst, int depth)
+{
+	int t = type_of(pid, o, s);
+	int32_t len;
+	uint64_t a, b, sl;
+
+	if (t < 0 || t >= o->first_nonstring || depth > 32 ||
+	    !peek(pid, s - 1 + (uint64_t)o->str_length, &len, sizeof(len)) || len < 0 ||
+	    from > (uint32_t)len || n > (uint32_t)len - from)
+		return false;
+	if (!n)
+		return true;
+	switch (t & 7) {
+	case 0: { /* sequential */
+		bool one = (t & 8) == (o->onebyte_tag ? o->onebyte_tag : 8);
+		uint64_t at = s - 1 + (uint64_t)o->seq_chars;
+
+		if (one) {
+			uint8_t *tmp = malloc(n);
+			bool ok = tmp && peek(pid, at + from, tmp, n);
+
+			for (uint32_t i = 0; ok && i < n; i++)
+				dst[i] = tmp[i];
+			free(tmp);
+			return ok;
+		}
+		return peek(pid, at + 2ULL * from, dst, 2ULL * n);
+	}
+	default:
+		break;
+	}
+	if ((t & 7) == o->tag_cons && field(pid, s, o->cons_first, &a) &&
+	    field(pid, s, o->cons_second, &b)) {
+		int32_t fl;
+		uint32_t k;
+
+		if (!heap_ptr(a) || !peek(pid, a - 1 + (uint64_t)o->str_length, &fl, sizeof(fl)) || fl < 0)
+			return false;
+		k = from < (uint32_t)fl ? (uint32_t)fl - from : 0;
+		if (k > n)
+			k = n;
+		return (!k || units(pid, o, a, from, k, dst, depth + 1)) &&
+		       (k == n || units(pid, o, b, from + k - (uint32_t)fl, n - k, dst + k, depth + 1));
+	}
+	if ((t & 7) == o->tag_thin && o->thin_actual && field(pid, s, o->thin_actual, &a))
+		return units(pid, o, a, from, n, dst, depth + 1);
+	if ((t & 7) == o->tag_sliced && o->sliced_parent && field(pid, s, o->sliced_parent, &a) &&
+	    field(pid, s, o->sliced_offset, &sl) && !(sl & 1))
+		return units(pid, o, a, from + (uint32_t)(sl >> 32), n, dst, depth + 1);
+	return false;
+}
+
+/* String s as UTF-8 (at most max units), or NULL. */
+static char *utf8(uint32_t pid, const struct v8off *o, uint64_t s, uint32_t max)
+{
+	int32_t len;
+	uint16_t *u;
+	char *out, *q;
+
+	if (!heap_ptr(s) || !peek(pid, s - 1 + (uint64_t)o->str_length, &len, sizeof(len)) ||
+	    len < 0 || (uint32_t)len > max)
+		return NULL;
+	u = malloc(2ULL * len + 2);
+	out = malloc(3ULL * len + 1);
+	if (!u || !out || !units(pid, o, s, 0, (uint32_t)len, u, 0)) {
+		free(u);
+		free(out);
+		return NULL;
+	}
+	q = out;
+	for (int32_t i = 0; i < len; i++) {
+		uint32_t c = u[i];
+
+		if (!c || (c >= 0xd800 && c < 0xe000))
+			c = 0xfffd; /* never a NUL or invalid UTF-8 in the file */
+		if (c < 0x80) {
+			*q++ = (char)c;
+		} else if (c < 0x800) {
+			*q++ = (char)(0xc0 | c >> 6);
+			*q++ = (char)(0x80 | (c & 0x3f));
+		} else {
+			*q++ = (char)(0xe0 | c >> 12);
+			*q++ = (char)(0x80 | ((c >> 6) & 0x3f));
+			*q++ = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	*q = 0;
+	free(u);
+	return out;
+}
+
+/*
+ * A compiled function's ScopeInfo: its name and start position.  V8 keeps
+ * the function's name in the ScopeInfo's variable part, after the context
+ * locals (two words each), followed by its start and end positions as two
+ * Smis; which optional slots come between changed across versions, so the
+ * first string after the locals is taken as the name and the first pair
+ * of Smis with start < end after it as the positions (as the OpenTelemetry
+ * profiler does for V8 < 12.8).
+ */
+static void scope_info(uint32_t pid, const struct v8off *o, uint64_t si, char **name, int64_t *start)
+{
+	/* up to 74 context locals: V8 keeps 75 or more names in a hash
+	 * table instead (one slot), a layout not followed here */
+	enum { MAX_LOCALS = 74, AFTER = 16 };
+	uint64_t w[3 + 2 * MAX_LOCALS + AFTER], prev = 1, nl;
+	int64_t nlocals;
+	uint32_t i, first, n;
+
+	*start = -1;
+	if (o->si_ncontextlocals < 0 || o->si_ncontextlocals > 2 || o->si_first_vars < 0 ||
+	    o->si_first_vars > 3 || !peek(pid, si - 1 + 8 + 8ULL * o->si_ncontextlocals, &nl, 8) ||
+	    (nl & 1))
+		return;
+	nlocals = (int64_t)nl >> 32;
+	if (nlocals < 0 || nlocals > MAX_LOCALS)
+		return;
+	first = (uint32_t)(o->si_first_vars + 2 * nlocals);
+	n = first + AFTER;
+	if (!peek(pid, si - 1 + 8, w, 8ULL * n))
+		return;
+	for (i = first; i < n; i++) {
+		if (!*name && heap_ptr(w[i])) {
+			int t = type_of(pid, o, w[i]);
+
+			if (t >= 0 && t < o->first_nonstring)
+				*name = utf8(pid, o, w[i], BPROF_V8_NAME_MAX / 3);
+		}
+		if (*name && !(w[i] & 1) && !(prev & 1) && i &&
+		    (int64_t)prev >> 32 < (int64_t)w[i] >> 32 && (int64_t)prev >= 0) {
+			*start = (int64_t)prev >> 32;
+			return;
+		}
+		prev = w[i];
+	}
+}
+
+/* The line (1-based) of UTF-16 position pos in source string src, from a
+ * cache of its line starts; 0 if unknown. */
+static int32_t line_of(struct v8rec *v, uint32_t pid, const struct v8off *o, uint64_t src,
+		       int64_t pos)
+{
+	struct v8source *c = NULL, *old = &v->sources[0];
+	int32_t len;
+	uint16_t *u;
+	uint32_t lo, hi;
+
+	if (pos < 0 || !heap_ptr(src))
+		return 0;
+	for (int i = 0; i < V8REC_NR_SOURCES; i++) {
+		if (v->sources[i].starts && v->sources[i].pid == pid && v->sources[i].source == src)
+			c = &v->sources[i];
+		if (v->sources[i].used < old->used)
+			old = &v->sources[i];
+	}
+	if (!c) {
+		if (!peek(pid, src - 1 + (uint64_t)o->str_length, &len, sizeof(len)) || len < 0 ||
+		    (uint32_t)len > V8REC_MAX_UNITS)
+			return 0;
+		u = malloc(2ULL * len + 2);
+		if (!u || !units(pid, o, src, 0, (uint32_t)len, u, 0)) {
+			free(u);
+			return 0;
+		}
+		c = old;
+		free(c->starts);
+		c->nr = 1;
+		for (int32_t i = 0; i < len; i++)
+			c->nr += u[i] == '\n';
+		c->starts = malloc(c->nr * sizeof(*c->starts));
+		if (!c->starts) {
+			free(u);
+			return 0;
+		}
+		c->starts[0] = 0;
+		c->nr = 1;
+		for (int32_t i = 0; i < len; i++)
+			if (u[i] == '\n')
+				c->starts[c->nr++] = (uint32_t)i + 1;
+		free(u);
+		c->pid = pid;
+		c->source = src;
+	}
+	c->used = ++v->tick;
+	lo = 0;
+	hi = c->nr;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->starts[mid] <= pos)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (int32_t)lo + 1;
+}
+
+/* What names an SFI from its two words: its function's name (a string,
+ * or the ScopeInfo's), its script's name, the script's source and the
+ * function's start position in it (-1: unknown). */
+static void sfi_names(const struct v8proc *p, uint64_t nos, uint64_t sodi, char **name,
+		      char **script, uint64_t *src, int64_t *start)
+{
+	uint32_t pid = p->pid;
+	uint64_t sname;
+	int t;
+
+	*name = *script = NULL;
+	*src = 0;
+	*start = -1;
+	t = type_of(pid, &p->off, nos);
+	if (t >= 0 && t < p->off.first_nonstring)
+		*name = utf8(pid, &p->off, nos, BPROF_V8_NAME_MAX / 3);
+	else if (t >= 0 && t == p->off.type_scope_info && p->off.type_scope_info)
+		scope_info(pid, &p->off, nos, name, start);
+	if (p->off.type_script && type_of(pid, &p->off, sodi) == p->off.type_script) {
+		if (field(pid, sodi, p->off.script_name, &sname))
+			*script = utf8(pid, &p->off, sname, BPROF_V8_NAME_MAX / 3);
+		if (!p->off.script_source || !field(pid, sodi, p->off.script_source, src))
+			*src = 0;
+	}
+}
+
+/*
+ * Read SFI sfi of process p (tagged) as the walk saw it (guard; code: the
+ * optimized code the guard covers, 0 if none): its function's name, its
+ * script's name, the line it starts on (0: unknown).  0; -ENOENT when it
+ * cannot be read; -ESTALE when its guard differs (it moved or changed
+ * since the sample: never named from what is there now).
+ */
+static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint32_t guard,
+		    uint64_t code, char **name, char **script, int32_t *line)
+{
+	uint64_t fdata, nos, sodi, src, entry = 0;
+	uint32_t pid = p->pid;
+	int64_t start;
+
+	*name = *script = NULL;
+	*line = 0;
+	if (type_of(pid, &p->off, sfi) != p->off.type_sfi ||
+	    !field(pid, sfi, p->off.sfi_function_data, &fdata) ||
+	    !field(pid, sfi, p->off.sfi_nos, &nos) || !field(pid, sfi, p->off.sfi_sodi, &sodi) ||
+	    (code && (!p->code_ok || !field(pid, code, CODE_ENTRY(&p->off), &entry))))
+		return -ENOENT;
+	/* optimized code: the guard covers the code object and its entry
+	 * point (bpf/v8.h): another code here since is not named */
+	if (v8_guard(nos, sodi, code ? fdata ^ code ^ entry : fdata) != guard)
+		return -ESTALE;
+	sfi_names(p, nos, sodi, name, script, &src, &start);
+	/* A source string V8 is moving (a young one, scavenged) reads as
+	 * garbage for a moment: the script's source is read again, a few
+	 * times, before the line is left unknown (whole runs lost their
+	 * lines to it, every function being met in the first milliseconds) */
+	for (int tries = 0; src && start >= 0 && tries < 4; tries++) {
+		*line = line_of(v, pid, &p->off, src, start);
+		if (*line)
+			break;
+		usleep(250);
+		if (!field(pid, sodi, p->off.script_source, &src))
+			break;
+	}
+	return 0;
+}
+
+/* ---- optimized code: what runs where, inlined functions included ---- */
+
+#define V8REC_MAX_DEOPT 64          /* deoptimization data words read */
+#define V8REC_MAX_LITERALS 1024
+#define V8REC_MAX_INLINING 1024     /* inlining positions */
+#define V8REC_MAX_SPT (1u << 20)    /* source position table bytes */
+#define V8REC_MAX_FNS 128           /* distinct functions of one code */
+#define DEOPT_LITERALS 2            /* DeoptimizationData's literal array, */
+#define DEOPT_INLINING 7            /* inlining positions (V8 11: after the SFI, 6) */
+
+struct inl_fn {
+	uint64_t sfi;
+	char *name, *script;
+	uint64_t src;
+	int64_t start;
+};
+
+/* A zigzag VLQ of a source position table (V8's source-position-table.cc). */
+static bool vlq(const uint8_t *b, uint32_t len, uint32_t *at, int64_t *out)
+{
+	uint64_t r = 0;
+	unsigned shift = 0;
+	uint8_t c;
+
+	do {
+		if (*at >= len || shift > 63)
+			return false;
+		c = b[(*at)++];
+		r |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+	} while (c & 0x80);
+	*out = (int64_t)(r >> 1) ^ -(int64_t)(r & 1);
+	return true;
+}
+
+static bool smi_of(uint64_t w, int64_t *out)
+{
+	if (w & 1)
+		return false;
+	*out = (int64_t)w >> 32;
+	return true;
+}
+
+/* The names of function sfi (cached per code), or NULL if it is no SFI. */
+static struct inl_fn *inl_fn(const struct v8proc *p, struct inl_fn *fns, uint32_t *nr,
+			     uint64_t sfi)
+{
+	uint64_t nos, sodi;
+	struct inl_fn *f;
+
+	for (uint32_t i = 0; i < *nr; i++)
+		if (fns[i].sfi == sfi)
+			return &fns[i];
+	if (*nr == V8REC_MAX_FNS || type_of(p->pid, &p->off, sfi) != p->off.type_sfi ||
+	    !field(p->pid, sfi, p->off.sfi_nos, &nos) || !field(p->pid, sfi, p->off.sfi_sodi, &sodi))
+		return NULL;
+	f = &fns[(*nr)++];
+	f->sfi = sfi;
+	sfi_names(p, nos, sodi, &f->name, &f->script, &f->src, &f->start);
+	return f;
+}
+
+static char *dup0(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static void row_free(struct bprof_v8_pos *r)
+{
+	for (uint32_t k = 0; r->frames && k < r->nr_frames; k++) {
+		free(r->frames[k].name);
+		free(r->frames[k].script);
+	}
+	free(r->frames);
+	r->frames = NULL;
+	r->nr_frames = 0;
+}
+
+/* A copy of rows [0, nr), or NULL (nr 0, or out of memory: *err). */
+static struct bprof_v8_pos *rows_dup(const struct bprof_v8_pos *rows, uint32_t nr, int *err)
+{
+	struct bprof_v8_pos *d;
+
+	if (!nr)
+		return NULL;
+	d = calloc(nr, sizeof(*d));
+	if (!d) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (uint32_t j = 0; j < nr; j++) {
+		d[j].code_offset = rows[j].code_offset;
+		d[j].frames = calloc(rows[j].nr_frames, sizeof(*d[j].frames));
+		if (!d[j].frames)
+			goto nomem;
+		d[j].nr_frames = rows[j].nr_frames;
+		for (uint32_t k = 0; k < rows[j].nr_frames; k++) {
+			d[j].frames[k].line = rows[j].frames[k].line;
+			d[j].frames[k].name = strdup(rows[j].frames[k].name);
+			d[j].frames[k].script = strdup(rows[j].frames[k].script);
+			if (!d[j].frames[k].name || !d[j].frames[k].script)
+				goto nomem;
+		}
+	}
+	return d;
+nomem:
+	bprof_v8_pos_free(d, nr);
+	*err = -ENOMEM;
+	return NULL;
+}
+
+/* Whether two rows name the same frames. */
+static bool same_row(const struct bprof_v8_pos *a, const struct bprof_v8_pos *b)
+{
+	if (a->nr_frames != b->nr_frames)
+		return false;
+	for (uint32_t k = 0; k < a->nr_frames; k++)
+		if (a->frames[k].line != b->frames[k].line || strcmp(a->frames[k].name, b->frames[k].name) ||
+		    strcmp(a->frames[k].script, b->frames[k].script))
+			return false;
+	return true;
+}
+
+/*
+ * The position rows of optimized code object code, which runs SFI sfi:
+ * from its source position table, each pc offset's position, followed
+ * through the inlining positions of its deoptimization data to the code's
+ * own function.  0 (no rows: *nr_out 0, when the code is not what this
+ * layout expects or not sfi's) or -ENOMEM.
+ */
+static int read_positions(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint64_t code,
+			  struct bprof_v8_pos **out, uint32_t *nr_out)
+{
+	const struct v8off *o = &p->off;
+	uint32_t pid = p->pid, flags, kind, at = 0, nfns = 0, nr = 0, cap = 0;
+	uint64_t stream, entry, deopt, words[V8REC_MAX_DEOPT], lits, ipos, spt;
+	uint64_t *lit = NULL;
+	int64_t dlen, nlit = 0, nipos = 0, slen, code_offset = 0, pos = 0;
+	uint8_t *ib = NULL, *sb = NULL;
+	struct inl_fn fns[V8REC_MAX_FNS];
+	struct bprof_v8_pos *rows = NULL;
+	int err = 0;
+
+	*out = NULL;
+	*nr_out = 0;
+	if (!p->code_ok || type_of(pid, o, code) != o->type_code ||
+	    !field(pid, code, CODE_ENTRY(o) - 8, &stream) || !field(pid, code, CODE_ENTRY(o), &entry) ||
+	    !heap_ptr(stream) || stream - 1 + (uint64_t)o->istream_start != entry ||
+	    !peek(pid, code - 1 + (uint64_t)CODE_FLAGS(o), &flags, sizeof(flags)))
+		return 0;
+	kind = (flags >> o->codekind_shift) & (uint32_t)o->codekind_mask;
+	if (kind != KIND_TURBOFAN && kind != KIND_MAGLEV)
+		return 0;
+	/* the deoptimization data: a FixedArray whose SFI must be the frame's */
+	if (!field(pid, code, o->code_deopt, &deopt) || !heap_ptr(deopt) ||
+	    !field(pid, deopt, 8, &words[0]) || !smi_of(words[0], &dlen) || dlen <= DEOPT_INLINING)
+		return 0;
+	if (dlen > V8REC_MAX_DEOPT)
+		dlen = V8REC_MAX_DEOPT;
+	if (!peek(pid, deopt - 1 + 16, words, (size_t)dlen * 8) || (words[o->deopt_sfi] & ~2ULL) != sfi)
+		return 0;
+	lits = words[DEOPT_LITERALS];
+	ipos = words[DEOPT_INLINING];
+	if (heap_ptr(lits) && field(pid, lits, 8, &words[0]) && smi_of(words[0], &nlit) && nlit > 0) {
+		if (nlit > V8REC_MAX_LITERALS)
+			nlit = V8REC_MAX_LITERALS;
+		lit = malloc((size_t)nlit * 8);
+		if (!lit)
+			return -ENOMEM;
+		if (!peek(pid, lits - 1 + 16, lit, (size_t)nlit * 8))
+			nlit = 0;
+	}
+	if (heap_ptr(ipos) && field(pid, ipos, 8, &words[0]) && smi_of(words[0], &nipos) && nipos > 0) {
+		nipos /= 16; /* InliningPosition: a SourcePosition, an int, padding */
+		if (nipos > V8REC_MAX_INLINING)
+			nipos = V8REC_MAX_INLINING;
+		ib = malloc((size_t)nipos * 16 + 1);
+		if (!ib) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (!peek(pid, ipos - 1 + 16, ib, (size_t)nipos * 16))
+			nipos = 0;
+	}
+	if (!field(pid, code, o->code_spt, &spt) || !heap_ptr(spt) || !field(pid, spt, 8, &words[0]) ||
+	    !smi_of(words[0], &slen) || slen <= 0 || slen > V8REC_MAX_SPT)
+		goto out;
+	sb = malloc((size_t)slen);
+	if (!sb) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (!peek(pid, spt - 1 + 16, sb, (size_t)slen))
+		goto out;
+	while (at < (uint32_t)slen) {
+		struct { struct inl_fn *f; int64_t off; } chain[BPROF_V8_INLINE_MAX];
+		struct bprof_v8_pos row = { 0 };
+		int64_t d, cur;
+		uint32_t depth = 0;
+		bool ok = true;
+
+		if (!vlq(sb, (uint32_t)slen, &at, &d))
+			break;
+		code_offset += d >= 0 ? d : -d - 1; /* the sign: is_statement */
+		if (!vlq(sb, (uint32_t)slen, &at, &d))
+			break;
+		pos += d;
+		if (code_offset < 0 || code_offset > (int64_t)V8_POS_MASK)
+			break;
+		/* innermost first: the position's function, then where it
+		 * was inlined, to the code's own */
+		for (cur = pos; ok;) {
+			int64_t inl = (int64_t)((uint64_t)cur >> 31 & 0xffff) - 1;
+			int64_t off = (int64_t)((uint64_t)cur >> 1 & 0x3fffffff) - 1;
+			uint64_t fsfi = sfi;
+
+			if ((cur & 1) || depth == BPROF_V8_INLINE_MAX) {
+				ok = false; /* an external (wasm) position, or too deep */
+				break;
+			}
+			if (inl >= 0) {
+				int32_t fid;
+
+				if (inl >= nipos) {
+					ok = false;
+					break;
+				}
+				memcpy(&fid, ib + inl * 16 + 8, sizeof(fid));
+				if (fid < 0 || fid >= nlit) {
+					ok = false;
+					break;
+				}
+				fsfi = lit[fid] & ~2ULL; /* a weak reference's bit */
+			}
+			chain[depth].f = inl_fn(p, fns, &nfns, fsfi);
+			chain[depth].off = off;
+			if (!chain[depth].f) {
+				ok = false;
+				break;
+			}
+			depth++;
+			if (inl < 0)
+				break;
+			memcpy(&cur, ib + inl * 16, sizeof(cur));
+		}
+		if (!ok || !depth)
+			continue;
+		row.code_offset = (uint32_t)code_offset;
+		row.nr_frames = depth;
+		row.frames = calloc(depth, sizeof(*row.frames));
+		if (!row.frames) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (uint32_t k = 0; k < depth; k++) {
+			/* outermost first */
+			const struct inl_fn *f = chain[depth - 1 - k].f;
+			int64_t off = chain[depth - 1 - k].off;
+
+			row.frames[k].name = dup0(f->name);
+			row.frames[k].script = dup0(f->script);
+			row.frames[k].line = f->src ? line_of(v, pid, o, f->src, off >= 0 ? off : f->start) : 0;
+			if (!row.frames[k].name || !row.frames[k].script) {
+				row_free(&row);
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		/* rows strictly ascending (a later entry for an offset wins),
+		 * and one row per run of the same frames */
+		if (nr && rows[nr - 1].code_offset >= row.code_offset) {
+			row_free(&rows[nr - 1]);
+			rows[nr - 1] = row;
+			if (nr > 1 && same_row(&rows[nr - 2], &rows[nr - 1]))
+				row_free(&rows[--nr]);
+			continue;
+		}
+		if ((nr && same_row(&rows[nr - 1], &row)) || nr == BPROF_V8_POS_MAX) {
+			row_free(&row);
+			continue;
+		}
+		if (nr == cap) {
+			uint32_t n = cap ? cap * 2 : 16;
+			struct bprof_v8_pos *a = realloc(rows, n * sizeof(*a));
+
+			if (!a) {
+				row_free(&row);
+				err = -ENOMEM;
+				goto out;
+			}
+			rows = a;
+			cap = n;
+		}
+		rows[nr++] = row;
+	}
+out:
+	for (uint32_t i = 0; i < nfns; i++) {
+		free(fns[i].name);
+		free(fns[i].script);
+	}
+	free(lit);
+	free(ib);
+	free(sb);
+	if (err) {
+		bprof_v8_pos_free(rows, nr);
+		return err;
+	}
+	*out = rows;
+	*nr_out = nr;
+	return 0;
+}
+
+static void retry_lines(struct v8rec *v);
+
+void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e)
+{
+	struct v8proc *p = find_proc(v, e->pid, e->exec_id);
+	struct bprof_v8_sfi *out;
+	char *name, *script;
+	int32_t line;
+	int err;
+
+	v->announced++;
+	if (!p || p->status != BPROF_V8_WALKED)
+		return;
+	err = read_sfi(v, p, e->sfi, e->guard, e->code, &name, &script, &line);
+	if (err) {
+		/* moved or replaced since the sample: not named */
+		*(err == -ESTALE ? &v->changed : &v->unreadable) += 1;
+		return;
+	}
+	if (v->nr_sfis == v->cap_sfis) {
+		uint64_t n = v->cap_sfis ? v->cap_sfis * 2 : 256;
+		struct bprof_v8_sfi *a = realloc(v->sfis, n * sizeof(*a));
+
+		if (!a)
+			goto fail;
+		v->sfis = a;
+		v->cap_sfis = n;
+	}
+	out = &v->sfis[v->nr_sfis];
+	*out = (struct bprof_v8_sfi){
+		.pid = e->pid, .exec_id = e->exec_id, .sfi = e->sfi, .guard = e->guard,
+		.line = line,
+		.name = name ? name : strdup(""),
+		.script = script ? script : strdup(""),
+	};
+	if (!out->name || !out->script) {
+		name = out->name;
+		script = out->script;
+		goto fail;
+	}
+	/* its inlined frames: what the code runs at each pc offset (the
+	 * guard covers the code; a frame of another code is another entry) */
+	if (e->code && read_positions(v, p, e->sfi, e->code, &out->pos, &out->nr_pos)) {
+		name = out->name;
+		script = out->script;
+		goto fail;
+	}
+	v->nr_sfis++;
+	v->named++;
+	/* and, now and then, the lines not found before (retry_lines) */
+	if (!(v->named % 64))
+		retry_lines(v);
+	return;
+fail:
+	free(name);
+	free(script);
+}
+
+/*
+ * A line not found when an SFI was named (its script's source read while
+ * V8 moved it, seen as 1 SFI in ~100 here) is looked for again while the
+ * process lives, from the SFI as it is now if its guard still matches.
+ */
+static void retry_lines(struct v8rec *v)
+{
+	for (uint64_t i = 0; i < v->nr_sfis; i++) {
+		struct bprof_v8_sfi *f = &v->sfis[i];
+		const struct v8proc *p = find_proc(v, f->pid, f->exec_id);
+		char *name, *script;
+		int32_t line;
+
+		if (f->line || !p || !p->live || !f->script[0])
+			continue;
+		if (f->nr_pos)
+			continue; /* the guard covers its code: not known here */
+		if (!read_sfi(v, p, f->sfi, f->guard, 0, &name, &script, &line) && line > 0 &&
+		    name && script && !strcmp(name, f->name) && !strcmp(script, f->script))
+			f->line = line;
+		free(name);
+		free(script);
+	}
+}
+
+static void dedup_sfis(struct v8rec *v)
+{
+	uint64_t k = 0;
+
+	if (!v->nr_sfis)
+		return;
+	qsort(v->sfis, v->nr_sfis, sizeof(*v->sfis), bprof_v8_sfi_cmp);
+	for (uint64_t i = 0; i < v->nr_sfis; i++) {
+		if (k && !bprof_v8_sfi_cmp(&v->sfis[k - 1], &v->sfis[i])) {
+			free(v->sfis[i].name);
+			free(v->sfis[i].script);
+			bprof_v8_pos_free(v->sfis[i].pos, v->sfis[i].nr_pos);
+			continue;
+		}
+		v->sfis[k++] = v->sfis[i];
+	}
+	v->nr_sfis = k;
+}
+
+int v8rec_emit(struct v8rec *v, struct bprof_recording *rec)
+{
+	struct bprof_v8 *out = &rec->v8;
+
+	if (!v || (!v->nr_procs && !v->nr_sfis))
+		return 0;
+	out->present = 1;
+	out->nr_counters = BPROF_V8_NR_COUNTERS;
+	out->counters[0] = v->announced;
+	out->counters[1] = v->named;
+	out->counters[2] = v->changed;
+	out->counters[3] = v->unreadable;
+	if (v->nr_procs && !(out->procs = calloc(v->nr_procs, sizeof(*out->procs))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < v->nr_procs; i++) {
+		const struct v8proc *p = &v->procs[i];
+		bool dup = false;
+
+		for (uint64_t j = 0; j < out->nr_procs; j++)
+			dup |= out->procs[j].pid == p->pid && out->procs[j].exec_id == p->exec_id;
+		if (!dup)
+			out->procs[out->nr_procs++] = (struct bprof_v8_proc){
+				.pid = p->pid, .exec_id = p->exec_id, .status = p->status,
+			};
+	}
+	retry_lines(v);
+	dedup_sfis(v);
+	if (v->nr_sfis && !(out->sfis = calloc(v->nr_sfis, sizeof(*out->sfis))))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < v->nr_sfis; i++) {
+		struct bprof_v8_sfi *d = &out->sfis[i];
+
+		int err = 0;
+
+		*d = v->sfis[i];
+		d->pos = NULL;
+		d->nr_pos = 0;
+		d->name = strdup(v->sfis[i].name);
+		d->script = strdup(v->sfis[i].script);
+		out->nr_sfis = i + 1;
+		if (!d->name || !d->script)
+			return -ENOMEM;
+		d->pos = rows_dup(v->sfis[i].pos, v->sfis[i].nr_pos, &err);
+		if (err)
+			return err;
+		d->nr_pos = v->sfis[i].nr_pos;
+	}
+	return 0;
+}

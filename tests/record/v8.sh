@@ -1,0 +1,72 @@
+#!/bin/bash
+# V8 frames (issue 38): a Node.js program of known shape (tests/workloads/
+# node/v8work.js: a hot chain, recursion, an allocation-heavy loop, a
+# function deoptimized and optimized again) recorded with no flag to node.
+# Every JavaScript frame is checked against the script (v8check.py): named
+# by its function, on one of its lines (a caller's: the line of the call),
+# under a caller the script calls it from; a name out of place (another
+# function's, after a deoptimization or a move of the heap) fails the test.  node is installed
+# on CI (tools/install-deps.sh): a missing node fails there.
+. "$(dirname "$0")/common.sh"
+
+NODE=$(command -v node || true)
+[ -n "$NODE" ] || skip "node missing (nodejs in tools/install-deps.sh)"
+echo "node: $NODE ($("$NODE" --version))"
+NW=$BPROF_SRC/tests/workloads/node
+v8check() { python3 "$NW/v8check.py" "$NW/v8work.js" "$@"; }
+
+out=$T_DIR/v8.bprof
+"$BPROF_RECORD" -q -F 199 -o "$out" -- "$NODE" "$NW/v8work.js" 1 >/dev/null
+"$BPROF_REPORT" -q -f "$out" > "$T_DIR/v8.folded"
+v8check "$T_DIR/v8.folded" --expect "outer;middle;leaf" --expect "fib;fib;fib" \
+	--expect "main;alloc" --expect "phaseNumbers;poly" --expect "phaseStrings;poly" \
+	--expect "driver;chainA;chainB;chainC" | tee "$T_DIR/check.txt" || true
+share() { awk -v k="$1" '$1 == k { print int($2) }' "$T_DIR/check.txt"; }
+check "JavaScript samples right by function >= 95 % ($(share right_by_function_pct) %)" \
+	test "$(share right_by_function_pct)" -ge 95
+check "JavaScript samples right by line >= 90 % ($(share right_by_line_pct) %)" \
+	test "$(share right_by_line_pct)" -ge 90
+check "JavaScript samples' stacks reach __libc_start_call_main >= 95 % ($(share reach_start_pct) %)" \
+	test "$(share reach_start_pct)" -ge 95
+check "no JavaScript frame named out of place (deoptimized and re-optimized poly included)" \
+	test "$(share wrong_name_samples)" -eq 0
+check "the hot chain is named whole: outer (v8work.js:N);middle;leaf" \
+	grep -Eq "outer \([^)]*v8work\.js:[0-9]+\);middle \([^)]*v8work\.js:[0-9]+\);leaf \([^)]*v8work\.js:[0-9]+\)" "$T_DIR/v8.folded"
+# chainA, chainB and chainC run inlined in driver's optimized code: named
+# from its position table, each on the line it runs
+check "functions inlined into optimized code are frames of their own: driver;chainA;chainB;chainC" \
+	grep -Eq "driver \([^)]*v8work\.js:[0-9]+\);chainA \([^)]*v8work\.js:[0-9]+\);chainB \([^)]*v8work\.js:[0-9]+\);chainC \([^)]*v8work\.js:[0-9]+\)" "$T_DIR/v8.folded"
+check "poly is named under both of its callers, before and after its deoptimization" \
+	bash -c "grep -q 'phaseNumbers ([^)]*);poly (' '$T_DIR/v8.folded' && grep -q 'phaseStrings ([^)]*);poly (' '$T_DIR/v8.folded'"
+# builtins keep their names between JavaScript frames
+check "native frames beneath the JavaScript frames: Builtins_JSEntry under main's caller" \
+	grep -q "Builtins_JSEntry;.*main ([^)]*v8work\.js" "$T_DIR/v8.folded"
+"$BPROF_REPORT" --info "$out" > "$T_DIR/info.txt" 2>&1 || true
+grep -i "^v8" "$T_DIR/info.txt" || true
+check "--info has a v8 line: the process walked, its SFIs named" \
+	bash -c "grep -Eq '^v8: +1 process, [0-9]+ SFIs named' '$T_DIR/info.txt' && grep -q 'V8: JavaScript frames walked' '$T_DIR/info.txt'"
+
+# A process that exits mid-recording keeps its names: they were read while
+# it ran (when the walk first met each function), not at the end
+"$BPROF_RECORD" -q -F 199 -o "$T_DIR/exit.bprof" -- sh -c "'$NODE' '$NW/v8work.js' 0.3 >/dev/null; sleep 1"
+"$BPROF_REPORT" -q -f "$T_DIR/exit.bprof" > "$T_DIR/exit.folded"
+v8check "$T_DIR/exit.folded" | tee "$T_DIR/exit.txt" | grep -E "right_by|wrong" || true
+check "node exited a second before the recording ended: its chain still named (>= 95 % by function: $(awk '$1 == "right_by_function_pct" { print int($2) }' "$T_DIR/exit.txt") %)" \
+	test "$(awk '$1 == "right_by_function_pct" { print int($2) }' "$T_DIR/exit.txt")" -ge 95
+
+# A worker thread: its own isolate and code range, its functions named too
+"$BPROF_RECORD" -q -F 199 -o "$T_DIR/worker.bprof" -- "$NODE" "$NW/v8worker.js"
+"$BPROF_REPORT" -q -f "$T_DIR/worker.bprof" > "$T_DIR/worker.folded"
+read -r w_named w_all < <(awk '/worker_thread/ { t += $NF; if (/spinWorker \([^)]*v8worker\.js:[0-9]+\)/) w += $NF }
+	END { print w + 0, t + 0 }' "$T_DIR/worker.folded")
+check "the worker thread's function is named in >= 90 % of its JavaScript samples ($w_named of $w_all)" \
+	test "$w_all" -gt 50 -a "$((100 * w_named))" -ge "$((90 * w_all))"
+check "the main thread's function is named beside it" grep -q "spinMain (" "$T_DIR/worker.folded"
+
+# --no-v8: native stacks only, as before
+"$BPROF_RECORD" -q --no-v8 -F 199 -o "$T_DIR/off.bprof" -- "$NODE" "$NW/v8work.js" 0.3 >/dev/null
+"$BPROF_REPORT" -q -f "$T_DIR/off.bprof" > "$T_DIR/off.folded"
+check "--no-v8 records no JavaScript frame" bash -c "! grep -q 'v8work\.js' '$T_DIR/off.folded'"
+echo "file sizes: with V8 frames $(stat -c %s "$out") bytes (1 s scale), without $(stat -c %s "$T_DIR/off.bprof") bytes (0.3 s scale)"
+
+finish
