@@ -30,6 +30,7 @@
 #include "unwind.h"
 #include "unwind_step.h" /* struct unwind_regs only (no UNW_* macros yet) */
 #include "python_walk.h" /* struct python_walk only (no PY_* macros yet) */
+#include "jvm.h"
 
 #define EEXIST 17
 #define ENOMEM 12
@@ -301,6 +302,12 @@ struct unwind_scratch {
 	__u32 py_exec_id;
 	struct python_walk py;
 	struct python_proc py_proc;
+	/* HotSpot frames (jvm_walk.h): a copy of the process's JVM
+	 * description made once per walk, the blob header a frame read, the
+	 * words below an interpreter frame's fp */
+	struct jvm_proc jvm_proc;
+	__u8 jvm_buf[JVM_BLOB_READ];
+	__u64 jvm_words[18];
 };
 
 /* ---- what one tracer offers another: global functions ---- */
@@ -363,6 +370,7 @@ static __always_inline bool python_wants_frame(const struct unwind_scratch *s, _
  * UNWIND_COUNT_PYTHON in the Python walk's (profile.bpf.c; a global
  * function with a scalar argument, which every kernel takes). */
 #define UNWIND_COUNT_PYTHON (1u << 31)
+#define UNWIND_COUNT_JVM (1u << 30) /* jvm_stats (jvm_walk.h) */
 int unwind_count(__u32 idx);
 
 /* The Python walk's per-CPU statistics (defined in profile.bpf.c). */

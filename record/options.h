@@ -60,6 +60,7 @@ struct env {
 	int off_cpu;       /* 0; 1 --off-cpu; 2 --wall (OFFCPU_MODE_*) */
 	long slice_ms;     /* --slice: each count's time slice, ms; 0: none */
 	bool no_python;    /* --no-python: no CPython frames */
+	bool no_jvm;       /* --no-jvm: no HotSpot frames */
 	char **command;    /* after "--", NULL-terminated, or NULL (points into argv) */
 };
 

@@ -28,6 +28,7 @@
 #include "access.h"
 #include "offcpu/offcpu_rec.h"
 #include "python/pyrec.h"
+#include "jvm/jvmrec.h"
 #include "dump.h"
 #include "kernel.h"
 #include "knames.h"
@@ -108,6 +109,7 @@ static pid_t spawn_command(char **argv, int *release_fd)
 struct observers {
 	struct unwinder *unw;
 	struct pyrec *py;
+	struct jvmrec *jvm;
 };
 static struct observers observers;
 
@@ -118,6 +120,8 @@ static void obs_object(void *ctx, uint32_t idx, Elf *elf, const struct bprof_obj
 	unwinder_object(ob->unw, idx, elf, o);
 	if (ob->py)
 		pyrec_object(ob->py, idx, elf);
+	if (ob->jvm)
+		jvmrec_object(ob->jvm, idx, elf);
 }
 
 static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
@@ -128,6 +132,8 @@ static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
 	unwinder_image(ob->unw, pid, exec_id, gen, maps, nr);
 	if (ob->py)
 		pyrec_image(ob->py, pid, exec_id, maps, nr);
+	if (ob->jvm)
+		jvmrec_image(ob->jvm, pid, exec_id, maps, nr);
 }
 
 static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
@@ -137,12 +143,19 @@ static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
 	unwinder_image_gone(ob->unw, pid, exec_id);
 	if (ob->py)
 		pyrec_image_gone(ob->py, pid, exec_id);
+	if (ob->jvm)
+		jvmrec_image_gone(ob->jvm, pid, exec_id);
 }
 
-/* the event loop's tick: tables walks asked for, when the budget was spent */
+/* the event loop's tick: tables walks asked for, when the budget was
+ * spent; JVMs whose code cache was not made yet */
 static void unwinder_tick_cb(void *ctx)
 {
-	unwinder_tick(ctx);
+	struct observers *ob = ctx;
+
+	unwinder_tick(ob->unw);
+	if (ob->jvm)
+		jvmrec_tick(ob->jvm);
 }
 
 /* The end pass of --off-cpu/--wall announced the images of threads still
@@ -166,7 +179,8 @@ static void end_before_walk(void *arg)
 /* Let the manifest feed the unwinder what it learns: objects and their
  * ELF as it opens them, images' mappings as they change. */
 static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const struct env *env,
-			  struct unwinder **out, struct tabcache **cache, struct pyrec **py)
+			  struct unwinder **out, struct tabcache **cache, struct pyrec **py,
+			  struct jvmrec **jvm)
 {
 	struct unwinder_maps um;
 	const char *why;
@@ -198,8 +212,15 @@ static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const s
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
 	}
+	loader_jvm_fds(obj, &procs_fd, &stats_fd);
+	if (loader_walks_jvm(obj) &&
+	    jvmrec_create(jvm, procs_fd, stats_fd, libbpf_num_possible_cpus())) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		return -ENOMEM;
+	}
 	observers.unw = *out;
 	observers.py = *py;
+	observers.jvm = *jvm;
 	struct manifest_observer obs = {
 		.ctx = &observers,
 		.object = obs_object,
@@ -217,6 +238,7 @@ struct recorder {
 	struct manifest *man;
 	struct unwinder *unw;
 	struct pyrec *py;               /* Python frames' names, or NULL */
+	struct jvmrec *jvm;             /* Java frames' names, or NULL */
 	struct sampler *smp;
 	bool cfi;
 	int nr_cpus, nr_sampled;
@@ -280,6 +302,7 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 
 	if (manifest_emit(r->man, rec, &rec->losses.manifest_lost) ||
 	    pyrec_emit(r->py, rec) ||
+	    jvmrec_emit(r->jvm, rec) ||
 	    (r->unw && dump_unwind_misses(rec, r->unw, r->man)) ||
 	    kernel_collect_for(&rec->kernel, rec, !r->env->no_kallsyms, r->env->full_kallsyms,
 			       r->kcache, r->kn ? &namer : NULL, &hidden))
@@ -423,6 +446,7 @@ int main(int argc, char **argv)
 	struct manifest *man = NULL;
 	struct unwinder *unw = NULL;
 	struct pyrec *py = NULL;
+	struct jvmrec *jvm = NULL;
 	struct tabcache *tcache = NULL;
 	struct rotate *rot = NULL;
 	struct sampler_run run = { .exiting = &exiting };
@@ -522,11 +546,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
-	if (cfi && start_unwinder(obj, man, &env, &unw, &tcache, &py))
+	if (cfi && start_unwinder(obj, man, &env, &unw, &tcache, &py, &jvm))
 		goto cleanup;
 	if (sampler_create(&smp, obj, loader_sampler_fd(ld), man, nr_cpus))
 		goto cleanup;
 	sampler_set_python(smp, py);
+	sampler_set_jvm(smp, jvm);
 	if (loader_attach(ld, &env))
 		goto cleanup;
 
@@ -574,7 +599,7 @@ int main(int argc, char **argv)
 	}
 
 	r = (struct recorder){
-		.env = &env, .obj = obj, .man = man, .unw = unw, .py = py, .smp = smp, .cfi = cfi,
+		.env = &env, .obj = obj, .man = man, .unw = unw, .py = py, .jvm = jvm, .smp = smp, .cfi = cfi,
 		.nr_cpus = nr_cpus, .nr_sampled = nr_sampled, .event = event,
 		.options = options, .acc = acc, .kcache = r.kcache,
 		.slice_origin = r.slice_origin,
@@ -587,7 +612,7 @@ int main(int argc, char **argv)
 	run.duration = env.duration;
 	if (unw) {
 		run.tick = unwinder_tick_cb;
-		run.tick_ctx = unw;
+		run.tick_ctx = &observers;
 	}
 	/* --rotate's boundaries keep to their schedule (first + k x SECONDS):
 	 * the time a file takes to write is not added to every interval */
@@ -710,6 +735,7 @@ cleanup:
 	manifest_free(man);
 	unwinder_destroy(unw);
 	pyrec_destroy(py);
+	jvmrec_destroy(jvm);
 	if (tcache && env.verbose) {
 		struct tabcache_stats ts;
 

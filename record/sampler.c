@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "sampler.h"
 #include "python/pyrec.h"
+#include "jvm/jvmrec.h"
 #include "profile.h"
 #include "profile.skel.h"
 #include "unwind.h"
@@ -29,6 +30,7 @@
 struct poll_ctx {
 	struct manifest *man;
 	struct pyrec *py;        /* Python code objects to copy, or NULL */
+	struct jvmrec *jvm;      /* Java frame identities to name, or NULL */
 	int err;
 	uint64_t events;
 };
@@ -254,6 +256,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 			pyrec_code(pc->py, data, size);
 		return 0;
 	}
+	if (e->type == JVM_EVENT_FRAME) {
+		/* named now, while the process lives */
+		if (pc->jvm)
+			jvmrec_frame(pc->jvm, data, size);
+		return 0;
+	}
 	if (e->type == PROFILE_EV_VMA) {
 		const struct profile_vma_event *v = data;
 
@@ -327,6 +335,11 @@ int sampler_create(struct sampler **out, struct profile_bpf *obj, int prog_fd, s
 void sampler_set_python(struct sampler *s, struct pyrec *py)
 {
 	s->pc.py = py;
+}
+
+void sampler_set_jvm(struct sampler *s, struct jvmrec *jvm)
+{
+	s->pc.jvm = jvm;
 }
 
 int sampler_run(struct sampler *s, struct sampler_run *run)

@@ -36,6 +36,9 @@ void sampler_destroy(struct sampler *s);
 /* Hand the code objects the Python walk announces to py (NULL: none). */
 struct pyrec;
 void sampler_set_python(struct sampler *s, struct pyrec *py);
+/* Java frames' recorder side (record/jvm/), NULL: none. */
+struct jvmrec;
+void sampler_set_jvm(struct sampler *s, struct jvmrec *jvm);
 
 /* Open the perf events (every online CPU, or -C's) and attach the sampler:
  * sampling starts here.  *opened: the CPUs sampled; *event: the event

@@ -258,6 +258,31 @@ static int python_key(struct rep_fold *f, const struct rep_input *in, const stru
 	return err;
 }
 
+/* A Java frame's key: what it prints, or (unnamed) one key for all. */
+static int jvm_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
+		   uint64_t w0, uint64_t w1, struct user_key *k)
+{
+	const struct bsym_result *r;
+	uint64_t id;
+	char *buf;
+	size_t n;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	r = rep_jvm_result(in, c->pid, c->exec_id, w0, w1, &id);
+	if (!r || !r->nr_frames)
+		return intern(f, "K", 1, &k->place);
+	n = strlen(r->frames[0].name) + (r->frames[0].file ? strlen(r->frames[0].file) : 0) + 16;
+	buf = malloc(n);
+	if (!buf)
+		return -ENOMEM;
+	n = (size_t)snprintf(buf, n, "J%s\n%s\n%u", r->frames[0].name,
+			     r->frames[0].file ? r->frames[0].file : "", r->frames[0].line);
+	err = intern(f, buf, n + 1, &k->place);
+	free(buf);
+	return err;
+}
+
 /* The user frames of row c, as rep_wframe_user makes them. */
 static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_input *in,
 		    const struct bprof_count *c, uint32_t *id)
@@ -275,6 +300,14 @@ static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_inp
 	for (size_t i = 0; i < n && !err; i++) {
 		struct rep_wframe w;
 		struct user_key k;
+		if (rep_jvm_pair(st->ips, i, n)) {
+			struct user_key k2 = { 0 };
+			err = jvm_key(f, in, c, st->ips[i], st->ips[i + 1], &k);
+			memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
+			memcpy((char *)s->buf + 4 + (i + 1) * sizeof(k2), &k2, sizeof(k2));
+			i++;
+			continue;
+		}
 		if (rep_python_pair(st->ips, i, n)) {
 			/* a Python frame: keyed by what it prints (its code's
 			 * address means nothing in another process) */
