@@ -571,6 +571,7 @@ const struct bprof_jitdump *bprof_jitdump_find(const struct bprof_recording *rec
 #define BPROF_JVM_GUARD_SHIFT 24
 #define BPROF_JVM_NAME_MAX 4096
 #define BPROF_JVM_LINES_MAX (1u << 16)
+#define BPROF_JVM_SCOPES_MAX (1u << 22)
 #define BPROF_JVM_MAX_COUNTERS 256
 
 /* Why a process's Java frames were (not) walked. */
@@ -608,6 +609,8 @@ struct bprof_jvm_frame {
 	char *file;                  /* "String.java", NULL if not known */
 	uint8_t *lines;              /* interpreted: the line number table */
 	uint32_t lines_len;
+	uint32_t scopes_len;
+	uint8_t *scopes;             /* compiled: (pc offset, inlining chain) records */
 };
 
 struct bprof_jvm {

@@ -68,7 +68,7 @@ enum bprof_section_type {
 #define BPROF_JITDUMP_FIXED_LEN 16   /* pid, exec_id, len */
 #define BPROF_PY_CODE_FIXED_LEN 48   /* pid .. reserved, before the bytes */
 #define BPROF_JVM_PROC_FIXED_LEN 16  /* pid, exec_id, status, version length */
-#define BPROF_JVM_FRAME_FIXED_LEN 48 /* pid .. lines length, before the bytes */
+#define BPROF_JVM_FRAME_FIXED_LEN 56 /* pid .. reserved, before the bytes */
 
 /* Reader limits beyond the byte budget (SPEC.md "Limits"). */
 #define BPROF_DEFAULT_MAX_DECOMPRESSED (UINT64_C(1) << 30)

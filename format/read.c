@@ -1180,6 +1180,11 @@ static int parse_jvm(struct cur *c, struct bprof_recording *r)
 		sl = g32(c);
 		fl = g32(c);
 		f->lines_len = g32(c);
+		f->scopes_len = g32(c);
+		reserved = g32(c);
+		if (c->strict && reserved)
+			return cerr(c, BPROF_E_CORRUPT, "frame %llu: reserved field 0x%x",
+				    (unsigned long long)i, reserved);
 		if (c->strict && (f->kind == 0 || f->kind > BPROF_JVM_KIND_MAX))
 			return cerr(c, BPROF_E_CORRUPT, "frame %llu: kind %u", (unsigned long long)i,
 				    f->kind);
@@ -1196,6 +1201,14 @@ static int parse_jvm(struct cur *c, struct bprof_recording *r)
 					       "line table", i)))
 				return rc;
 			f->lines = (uint8_t *)lines;
+		}
+		if (f->scopes_len) {
+			char *sc = NULL;
+
+			if ((rc = get_py_bytes(c, f->scopes_len, BPROF_JVM_SCOPES_MAX, true, &sc,
+					       "scopes", i)))
+				return rc;
+			f->scopes = (uint8_t *)sc;
 		}
 	}
 	return 0;

@@ -107,6 +107,7 @@ void bprof_recording_free(struct bprof_recording *rec)
 		free(rec->jvm.frames[i].signature);
 		free(rec->jvm.frames[i].file);
 		free(rec->jvm.frames[i].lines);
+		free(rec->jvm.frames[i].scopes);
 	}
 	for (uint64_t i = 0; rec->jvm.procs && i < rec->jvm.nr_procs; i++)
 		free(rec->jvm.procs[i].version);
@@ -657,7 +658,8 @@ static int validate_jvm(struct bprof_recording *rec, struct bprof_error *err)
 		if ((i && !bprof_jvm_frame_cmp(f, f - 1)) || !f->kind ||
 		    f->kind > BPROF_JVM_KIND_MAX || !jvm_str_ok(f->klass) || !jvm_str_ok(f->method) ||
 		    !jvm_str_ok(f->signature) || !jvm_str_ok(f->file) ||
-		    f->lines_len > BPROF_JVM_LINES_MAX || (f->lines_len && !f->lines))
+		    f->lines_len > BPROF_JVM_LINES_MAX || (f->lines_len && !f->lines) ||
+		    f->scopes_len > BPROF_JVM_SCOPES_MAX || (f->scopes_len && !f->scopes))
 			return bprof_set_error(err, BPROF_E_INVAL, 0, "jvm frame %llu (pid %u)",
 					       (unsigned long long)i, f->pid);
 	}

@@ -607,11 +607,14 @@ static void sect_jvm(struct sink *s, const struct bprof_recording *r)
 		put32(s, slen(f->signature));
 		put32(s, slen(f->file));
 		put32(s, f->lines_len);
+		put32(s, f->scopes_len);
+		put32(s, 0);
 		put(s, f->klass, slen(f->klass));
 		put(s, f->method, slen(f->method));
 		put(s, f->signature, slen(f->signature));
 		put(s, f->file, slen(f->file));
 		put(s, f->lines, f->lines_len);
+		put(s, f->scopes, f->scopes_len);
 	}
 }
 

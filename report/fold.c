@@ -260,7 +260,7 @@ static int python_key(struct rep_fold *f, const struct rep_input *in, const stru
 
 /* A Java frame's key: what it prints, or (unnamed) one key for all. */
 static int jvm_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
-		   uint64_t w0, uint64_t w1, struct user_key *k)
+		   uint64_t w0, uint64_t w1, bool leaf, struct user_key *k)
 {
 	const struct bsym_result *r;
 	uint64_t id;
@@ -269,16 +269,23 @@ static int jvm_key(struct rep_fold *f, const struct rep_input *in, const struct 
 	int err;
 
 	memset(k, 0, sizeof(*k));
-	r = rep_jvm_result(in, c->pid, c->exec_id, w0, w1, &id);
+	r = rep_jvm_result(in, c->pid, c->exec_id, w0, w1, leaf, &id);
 	if (!r || !r->nr_frames)
 		return intern(f, "K", 1, &k->place);
-	n = strlen(r->frames[0].name) + (r->frames[0].file ? strlen(r->frames[0].file) : 0) + 16;
+	n = 2;
+	for (uint32_t i = 0; i < r->nr_frames; i++)
+		n += strlen(r->frames[i].name) +
+		     (r->frames[i].file ? strlen(r->frames[i].file) : 0) + 16;
 	buf = malloc(n);
 	if (!buf)
 		return -ENOMEM;
-	n = (size_t)snprintf(buf, n, "J%s\n%s\n%u", r->frames[0].name,
-			     r->frames[0].file ? r->frames[0].file : "", r->frames[0].line);
-	err = intern(f, buf, n + 1, &k->place);
+	/* every frame it prints, inlined ones too */
+	size_t used = 1;
+	buf[0] = 'J';
+	for (uint32_t i = 0; i < r->nr_frames; i++)
+		used += (size_t)snprintf(buf + used, n - used, "%s\n%s\n%u\n", r->frames[i].name,
+					 r->frames[i].file ? r->frames[i].file : "", r->frames[i].line);
+	err = intern(f, buf, used + 1, &k->place);
 	free(buf);
 	return err;
 }
@@ -302,7 +309,7 @@ static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_inp
 		struct user_key k;
 		if (rep_jvm_pair(st->ips, i, n)) {
 			struct user_key k2 = { 0 };
-			err = jvm_key(f, in, c, st->ips[i], st->ips[i + 1], &k);
+			err = jvm_key(f, in, c, st->ips[i], st->ips[i + 1], i == 0, &k);
 			memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
 			memcpy((char *)s->buf + 4 + (i + 1) * sizeof(k2), &k2, sizeof(k2));
 			i++;

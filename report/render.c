@@ -379,17 +379,21 @@ static void add_jvm(struct row *r, const struct rep_wframe *f, const struct rep_
 		row_add(r, cfg->addresses ? text : REP_JVM_FRAME, 0, cfg);
 		return;
 	}
-	const struct bsym_frame *b = &f->res->frames[0];
-
 	st->frames_named++;
-	/* as Java prints a stack trace: pkg.Class.method(File.java:line) */
-	if (b->line)
-		snprintf(text, sizeof(text), "%s(%s:%u)", b->name, b->file ? b->file : "?", b->line);
-	else if (b->file)
-		snprintf(text, sizeof(text), "%s(%s)", b->name, b->file);
-	else
-		snprintf(text, sizeof(text), "%s", b->name);
-	row_add(r, text, 0, cfg);
+	/* as Java prints a stack trace: pkg.Class.method(File.java:line);
+	 * methods inlined into a compiled one first, marked inlined */
+	for (uint32_t i = 0; i < f->res->nr_frames; i++) {
+		const struct bsym_frame *b = &f->res->frames[i];
+
+		if (b->line)
+			snprintf(text, sizeof(text), "%s(%s:%u)", b->name, b->file ? b->file : "?",
+				 b->line);
+		else if (b->file)
+			snprintf(text, sizeof(text), "%s(%s)", b->name, b->file);
+		else
+			snprintf(text, sizeof(text), "%s", b->name);
+		row_add(r, text, b->inlined ? FR_INLINE : 0, cfg);
+	}
 }
 
 /* A frame without a name: addr_text with --addresses, else plain_text

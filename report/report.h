@@ -316,10 +316,14 @@ static inline bool rep_jvm_pair(const uint64_t *ips, size_t i, size_t nr)
 const struct bprof_jvm_frame *rep_jvm_name(const struct bprof_recording *rec, uint32_t pid,
 					   uint32_t exec_id, uint64_t w0, uint64_t w1,
 					   uint32_t *line);
-/* The frame's name as a bsym_result owned by in (NULL: unnamed); *id a
- * number of that name unique in in (0: unnamed). */
+/* The frame's name as a bsym_result owned by in (NULL: unnamed): a
+ * compiled frame's inlined methods first (frames[0] innermost, as libsym's
+ * inlines); leaf: the frame was interrupted, not a caller (its scope is
+ * looked up differently).  *id a number of that name unique in in (0:
+ * unnamed). */
 const struct bsym_result *rep_jvm_result(const struct rep_input *in, uint32_t pid,
-					 uint32_t exec_id, uint64_t w0, uint64_t w1, uint64_t *id);
+					 uint32_t exec_id, uint64_t w0, uint64_t w1, bool leaf,
+					 uint64_t *id);
 
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);

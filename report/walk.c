@@ -206,7 +206,7 @@ static int add_python(struct rep_wbuf *w, const struct rep_input *in, const stru
 /* A HotSpot frame (SPEC.md 6.18): its two words, named from the
  * recording's JVM section. */
 static int add_jvm(struct rep_wbuf *w, const struct rep_input *in, const struct bprof_count *c,
-		   uint64_t w0, uint64_t w1, bool symbolize)
+		   uint64_t w0, uint64_t w1, bool leaf, bool symbolize)
 {
 	struct rep_wframe *f = wpush(w);
 
@@ -216,7 +216,7 @@ static int add_jvm(struct rep_wbuf *w, const struct rep_input *in, const struct 
 	f->addr = w0;
 	f->reason = BSYM_R_INVALID;
 	if (symbolize) {
-		f->res = rep_jvm_result(in, c->pid, c->exec_id, w0, w1, &f->lookup);
+		f->res = rep_jvm_result(in, c->pid, c->exec_id, w0, w1, leaf, &f->lookup);
 		if (f->res)
 			f->reason = BSYM_OK;
 	}
@@ -393,7 +393,7 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 		enum bsym_fp_state prev = BSYM_FP_UNKNOWN; /* of the frame just added */
 		for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
 			if (rep_jvm_pair(s->ips, i, s->nr_ips)) {
-				err = add_jvm(w, in, c, s->ips[i], s->ips[i + 1], symbolize);
+				err = add_jvm(w, in, c, s->ips[i], s->ips[i + 1], i == 0, symbolize);
 				i++;
 				prev = BSYM_FP_UNKNOWN;
 				continue;

@@ -60,6 +60,7 @@ struct jvmobj {
 /* What naming reads, beyond the walk's offsets. */
 struct jvm_names_off {
 	uint32_t blob_name, nm_method, nm_comp_level;
+	uint32_t nm_scopes_data, nm_scopes_pcs, nm_deps, nm_metadata;
 	uint32_t cm_constants, cm_flags, cm_name_index, cm_sig_index, cm_size_words;
 	uint32_t cp_holder, cp_source_file, cp_size;
 	uint32_t klass_name, sym_length, sym_body;
@@ -108,6 +109,7 @@ static void free_frame(struct bprof_jvm_frame *f)
 	free(f->signature);
 	free(f->file);
 	free(f->lines);
+	free(f->scopes);
 }
 
 void jvmrec_destroy(struct jvmrec *j)
@@ -319,6 +321,7 @@ struct vmvals {
 	uint64_t sq_buffer, sq_limit;
 	uint64_t cb_name, cb_frame_size, cb_frame_complete, cb_code_begin, cb_code_end;
 	uint64_t nm_method, nm_compile_id, nm_comp_level;
+	uint64_t nm_scopes_data, nm_scopes_pcs, nm_deps, nm_metadata;
 	uint64_t m_const, cm_constants, cm_flags, cm_code_size, cm_name, cm_sig, cm_size_words;
 	uint64_t cp_holder, cp_source, klass_name, sym_length, sym_body;
 	uint64_t t_heap_block, t_const_method, t_cp;
@@ -351,6 +354,10 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
 		{ "CompiledMethod", "_method", &v->nm_method },
 		{ "nmethod", "_compile_id", &v->nm_compile_id },
 		{ "nmethod", "_comp_level", &v->nm_comp_level },
+		{ "CompiledMethod", "_scopes_data_begin", &v->nm_scopes_data },
+		{ "nmethod", "_scopes_pcs_offset", &v->nm_scopes_pcs },
+		{ "nmethod", "_dependencies_offset", &v->nm_deps },
+		{ "nmethod", "_metadata_offset", &v->nm_metadata },
 		{ "Method", "_constMethod", &v->m_const },
 		{ "ConstMethod", "_constants", &v->cm_constants },
 		{ "ConstMethod", "_flags", &v->cm_flags },
@@ -538,6 +545,8 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 	    v.cb_code_begin > JVM_BLOB_READ - 8 || v.cb_code_end > JVM_BLOB_READ - 8 ||
 	    v.nm_compile_id > JVM_BLOB_READ - 4 || v.nm_comp_level > JVM_BLOB_READ - 4 ||
 	    v.nm_method > JVM_BLOB_READ - 8 || v.cb_name > JVM_BLOB_READ - 8 ||
+	    v.nm_scopes_data > JVM_BLOB_READ - 8 || v.nm_scopes_pcs > JVM_BLOB_READ - 4 ||
+	    v.nm_deps > JVM_BLOB_READ - 4 || v.nm_metadata > JVM_BLOB_READ - 4 ||
 	    !fits16(v.t_heap_block) || !fits16(v.m_const) || !fits16(v.cm_code_size) ||
 	    !fits16(v.t_const_method)) {
 		p->status = BPROF_JVM_NO_OFFSETS;
@@ -546,6 +555,8 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 	p->n = (struct jvm_names_off){
 		.blob_name = (uint32_t)v.cb_name, .nm_method = (uint32_t)v.nm_method,
 		.nm_comp_level = (uint32_t)v.nm_comp_level,
+		.nm_scopes_data = (uint32_t)v.nm_scopes_data, .nm_scopes_pcs = (uint32_t)v.nm_scopes_pcs,
+		.nm_deps = (uint32_t)v.nm_deps, .nm_metadata = (uint32_t)v.nm_metadata,
 		.cm_constants = (uint32_t)v.cm_constants, .cm_flags = (uint32_t)v.cm_flags,
 		.cm_name_index = (uint32_t)v.cm_name, .cm_sig_index = (uint32_t)v.cm_sig,
 		.cm_size_words = (uint32_t)v.cm_size_words,
@@ -683,6 +694,202 @@ static void get_blob(const uint8_t *b, uint32_t off, void *dst, size_t len)
 		memset(dst, 0, len);
 }
 
+/* ---- compiled frames' scopes -------------------------------------------- */
+
+/* A PcDesc (pcDesc.hpp: pc_offset, scope_decode_offset, obj_decode_offset,
+ * flags; 16 bytes in 11..21). */
+#define JVMREC_PCDESC_LEN 16
+/* Bounds on what one nmethod's scopes may take. */
+#define JVMREC_MAX_PCDESCS 16384
+#define JVMREC_MAX_SCOPES_DATA (1u << 20)
+#define JVMREC_MAX_METADATA 8192
+#define JVMREC_MAX_DEPTH 32
+
+/* UNSIGNED5, as the line number table (CompressedReadStream::read_int). */
+static int u5(const uint8_t *b, uint32_t len, uint32_t *pos, uint32_t *out)
+{
+	uint64_t sum = 0;
+	unsigned shift = 0;
+
+	for (int i = 0; i < 5; i++) {
+		uint32_t v;
+
+		if (*pos >= len)
+			return -1;
+		v = b[(*pos)++];
+		sum += (uint64_t)v << shift;
+		if (v < 192 || i == 4) {
+			*out = (uint32_t)sum;
+			return 0;
+		}
+		shift += 6;
+	}
+	return -1;
+}
+
+struct bytes {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static int put(struct bytes *b, const void *src, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		uint8_t *v;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		if (!(v = realloc(b->p, cap)))
+			return -1;
+		b->p = v;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+	return 0;
+}
+
+static int add_frame(struct jvmrec *j, const struct bprof_jvm_frame *f);
+
+/* The guard of Method* method, and a named entry for it in j (as an
+ * interpreted frame's) so that the report can name the scopes that refer
+ * to it: 0, or -1 when it cannot be read. */
+static int ensure_method(struct jvmrec *j, const struct jvmproc *p, uint64_t method,
+			 uint32_t *guard)
+{
+	struct bprof_jvm_frame f = { 0 };
+	uint64_t cm;
+	bool mismatch = false;
+
+	if (!peek64(p->pid, method + p->walk.off.method_const, &cm) || !cm)
+		return -1;
+	*guard = jvm_method_guard(cm);
+	for (uint64_t i = 0; i < j->nr_frames; i++)
+		if (j->frames[i].pid == p->pid && j->frames[i].exec_id == p->exec_id &&
+		    j->frames[i].id == ((uint64_t)JVM_KIND_INTERP << JVM_KIND_SHIFT | method) &&
+		    j->frames[i].guard == *guard)
+			return 0;
+	f.pid = p->pid;
+	f.exec_id = p->exec_id;
+	f.id = (uint64_t)JVM_KIND_INTERP << JVM_KIND_SHIFT | method;
+	f.guard = *guard;
+	f.kind = BPROF_JVM_INTERPRETED;
+	if (name_method(p, method, true, *guard, &f, &mismatch) || add_frame(j, &f)) {
+		free_frame(&f);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The scopes of nmethod nm (its header as the walk read it: hdr): for each
+ * PcDesc, the chain of (method, bci) its debug info records, innermost
+ * first (ScopeDesc: sender offset, method index into the nmethod's
+ * metadata, bci + 1, three more offsets; sender 0 ends the chain).  Into
+ * f->scopes as SPEC.md 6.18 lays them out; nothing when they cannot be
+ * read whole.
+ */
+static void read_scopes(struct jvmrec *j, const struct jvmproc *p, uint64_t nm,
+			const uint8_t *hdr, uint64_t nm_method, struct bprof_jvm_frame *f)
+{
+	uint64_t data_begin = 0, *meta = NULL;
+	int32_t pcs_off = 0, deps_off = 0, meta_off = 0;
+	uint8_t *pcs = NULL, *data = NULL;
+	uint32_t nr_pcs, data_len, nr_meta;
+	struct bytes out = { 0 };
+
+	get_blob(hdr, p->n.nm_scopes_data, &data_begin, 8);
+	get_blob(hdr, p->n.nm_scopes_pcs, &pcs_off, 4);
+	get_blob(hdr, p->n.nm_deps, &deps_off, 4);
+	get_blob(hdr, p->n.nm_metadata, &meta_off, 4);
+	if (pcs_off <= 0 || deps_off < pcs_off || meta_off <= 0 ||
+	    data_begin < nm + (uint64_t)meta_off || data_begin > nm + (uint64_t)pcs_off)
+		return;
+	nr_pcs = (uint32_t)(deps_off - pcs_off) / JVMREC_PCDESC_LEN;
+	data_len = (uint32_t)(nm + (uint64_t)pcs_off - data_begin);
+	nr_meta = (uint32_t)((data_begin - nm - (uint64_t)meta_off) / 8);
+	if (!nr_pcs || nr_pcs > JVMREC_MAX_PCDESCS || data_len > JVMREC_MAX_SCOPES_DATA ||
+	    nr_meta > JVMREC_MAX_METADATA)
+		return;
+	pcs = malloc((size_t)nr_pcs * JVMREC_PCDESC_LEN);
+	data = malloc(data_len ? data_len : 1);
+	meta = malloc((nr_meta ? nr_meta : 1) * sizeof(*meta));
+	if (!pcs || !data || !meta || !peek(p->pid, nm + (uint64_t)pcs_off, pcs, (size_t)nr_pcs * 16) ||
+	    (data_len && !peek(p->pid, data_begin, data, data_len)) ||
+	    (nr_meta && !peek(p->pid, nm + (uint64_t)meta_off, meta, nr_meta * 8ULL)))
+		goto out;
+	for (uint32_t i = 0; i < nr_pcs; i++) {
+		int32_t pc_off, decode;
+		uint32_t depth = 0, at_depth;
+		uint8_t chain[JVMREC_MAX_DEPTH][16];
+
+		memcpy(&pc_off, pcs + 16 * i, 4);
+		memcpy(&decode, pcs + 16 * i + 4, 4);
+		if (pc_off < 0 || pc_off > (int32_t)JVM_OFFSET_MASK)
+			continue; /* the sentinels before and after the code */
+		while (depth < JVMREC_MAX_DEPTH) {
+			uint32_t pos = (uint32_t)decode, sender, mi, bci1, guard;
+			uint64_t method;
+			int32_t bci;
+
+			if (decode == 0) {
+				/* serialized_null: the method itself, no bci */
+				method = nm_method;
+				bci = -1;
+				sender = 0;
+			} else {
+				if (decode < 0 || (uint32_t)decode >= data_len ||
+				    u5(data, data_len, &pos, &sender) || u5(data, data_len, &pos, &mi) ||
+				    u5(data, data_len, &pos, &bci1) || !mi || mi > nr_meta)
+					goto out; /* not what this reader knows: none at all */
+				method = meta[mi - 1];
+				bci = (int32_t)bci1 - 1;
+			}
+			if (!method || ensure_method(j, p, method, &guard))
+				goto out;
+			memcpy(chain[depth], &method, 8);
+			memcpy(chain[depth] + 8, &guard, 4);
+			memcpy(chain[depth] + 12, &bci, 4);
+			depth++;
+			if (!sender)
+				break;
+			if (sender >= (uint32_t)decode && decode)
+				goto out; /* a sender is written before its callees */
+			decode = (int32_t)sender;
+		}
+		at_depth = depth;
+		if (put(&out, &pc_off, 4) || put(&out, &at_depth, 4) || put(&out, chain, 16ULL * depth))
+			goto out;
+		if (out.len > BPROF_JVM_SCOPES_MAX)
+			goto out;
+	}
+	f->scopes = out.p;
+	f->scopes_len = (uint32_t)out.len;
+	out.p = NULL;
+out:
+	free(out.p);
+	free(pcs);
+	free(data);
+	free(meta);
+}
+
+static int add_frame(struct jvmrec *j, const struct bprof_jvm_frame *f)
+{
+	if (j->nr_frames == j->cap_frames) {
+		uint64_t n = j->cap_frames ? j->cap_frames * 2 : 256;
+		struct bprof_jvm_frame *v = realloc(j->frames, n * sizeof(*v));
+
+		if (!v)
+			return -1;
+		j->frames = v;
+		j->cap_frames = n;
+	}
+	j->frames[j->nr_frames++] = *f;
+	j->named++;
+	return 0;
+}
+
 void jvmrec_frame(struct jvmrec *j, const struct jvm_frame_event *e, size_t size)
 {
 	struct bprof_jvm_frame f = { 0 };
@@ -714,7 +921,7 @@ void jvmrec_frame(struct jvmrec *j, const struct jvm_frame_event *e, size_t size
 		get_blob(e->blob, p->n.blob_name, &name_at, 8);
 		if (name_at && peek_str(p->pid, name_at, name, sizeof(name))) {
 			get_blob(e->blob, p->walk.off.nm_compile_id, &cid, 4);
-			if (!strcmp(name, "nmethod")) {
+			if (!strcmp(name, "nmethod") || !strcmp(name, "native nmethod")) {
 				/* the blob the walk read is the nmethod it named */
 				get_blob(e->blob, p->n.nm_method, &method, 8);
 				get_blob(e->blob, p->n.nm_comp_level, &level, 4);
@@ -724,11 +931,12 @@ void jvmrec_frame(struct jvmrec *j, const struct jvm_frame_event *e, size_t size
 					mismatch = true;
 				else
 					ok = name_method(p, method, false, 0, &f, &mismatch);
-				/* a compiled frame's line needs its scopes:
-				 * not copied (SPEC.md 6.18) */
+				/* its lines and inlined methods: the scopes */
 				free(f.lines);
 				f.lines = NULL;
 				f.lines_len = 0;
+				if (!ok)
+					read_scopes(j, p, addr, e->blob, method, &f);
 			} else {
 				f.kind = BPROF_JVM_STUB;
 				f.method = strdup(name);
@@ -743,19 +951,8 @@ void jvmrec_frame(struct jvmrec *j, const struct jvm_frame_event *e, size_t size
 		j->unnamed++;
 		return;
 	}
-	if (j->nr_frames == j->cap_frames) {
-		uint64_t n = j->cap_frames ? j->cap_frames * 2 : 256;
-		struct bprof_jvm_frame *v = realloc(j->frames, n * sizeof(*v));
-
-		if (!v) {
-			free_frame(&f);
-			return;
-		}
-		j->frames = v;
-		j->cap_frames = n;
-	}
-	j->frames[j->nr_frames++] = f;
-	j->named++;
+	if (add_frame(j, &f))
+		free_frame(&f);
 }
 
 /* ---- the section -------------------------------------------------------- */
@@ -820,6 +1017,11 @@ int jvmrec_emit(struct jvmrec *j, struct bprof_recording *rec)
 			memcpy(g->lines, f->lines, f->lines_len);
 		else
 			g->lines_len = 0;
+		g->scopes = NULL;
+		if (f->scopes_len && (g->scopes = malloc(f->scopes_len)))
+			memcpy(g->scopes, f->scopes, f->scopes_len);
+		else
+			g->scopes_len = 0;
 		out->nr_frames = ++n;
 	}
 	return 0;

@@ -349,6 +349,17 @@ struct bprof_recording *fx_jvm(void)
 		.kind = BPROF_JVM_COMPILED, .level = 4, .klass = fx_strdup("app.M\xc3\xa9thode"),
 		.method = fx_strdup("hot"), .signature = fx_strdup("(I)J"), .file = fx_strdup("M.java"),
 	};
+	{
+		/* at pc offset 0x40: app.Main.run (bci 4) inlined into hot (bci 7) */
+		static const uint8_t sc[] = {
+			0x40, 0, 0, 0, 2, 0, 0, 0,
+			0x00, 0x01, 0, 0, 0x10, 0x7f, 0, 0, 0x34, 0x12, 0, 0, 4, 0, 0, 0,
+			0x00, 0x02, 0, 0, 0x20, 0x7f, 0, 0, 0xaa, 0x00, 0, 0, 7, 0, 0, 0,
+		};
+		j->frames[1].scopes_len = sizeof(sc);
+		j->frames[1].scopes = xcalloc(1, sizeof(sc));
+		memcpy(j->frames[1].scopes, sc, sizeof(sc));
+	}
 	j->frames[2] = (struct bprof_jvm_frame){
 		.pid = 100, .exec_id = 1, .id = 2ull << 48 | 0x7f2000000300ull, .guard = 0,
 		.kind = BPROF_JVM_STUB, .method = fx_strdup("StubRoutines (1)"),
@@ -619,7 +630,9 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 		    !FX_STREQ(x->klass, y->klass) || !FX_STREQ(x->method, y->method) ||
 		    !FX_STREQ(x->signature, y->signature) || !FX_STREQ(x->file, y->file) ||
 		    x->lines_len != y->lines_len ||
-		    (x->lines_len && memcmp(x->lines, y->lines, x->lines_len)))
+		    (x->lines_len && memcmp(x->lines, y->lines, x->lines_len)) ||
+		    x->scopes_len != y->scopes_len ||
+		    (x->scopes_len && memcmp(x->scopes, y->scopes, x->scopes_len)))
 			DIFF("jvm frame %llu differs", (unsigned long long)i);
 	}
 #undef FX_STREQ

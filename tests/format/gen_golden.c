@@ -1663,7 +1663,7 @@ int main(int argc, char **argv)
 		}
 		DAMAGED(d, &jc)
 		{
-			d.p[f0 + 48 + 3] = 0; /* "app\0Main" */
+			d.p[f0 + 56 + 3] = 0; /* "app\0Main" */
 			invalid(g, "jvm-class-name-nul", BPROF_E_CORRUPT, frame(&d, &m9));
 			free(d.p);
 		}
@@ -1671,6 +1671,12 @@ int main(int argc, char **argv)
 		{
 			set32(&d, f0 + 44, 65537);
 			invalid(g, "jvm-line-table-too-long", BPROF_E_LIMIT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set32(&d, f0 + 52, 1);
+			invalid(g, "jvm-frame-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m9));
 			free(d.p);
 		}
 		DAMAGED(d, &jc)

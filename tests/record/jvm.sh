@@ -6,7 +6,10 @@
 # loop (each method kept out of its callers by its size: no inlined frames
 # to decode); Deopt: a method compiled, deoptimized and compiled again
 # mid-run (-XX:+PrintCompilation only to see that it was: it changes no
-# code).  jvmcheck.py checks every row's Java frames against the call graph.
+# code).  jvmcheck.py checks every row's Java frames against the call graph
+# and their lines against the source.  Hot: C2 inlines leaf into middle;
+# the inlined frame is named where the compiled code has debug info for it
+# (a call or safepoint inside the inlined code).
 # OpenJDK 17 (/usr/lib/jvm/java-17-openjdk-amd64, tools/install-deps.sh) is
 # required: with CI=true a machine without it fails.
 . "$(dirname "$0")/common.sh"
@@ -38,7 +41,9 @@ check "Chain: the whole chain printed as Java prints it" \
 check "Chain: the twelve-deep recursion whole" \
 	grep -Eq "(Chain\.recurse\(Chain\.java(:[0-9]+)?\);){13}Chain\.bottom" "$T_DIR/chain.folded"
 w=$(val line_wrong "$T_DIR/chain.txt")
-check "Chain: no frame with a line outside its method ($w)" test "${w:-1}" -eq 0
+check "Chain: no frame with a wrong line (outside its method, or a caller's not calling its callee: $w)" test "${w:-1}" -eq 0
+l=$(val line_pct "$T_DIR/chain.txt")
+check "Chain: >= 90 % of its frames right by line ($l %)" test "${l:-0}" -ge 90
 check "Chain: the call stub named as a stub, not [unknown]" grep -q "\[jvm\] StubRoutines" "$T_DIR/chain.folded"
 "$BPROF_REPORT" -q --info "$out" > "$T_DIR/chain.info"
 check "--info says the JVM was walked" grep -Eq "^jvm: +1 JVM .*walked" "$T_DIR/chain.info"

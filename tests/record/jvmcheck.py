@@ -7,8 +7,9 @@ that have a frame of CLASS, the frames of CLASS (leaf last) must be a path
 of the workload's call graph (--edges "a>b,b>c") from --root, with no
 unnamed Java frame ([java], [unknown]) among or above them, and the native
 frames must reach the thread's start (start_thread or
-__libc_start_call_main).  Lines are checked against the method's extent in
-the source (--source): a frame with a line outside its method is wrong.
+__libc_start_call_main).  Lines are checked against the source (--source): a
+frame's line must be within its method, and a caller's must call its
+callee.
 
 Prints "key value" lines: samples, valid_pct, line_pct (frames of CLASS
 with a line that is right, of all frames of CLASS), line_wrong, and the
@@ -48,6 +49,7 @@ def main():
     a = ap.parse_args()
     edges = set(tuple(e.split('>')) for e in a.edges.split(','))
     ext = extents(a.source, a.cls)
+    src = open(a.source).read().split('\n')
     total = valid = frames = line_ok = line_wrong = 0
     expect = {e: 0 for e in a.expect}
     for row in open(a.folded):
@@ -75,15 +77,21 @@ def main():
             valid += count
         elif a.v:
             print('invalid:', count, ';'.join(parts[-12:]), file=sys.stderr)
-        for i in idx:
+        for n, i in enumerate(idx):
             m = JAVA.match(parts[i])
             frames += count
             if m.group(4) and m.group(2) in ext:
                 lo, hi = ext[m.group(2)]
-                if lo <= int(m.group(4)) <= hi:
+                ln = int(m.group(4))
+                # a caller's line calls its callee; any frame's line is
+                # within its method
+                callee = path[n + 1] if n + 1 < len(path) else None
+                if lo <= ln <= hi and (not callee or callee + '(' in src[ln - 1]):
                     line_ok += count
                 else:
                     line_wrong += count
+                    if a.v:
+                        print('wrong line:', count, parts[i], '->', callee, file=sys.stderr)
         for e in expect:
             want = e.split(';')
             if ok and path[-len(want):] == want:
