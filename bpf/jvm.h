@@ -47,11 +47,13 @@
  * nmethod's _compile_id (304 in OpenJDK 17, below 320 in 11..21). */
 #define JVM_BLOB_READ 320
 /* Hops back through a code heap's segment map before the walk gives up
- * on finding the start of a blob.  The map holds runs 0, 1, ..., 254,
- * 1, ..., 254, ...: two hops per 254 segments (64 bytes each by
- * default), so 8 hops find the start of any blob up to ~64 KiB, which
- * compiled methods seldom exceed. */
-#define JVM_SEGMAP_HOPS 8
+ * on finding the start of a blob.  The map holds runs 0, 1, ..., 253,
+ * 1, ..., 253, ...: a pc in the k-th run (from 0) of its blob is k + 1
+ * hops from its start, so 4 hops find any blob up to 4 x 253 segments
+ * (~126 KiB with the 128-byte segments of a JVM with both compilers), which
+ * compiled methods seldom exceed.  Each hop is ~450 instructions of the
+ * verifier's (record_programs' budget): not more. */
+#define JVM_SEGMAP_HOPS 4
 #define JVM_SEGMAP_FREE 0xff
 
 /* One code heap: [lo, hi) its committed code, segmap the first byte of

@@ -184,6 +184,7 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 			goto no_blob;
 		/* each byte: how many segments back to hop (0: the block's
 		 * first segment) */
+		_Pragma("clang loop unroll(disable)")
 		for (i = 0; i < JVM_SEGMAP_HOPS && b; i++) {
 			if (seg < b)
 				goto no_blob;
