@@ -25,19 +25,19 @@ out=$T_DIR/chain.bprof
 "$BPROF_RECORD" -q -F 199 -o "$out" -- "$JDK/bin/java" -cp "$T_DIR" Chain 6000 > /dev/null
 "$BPROF_REPORT" -q -f "$out" > "$T_DIR/chain.folded"
 jcheck "$T_DIR/chain.folded" --class Chain --root main --source "$JW/Chain.java" \
-	--edges "main>middle,middle>leaf,main>recurse,recurse>recurse,recurse>bottom,main>alloc" \
-	--expect "main;middle;leaf" --expect "recurse;bottom" --expect "main;alloc" -v > "$T_DIR/chain.txt"
+	--edges "main>middle,middle>step,step>leaf,main>recurse,recurse>recurse,recurse>bottom,main>alloc" \
+	--expect "main;middle;step;leaf" --expect "recurse;bottom" --expect "main;alloc" -v > "$T_DIR/chain.txt"
 cat "$T_DIR/chain.txt"
 n=$(val samples "$T_DIR/chain.txt")
 check "Chain: >= 500 samples with Java frames ($n)" test "${n:-0}" -ge 500
 v=$(val valid_pct "$T_DIR/chain.txt")
 check "Chain: >= 95 % of them right by method, reaching the thread's start ($v %)" test "${v:-0}" -ge 95
-for e in "main;middle;leaf" "recurse;bottom" "main;alloc"; do
+for e in "main;middle;step;leaf" "recurse;bottom" "main;alloc"; do
 	c=$(awk -v e="$e" '$1 == "expect" && $2 == e { print $3 }' "$T_DIR/chain.txt")
 	check "Chain: the chain $e in >= 20 % of them ($c of $n)" test "$((100 * ${c:-0}))" -ge "$((20 * n))"
 done
 check "Chain: the whole chain printed as Java prints it" \
-	grep -Eq ";Chain\.main\(Chain\.java(:[0-9]+)?\);Chain\.middle\(Chain\.java(:[0-9]+)?\);Chain\.leaf\(Chain\.java(:[0-9]+)?\)" "$T_DIR/chain.folded"
+	grep -Eq ";Chain\.main\(Chain\.java(:[0-9]+)?\);Chain\.middle\(Chain\.java(:[0-9]+)?\);Chain\.step\(Chain\.java(:[0-9]+)?\);Chain\.leaf\(Chain\.java(:[0-9]+)?\)" "$T_DIR/chain.folded"
 check "Chain: the twelve-deep recursion whole" \
 	grep -Eq "(Chain\.recurse\(Chain\.java(:[0-9]+)?\);){13}Chain\.bottom" "$T_DIR/chain.folded"
 w=$(val line_wrong "$T_DIR/chain.txt")
