@@ -86,6 +86,9 @@ struct jvmrec {
 	uint32_t nr_procs, cap_procs;
 	struct bprof_jvm_frame *frames;
 	uint64_t nr_frames, cap_frames;
+	/* frames by (pid, exec_id, id, guard): open addressing, index + 1 */
+	uint64_t *index;
+	uint64_t index_cap;
 	uint64_t named, unnamed, guard_mismatch;
 };
 
@@ -121,6 +124,7 @@ void jvmrec_destroy(struct jvmrec *j)
 	for (uint32_t i = 0; i < j->nr_procs; i++)
 		free(j->procs[i].version);
 	free(j->frames);
+	free(j->index);
 	free(j->procs);
 	free(j->objs);
 	free(j);
@@ -750,6 +754,44 @@ static int put(struct bytes *b, const void *src, size_t n)
 	return 0;
 }
 
+static uint64_t frame_hash(uint32_t pid, uint32_t exec_id, uint64_t id, uint32_t guard)
+{
+	uint64_t h = (uint64_t)pid << 32 ^ exec_id;
+
+	h = (h ^ id) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ guard) * 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 31);
+}
+
+/* The index of the frame named (pid, exec_id, id, guard), or -1. */
+static int64_t find_frame(const struct jvmrec *j, uint32_t pid, uint32_t exec_id, uint64_t id,
+			  uint32_t guard)
+{
+	if (!j->index_cap)
+		return -1;
+	for (uint64_t h = frame_hash(pid, exec_id, id, guard);; h++) {
+		uint64_t v = j->index[h & (j->index_cap - 1)];
+		const struct bprof_jvm_frame *f;
+
+		if (!v)
+			return -1;
+		f = &j->frames[v - 1];
+		if (f->pid == pid && f->exec_id == exec_id && f->id == id && f->guard == guard)
+			return (int64_t)(v - 1);
+	}
+}
+
+static void index_put(struct jvmrec *j, uint64_t i)
+{
+	const struct bprof_jvm_frame *f = &j->frames[i];
+
+	for (uint64_t h = frame_hash(f->pid, f->exec_id, f->id, f->guard);; h++)
+		if (!j->index[h & (j->index_cap - 1)]) {
+			j->index[h & (j->index_cap - 1)] = i + 1;
+			return;
+		}
+}
+
 static int add_frame(struct jvmrec *j, const struct bprof_jvm_frame *f);
 
 /* The guard of Method* method, and a named entry for it in j (as an
@@ -765,11 +807,9 @@ static int ensure_method(struct jvmrec *j, const struct jvmproc *p, uint64_t met
 	if (!peek64(p->pid, method + p->walk.off.method_const, &cm) || !cm)
 		return -1;
 	*guard = jvm_method_guard(cm);
-	for (uint64_t i = 0; i < j->nr_frames; i++)
-		if (j->frames[i].pid == p->pid && j->frames[i].exec_id == p->exec_id &&
-		    j->frames[i].id == ((uint64_t)JVM_KIND_INTERP << JVM_KIND_SHIFT | method) &&
-		    j->frames[i].guard == *guard)
-			return 0;
+	if (find_frame(j, p->pid, p->exec_id, (uint64_t)JVM_KIND_INTERP << JVM_KIND_SHIFT | method,
+		       *guard) >= 0)
+		return 0;
 	f.pid = p->pid;
 	f.exec_id = p->exec_id;
 	f.id = (uint64_t)JVM_KIND_INTERP << JVM_KIND_SHIFT | method;
@@ -874,8 +914,25 @@ out:
 	free(meta);
 }
 
+/* Keep f (its strings now j's), unless j has it already (the walk's seen
+ * map forgot it and announced it again): 0, or -1 (f is then the
+ * caller's to free). */
 static int add_frame(struct jvmrec *j, const struct bprof_jvm_frame *f)
 {
+	if (find_frame(j, f->pid, f->exec_id, f->id, f->guard) >= 0)
+		return -1;
+	if ((j->nr_frames + 1) * 2 > j->index_cap) {
+		uint64_t cap = j->index_cap ? j->index_cap * 2 : 1024;
+		uint64_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return -1;
+		free(j->index);
+		j->index = v;
+		j->index_cap = cap;
+		for (uint64_t i = 0; i < j->nr_frames; i++)
+			index_put(j, i);
+	}
 	if (j->nr_frames == j->cap_frames) {
 		uint64_t n = j->cap_frames ? j->cap_frames * 2 : 256;
 		struct bprof_jvm_frame *v = realloc(j->frames, n * sizeof(*v));
@@ -885,7 +942,8 @@ static int add_frame(struct jvmrec *j, const struct bprof_jvm_frame *f)
 		j->frames = v;
 		j->cap_frames = n;
 	}
-	j->frames[j->nr_frames++] = *f;
+	j->frames[j->nr_frames] = *f;
+	index_put(j, j->nr_frames++);
 	j->named++;
 	return 0;
 }
@@ -998,15 +1056,11 @@ int jvmrec_emit(struct jvmrec *j, struct bprof_recording *rec)
 	}
 	if (j->nr_frames && !(out->frames = calloc(j->nr_frames, sizeof(*out->frames))))
 		return -ENOMEM;
+	/* unique (add_frame), sorted by the writer */
 	for (uint64_t i = 0; i < j->nr_frames; i++) {
 		const struct bprof_jvm_frame *f = &j->frames[i];
 		struct bprof_jvm_frame *g = &out->frames[n];
-		bool dup = false;
 
-		for (uint64_t k = 0; k < n && !dup; k++)
-			dup = !bprof_jvm_frame_cmp(&out->frames[k], f);
-		if (dup)
-			continue; /* announced twice (the seen map evicted it) */
 		*g = *f;
 		g->klass = dup_or_null(f->klass);
 		g->method = dup_or_null(f->method);
