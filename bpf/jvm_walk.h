@@ -207,7 +207,18 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 		guard = (__u32)jvm_s32(s->jvm_buf, j->off.nm_compile_id);
 		off = pc - begin;
 		w0 = JVM_TAG_ID | (__u64)JVM_KIND_BLOB << JVM_KIND_SHIFT | blob;
-		if (fs <= 0) {
+		if (fs <= 0 && leaf && !jvm_read(wd, 8, sp) && wd[0] >= j->cc_lo &&
+		    wd[0] < j->cc_hi) {
+			/* interrupted in a stub without a frame size: the
+			 * ones jumped into (itable and vtable stubs, the
+			 * i2c adapter) have their caller's return address on
+			 * top; one that built an rbp frame has the saved rbp
+			 * there, seldom an address of JVM code */
+			jvm_count(JVM_STAT_LEAF_EDGE);
+			ra = wd[0];
+			nbp = fp;
+			nsp = sp + 8;
+		} else if (fs <= 0) {
 			/* no frame of its own (call stub, adapters): rbp */
 			if (!s->r.bp_valid || fp < sp || (fp & 7) || jvm_read(wd, 16, fp)) {
 				jvm_count(JVM_STAT_STOP_BAD_FRAME);
