@@ -66,13 +66,15 @@ const struct bprof_jvm_frame *rep_jvm_name(const struct bprof_recording *rec, ui
  * The inlining chain the scopes of compiled frame f record at offset off
  * (SPEC.md 6.18): the record at exactly off for a return address, the
  * first at or after it for the interrupted frame (whose pc is between
- * two); 0 with *rec, *depth set, or -1.  The records are hostile bytes:
- * each is checked against what remains.
+ * two), or when there is none after it (the pc in a method's last
+ * instructions), the last before it; 0 with *rec, *depth set, or -1.  The
+ * records are hostile bytes: each is checked against what remains.
  */
 static int scope_at(const struct bprof_jvm_frame *f, uint32_t off, bool leaf, const uint8_t **rec,
 		    uint32_t *depth)
 {
-	uint32_t pos = 0, best = UINT32_MAX;
+	uint32_t pos = 0, best = UINT32_MAX, before = 0, before_depth = 0;
+	const uint8_t *before_rec = NULL;
 
 	*rec = NULL;
 	while (f->scopes && f->scopes_len - pos >= 8) {
@@ -87,7 +89,16 @@ static int scope_at(const struct bprof_jvm_frame *f, uint32_t off, bool leaf, co
 			*rec = f->scopes + pos + 8;
 			*depth = d;
 		}
+		if (leaf && pc < off && (!before_rec || pc >= before)) {
+			before = pc;
+			before_rec = f->scopes + pos + 8;
+			before_depth = d;
+		}
 		pos += 8 + 16 * d;
+	}
+	if (!*rec && before_rec) {
+		*rec = before_rec;
+		*depth = before_depth;
 	}
 	return *rec ? 0 : -1;
 }
