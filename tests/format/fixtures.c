@@ -334,8 +334,8 @@ struct bprof_recording *fx_jvm(void)
 	j->procs = xcalloc(2, sizeof(*j->procs));
 	j->procs[0] = (struct bprof_jvm_proc){ 100, 1, BPROF_JVM_WALKED, fx_strdup("17.0.15+6") };
 	j->procs[1] = (struct bprof_jvm_proc){ 300, 2, BPROF_JVM_UNKNOWN_VERSION, NULL };
-	j->nr_frames = 3;
-	j->frames = xcalloc(3, sizeof(*j->frames));
+	j->nr_frames = 4;
+	j->frames = xcalloc(4, sizeof(*j->frames));
 	j->frames[0] = (struct bprof_jvm_frame){
 		.pid = 100, .exec_id = 1, .id = 1ull << 48 | 0x7f1000000100ull, .guard = 0x1234,
 		.kind = BPROF_JVM_INTERPRETED, .klass = fx_strdup("app.Main"),
@@ -354,7 +354,7 @@ struct bprof_recording *fx_jvm(void)
 		static const uint8_t sc[] = {
 			0x40, 0, 0, 0, 2, 0, 0, 0,
 			0x00, 0x01, 0, 0, 0x10, 0x7f, 0, 0, 0x34, 0x12, 0, 0, 4, 0, 0, 0,
-			0x00, 0x02, 0, 0, 0x20, 0x7f, 0, 0, 0xaa, 0x00, 0, 0, 7, 0, 0, 0,
+			0x00, 0x03, 0, 0, 0x30, 0x7f, 0, 0, 0xaa, 0x00, 0, 0, 7, 0, 0, 0,
 		};
 		j->frames[1].scopes_len = sizeof(sc);
 		j->frames[1].scopes = xcalloc(1, sizeof(sc));
@@ -364,6 +364,15 @@ struct bprof_recording *fx_jvm(void)
 		.pid = 100, .exec_id = 1, .id = 2ull << 48 | 0x7f2000000300ull, .guard = 0,
 		.kind = BPROF_JVM_STUB, .method = fx_strdup("StubRoutines (1)"),
 	};
+	/* the compiled method's own Method, named for its scopes */
+	j->frames[3] = (struct bprof_jvm_frame){
+		.pid = 100, .exec_id = 1, .id = 1ull << 48 | 0x7f3000000300ull, .guard = 0xaa,
+		.kind = BPROF_JVM_INTERPRETED, .klass = fx_strdup("app.M\xc3\xa9thode"),
+		.method = fx_strdup("hot"), .signature = fx_strdup("(I)J"), .file = fx_strdup("M.java"),
+		.lines_len = sizeof(fx_jvm_lines),
+	};
+	j->frames[3].lines = xcalloc(1, sizeof(fx_jvm_lines));
+	memcpy(j->frames[3].lines, fx_jvm_lines, sizeof(fx_jvm_lines));
 	{
 		static const uint64_t ips[] = {
 			BPROF_JVM_TAG_ID | 2ull << 48 | 0x7f2000000200ull,
@@ -379,6 +388,17 @@ struct bprof_recording *fx_jvm(void)
 		memcpy(st.ips, ips, sizeof(ips));
 		if (bprof_recording_add_stack(r, &st))
 			abort();
+		add_count(r, 100, 0x40000030, -14, 0, 5, "java");
+		/* on-CPU rows come before the off-CPU ones, as they read back */
+		for (uint64_t k = 0; k + 1 < r->nr_counts; k++)
+			if (r->counts[k].state != BPROF_STATE_ON_CPU) {
+				struct bprof_count c = r->counts[r->nr_counts - 1];
+
+				memmove(&r->counts[k + 1], &r->counts[k],
+					(r->nr_counts - 1 - k) * sizeof(c));
+				r->counts[k] = c;
+				break;
+			}
 	}
 	return r;
 }
