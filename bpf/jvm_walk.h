@@ -150,7 +150,11 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 		bcp = leaf && s->r.all_regs ? s->r.regs[UNWIND_REG_R13] : 0;
 		if (bcp < code || bcp >= code + code_size)
 			bcp = wd[(16 - fb) & 15];
-		if (bcp < code || bcp >= code + code_size) {
+		/* a native method's frame: no bytecodes, and the
+		 * interpreter's native entry saves a 0 bcp: bci 0 */
+		if (!code_size && !wd[(16 - fb) & 15])
+			bcp = code;
+		else if (bcp < code || bcp >= code + code_size) {
 			jvm_count(JVM_STAT_STOP_BAD_BCP);
 			goto stop;
 		}
@@ -184,7 +188,6 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 			goto no_blob;
 		/* each byte: how many segments back to hop (0: the block's
 		 * first segment) */
-		_Pragma("clang loop unroll(disable)")
 		for (i = 0; i < JVM_SEGMAP_HOPS && b; i++) {
 			if (seg < b)
 				goto no_blob;
