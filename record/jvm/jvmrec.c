@@ -308,10 +308,13 @@ static bool peek_str(uint32_t pid, uint64_t addr, char *dst, size_t cap)
 
 /* ---- the introspection tables -------------------------------------------- */
 
-/* A field of gHotSpotVMStructs the walk or the naming needs. */
+/* A field of gHotSpotVMStructs the walk or the naming needs; alt_type and
+ * alt_field (when set) name it in the releases that call it otherwise. */
 struct want {
 	const char *type, *field;
 	uint64_t *val; /* its offset, or for a static field its address */
+	const char *alt_type, *alt_field;
+	bool optional;  /* not an error when absent: *val stays as it was */
 };
 
 struct want_type {
@@ -341,7 +344,8 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
 		{ "CodeCache", "_high_bound", &v->high_bound },
 		{ "AbstractInterpreter", "_code", &v->interp_code },
 		{ "Abstract_VM_Version", "_s_vm_release", &v->vm_release },
-		{ "GrowableArrayBase", "_len", &v->ga_len },
+		/* 11..15: GenericGrowableArray */
+		{ "GrowableArrayBase", "_len", &v->ga_len, "GenericGrowableArray", "_len" },
 		{ "GrowableArray<int>", "_data", &v->ga_data },
 		{ "CodeHeap", "_memory", &v->ch_memory },
 		{ "CodeHeap", "_segmap", &v->ch_segmap },
@@ -357,14 +361,15 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
 		{ "CodeBlob", "_code_end", &v->cb_code_end },
 		{ "CompiledMethod", "_method", &v->nm_method },
 		{ "nmethod", "_compile_id", &v->nm_compile_id },
-		{ "nmethod", "_comp_level", &v->nm_comp_level },
+		{ "nmethod", "_comp_level", &v->nm_comp_level, "CompiledMethod", "_comp_level", true },
 		{ "CompiledMethod", "_scopes_data_begin", &v->nm_scopes_data },
 		{ "nmethod", "_scopes_pcs_offset", &v->nm_scopes_pcs },
 		{ "nmethod", "_dependencies_offset", &v->nm_deps },
 		{ "nmethod", "_metadata_offset", &v->nm_metadata },
 		{ "Method", "_constMethod", &v->m_const },
 		{ "ConstMethod", "_constants", &v->cm_constants },
-		{ "ConstMethod", "_flags", &v->cm_flags },
+		/* 21: a ConstMethodFlags, its u4 inside */
+		{ "ConstMethod", "_flags", &v->cm_flags, "ConstMethod", "_flags._flags" },
 		{ "ConstMethod", "_code_size", &v->cm_code_size },
 		{ "ConstMethod", "_name_index", &v->cm_name },
 		{ "ConstMethod", "_signature_index", &v->cm_sig },
@@ -409,7 +414,10 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
 		if (!peek_str(p->pid, tp, tn, sizeof(tn)) || !fp || !peek_str(p->pid, fp, fn, sizeof(fn)))
 			continue;
 		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
-			if (!found[k] && !strcmp(tn, want[k].type) && !strcmp(fn, want[k].field)) {
+			if (!found[k] &&
+			    ((!strcmp(tn, want[k].type) && !strcmp(fn, want[k].field)) ||
+			     (want[k].alt_type && !strcmp(tn, want[k].alt_type) &&
+			      !strcmp(fn, want[k].alt_field)))) {
 				*want[k].val = is_static ? addr : off;
 				found[k] = true;
 			}
@@ -438,7 +446,7 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
 			}
 	}
 	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
-		if (!found[k])
+		if (!found[k] && !want[k].optional)
 			return -ENOENT;
 	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
 		if (!tfound[k])
@@ -478,7 +486,7 @@ static bool fits16(uint64_t v)
 static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 {
 	const struct jvmobj *o = &j->objs[p->obj];
-	struct vmvals v = { 0 };
+	struct vmvals v = { .nm_comp_level = JVM_BLOB_READ };
 	struct jvm_proc *w = &p->walk;
 	uint64_t heaps, arr, rel, sq, sq_lim = 0;
 	char release[64];
@@ -547,7 +555,7 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 	/* the walk reads these within JVM_BLOB_READ bytes of a blob */
 	if (v.cb_frame_size > JVM_BLOB_READ - 4 || v.cb_frame_complete > JVM_BLOB_READ - 4 ||
 	    v.cb_code_begin > JVM_BLOB_READ - 8 || v.cb_code_end > JVM_BLOB_READ - 8 ||
-	    v.nm_compile_id > JVM_BLOB_READ - 4 || v.nm_comp_level > JVM_BLOB_READ - 4 ||
+	    v.nm_compile_id > JVM_BLOB_READ - 4 ||
 	    v.nm_method > JVM_BLOB_READ - 8 || v.cb_name > JVM_BLOB_READ - 8 ||
 	    v.nm_scopes_data > JVM_BLOB_READ - 8 || v.nm_scopes_pcs > JVM_BLOB_READ - 4 ||
 	    v.nm_deps > JVM_BLOB_READ - 4 || v.nm_metadata > JVM_BLOB_READ - 4 ||
