@@ -308,6 +308,10 @@ struct unwind_scratch {
 	struct jvm_proc jvm_proc;
 	__u8 jvm_buf[JVM_BLOB_READ];
 	__u64 jvm_words[18];
+	/* the frame may return to native code (jvm_frame(): a value read
+	 * back from here is one state for the verifier, not two) */
+	__u32 jvm_to_native;
+	__u32 jvm_pad;
 };
 
 /* ---- what one tracer offers another: global functions ---- */

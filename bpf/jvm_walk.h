@@ -51,13 +51,22 @@ static __always_inline int jvm_read(void *dst, __u32 size, __u64 addr)
 	return bpf_probe_read_user(dst, size, (const void *)addr) ? -1 : 0;
 }
 
-/* A plausible return address: in the code cache or in a mapped object. */
-static __always_inline bool jvm_plausible_ra(struct unwind_scratch *s,
-					     const struct unwind_proc *proc, __u64 ra)
+static __always_inline bool jvm_in_cc(const struct jvm_proc *j, __u64 addr)
 {
-	if (ra >= s->jvm_proc.cc_lo && ra < s->jvm_proc.cc_hi)
+	return addr >= j->cc_lo && addr < j->cc_hi;
+}
+
+/* A plausible return address: in the code cache, or in a mapped object
+ * when the frame may return to native code (only the call stub, the VM's
+ * way into Java, does: compiled methods, runtime stubs and the interpreter
+ * are called from code in the code cache). */
+static __always_inline bool jvm_plausible_ra(struct unwind_scratch *s,
+					     const struct unwind_proc *proc, __u64 ra,
+					     bool to_native)
+{
+	if (jvm_in_cc(&s->jvm_proc, ra))
 		return true;
-	return proc && unwind_mapping_index(&s->opaque, proc, ra) >= 0;
+	return to_native && proc && unwind_mapping_index(&s->opaque, proc, ra) >= 0;
 }
 
 /* Tell prof-record about an identity the first time it is met. */
@@ -105,6 +114,40 @@ static __always_inline __s32 jvm_s32(const __u8 *buf, __u32 off)
 	return *(const __s32 *)(buf + off);
 }
 
+enum {
+	JVM_EDGE_NONE = 0, /* the frame is whole, or the instruction says nothing */
+	JVM_EDGE_TOP,      /* the return address is on top of the stack */
+	JVM_EDGE_UNDER,    /* ... under the saved rbp */
+	JVM_EDGE_NO_RBP,   /* the frame is made, rbp not saved in it yet */
+};
+
+/*
+ * Where an interrupted compiled frame stands in its prologue or epilogue,
+ * by the instruction at its pc: C1's and C2's frames are made by [stack
+ * bang;] push rbp; sub rsp, n (an 8-bit n, or a 32-bit one after the push)
+ * or by sub rsp, imm32; mov [rsp + n], rbp, and unmade by add rsp, n;
+ * pop rbp; [cmp rsp, [r15 + poll]; ja stub;] ret (x86-64, 11..21).
+ * JVM_EDGE_NONE elsewhere, and for a frame that is not interrupted.
+ */
+static __always_inline int jvm_leaf_edge(struct unwind_scratch *s, __u64 pc, bool leaf)
+{
+	__u8 *ib = (__u8 *)&s->jvm_words[2]; /* the byte before pc, then pc's */
+
+	if (!leaf || jvm_read(ib, 8, pc - 1))
+		return JVM_EDGE_NONE;
+	if (ib[1] == 0x55 || ib[1] == 0xc3 || (ib[1] == 0x89 && ib[2] == 0x84 && ib[3] == 0x24) ||
+	    (ib[1] == 0x49 && ib[2] == 0x3b && ib[3] == 0xa7) || (ib[1] == 0x0f && ib[2] == 0x87))
+		return JVM_EDGE_TOP; /* push rbp, ret, a stack bang, the return poll */
+	if (ib[1] == 0x5d)
+		return JVM_EDGE_UNDER; /* pop rbp */
+	if (ib[1] == 0x48 && ib[3] == 0xec && (ib[2] == 0x83 || ib[2] == 0x81))
+		/* sub rsp: after push rbp (always so with an 8-bit n) */
+		return ib[2] == 0x83 || ib[0] == 0x55 ? JVM_EDGE_UNDER : JVM_EDGE_TOP;
+	if (ib[1] == 0x48 && ib[2] == 0x89 && (ib[3] == 0x6c || ib[3] == 0xac) && ib[4] == 0x24)
+		return JVM_EDGE_NO_RBP; /* mov [rsp + n], rbp */
+	return JVM_EDGE_NONE;
+}
+
 /*
  * The frame at the walk's position n when its pc is in the code cache:
  * -1 when it is not (the native step runs), 0 when a Java frame was
@@ -119,6 +162,7 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 	__u64 fp = s->r.regs[UNWIND_REG_RBP], w0, w1, ra = 0, nbp = 0, nsp, cfa, off;
 	__u64 *ips, *wd = s->jvm_words;
 	bool leaf = s->r.exact_pc;
+	int edge;
 	__u32 guard;
 	__s32 fs;
 
@@ -128,6 +172,7 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 		s->result = -1;
 		return 1;
 	}
+	s->jvm_to_native = 0;
 	if (pc >= j->interp_lo && pc < j->interp_hi) {
 		__u64 method, bcp, cm = 0, code;
 		__u16 code_size = 0;
@@ -223,6 +268,7 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 			nsp = sp + 8;
 		} else if (fs <= 0) {
 			/* no frame of its own (call stub, adapters): rbp */
+			s->jvm_to_native = 1;
 			if (!s->r.bp_valid || fp < sp || (fp & 7) || jvm_read(wd, 16, fp)) {
 				jvm_count(JVM_STAT_STOP_BAD_FRAME);
 				goto stop;
@@ -237,19 +283,39 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 			}
 			cfa = sp + (__u64)fs * 8;
 			nsp = cfa;
-			if ((!leaf || (__s64)off >= jvm_s32(s->jvm_buf, j->off.blob_frame_complete)) &&
-			    !jvm_read(wd, 16, cfa - 16)) {
-				nbp = wd[0];
+			edge = jvm_leaf_edge(s, pc, leaf);
+			if (edge == JVM_EDGE_TOP) {
+				/* nothing pushed yet, or all popped again */
+				if (!jvm_read(wd, 8, sp))
+					ra = wd[0];
+				nbp = fp;
+				nsp = sp + 8;
+			} else if (edge == JVM_EDGE_UNDER) {
+				/* rbp pushed, the frame not yet (or no
+				 * longer) made */
+				if (!jvm_read(wd, 16, sp)) {
+					nbp = wd[0];
+					ra = wd[1];
+				}
+				nsp = sp + 16;
+			} else if ((!leaf || edge == JVM_EDGE_NO_RBP ||
+				    (__s64)off >= jvm_s32(s->jvm_buf, j->off.blob_frame_complete)) &&
+				   !jvm_read(wd, 16, cfa - 16)) {
+				/* the whole frame (rbp not saved yet:
+				 * the caller's still in the register) */
+				nbp = edge == JVM_EDGE_NO_RBP ? fp : wd[0];
 				ra = wd[1];
 			}
-			if (leaf && !jvm_plausible_ra(s, proc, ra)) {
-				/* interrupted in its prologue or epilogue: the
-				 * frame is not (or no longer) fs words; the
-				 * return address is on top, or under the
-				 * saved rbp */
+			if (leaf && !jvm_in_cc(j, ra)) {
+				/* interrupted where the instruction did not
+				 * say: the return address on top, or under
+				 * the saved rbp (only one in the code cache:
+				 * a stale address of native code left on the
+				 * stack once made a runtime function this
+				 * frame's caller) */
 				jvm_count(JVM_STAT_LEAF_EDGE);
 				if (!jvm_read(wd, 16, sp)) {
-					if (jvm_plausible_ra(s, proc, wd[0])) {
+					if (jvm_in_cc(j, wd[0])) {
 						ra = wd[0];
 						nbp = fp;
 						nsp = sp + 8;
@@ -263,7 +329,7 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 		}
 		jvm_count(JVM_STAT_FRAMES_BLOB);
 	}
-	if (!jvm_plausible_ra(s, proc, ra) || nsp <= sp) {
+	if (!jvm_plausible_ra(s, proc, ra, s->jvm_to_native) || nsp <= sp) {
 		jvm_count(JVM_STAT_STOP_BAD_FRAME);
 		goto stop;
 	}

@@ -21,6 +21,8 @@ import re
 import sys
 
 JAVA = re.compile(r'^([\w$]+(?:\.[\w$]+)*)\.([\w$<>]+)\(([\w$]+\.java)?(?::(\d+))?\)$')
+# a Java frame of a class without a source file (lambdas, hidden classes)
+ANYJAVA = re.compile(r'^[\w$]+(?:\.[\w$+]+)*\.[\w$<>]+(\(.*\))?$')
 
 
 def extents(path, cls):
@@ -73,6 +75,12 @@ def main():
         above = parts[:idx[0]]
         ok = ok and not any(p in ('[java]', '[unknown]') for p in above)
         ok = ok and any(p in ('start_thread', '__libc_start_call_main') for p in above)
+        # a Java frame's caller is Java code or the JVM's own (the call
+        # stub, other stubs), never a native function: one would be a
+        # stale return address taken for a caller
+        for x, y in zip(parts, parts[1:]):
+            if JAVA.match(y) and not (ANYJAVA.match(x) or x.startswith('[jvm]')):
+                ok = False
         if ok:
             valid += count
         elif a.v:
