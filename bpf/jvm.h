@@ -107,8 +107,9 @@ enum jvm_stat {
 				     * beyond JVM_SEGMAP_HOPS) */
 	JVM_STAT_STOP_BAD_FRAME,    /* walk ended: an implausible frame */
 	JVM_STAT_STOP_BAD_BCP,      /* walk ended: a bcp outside its method */
-	JVM_STAT_LEAF_EDGE,         /* an interrupted frame in a prologue or
-				     * epilogue, unwound from its stack top */
+	JVM_STAT_LEAF_EDGE,         /* an interrupted frame in a prologue, an
+				     * epilogue or a frameless stub, unwound
+				     * from its stack top */
 	JVM_STAT_NEW,               /* identities announced to prof-record */
 	JVM_STAT_LOST,              /* ... not announced: ring buffer full */
 	JVM_STAT_MAX,

@@ -284,6 +284,8 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 			cfa = sp + (__u64)fs * 8;
 			nsp = cfa;
 			edge = jvm_leaf_edge(s, pc, leaf);
+			if (edge != JVM_EDGE_NONE)
+				jvm_count(JVM_STAT_LEAF_EDGE);
 			if (edge == JVM_EDGE_TOP) {
 				/* nothing pushed yet, or all popped again */
 				if (!jvm_read(wd, 8, sp))
@@ -302,29 +304,13 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 				    (__s64)off >= jvm_s32(s->jvm_buf, j->off.blob_frame_complete)) &&
 				   !jvm_read(wd, 16, cfa - 16)) {
 				/* the whole frame (rbp not saved yet:
-				 * the caller's still in the register) */
+				 * the caller's still in the register).  An
+				 * interrupted frame elsewhere in a prologue
+				 * or epilogue gets no caller from a guess:
+				 * its return address must be in the code
+				 * cache or the walk stops */
 				nbp = edge == JVM_EDGE_NO_RBP ? fp : wd[0];
 				ra = wd[1];
-			}
-			if (leaf && !jvm_in_cc(j, ra)) {
-				/* interrupted where the instruction did not
-				 * say: the return address on top, or under
-				 * the saved rbp (only one in the code cache:
-				 * a stale address of native code left on the
-				 * stack once made a runtime function this
-				 * frame's caller) */
-				jvm_count(JVM_STAT_LEAF_EDGE);
-				if (!jvm_read(wd, 16, sp)) {
-					if (jvm_in_cc(j, wd[0])) {
-						ra = wd[0];
-						nbp = fp;
-						nsp = sp + 8;
-					} else {
-						ra = wd[1];
-						nbp = wd[0];
-						nsp = sp + 16;
-					}
-				}
 			}
 		}
 		jvm_count(JVM_STAT_FRAMES_BLOB);

@@ -29,7 +29,7 @@ jcheck "$T_DIR/chain.folded" --class Chain --root main --source "$JW/Chain.java"
 	--expect "main;middle;step;leaf" --expect "recurse;bottom" --expect "main;alloc" -v > "$T_DIR/chain.txt"
 cat "$T_DIR/chain.txt"
 n=$(val samples "$T_DIR/chain.txt")
-check "Chain: >= 500 samples with Java frames ($n)" test "${n:-0}" -ge 500
+check "Chain: >= 200 samples with Java frames ($n; ~1,100 on an idle machine)" test "${n:-0}" -ge 200
 v=$(val valid_pct "$T_DIR/chain.txt")
 check "Chain: >= 95 % of them right by method, reaching the thread's start ($v %)" test "${v:-0}" -ge 95
 for e in "main;middle;step;leaf" "recurse;bottom" "main;alloc"; do
