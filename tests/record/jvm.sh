@@ -48,6 +48,14 @@ check "Chain: the call stub named as a stub, not [unknown]" grep -q "\[jvm\] Stu
 "$BPROF_REPORT" -q --info "$out" > "$T_DIR/chain.info"
 check "--info says the JVM was walked" grep -Eq "^jvm: +1 JVM .*walked" "$T_DIR/chain.info"
 
+# a JVM that exits mid-recording keeps its names: they were read from it
+# when first met, not at the end
+"$BPROF_RECORD" -q -F 199 -o "$T_DIR/exit.bprof" -- sh -c "'$JDK/bin/java' -cp '$T_DIR' Chain 1500 > /dev/null; sleep 1"
+"$BPROF_REPORT" -q -f "$T_DIR/exit.bprof" > "$T_DIR/exit.folded"
+check "a JVM that exited before the recording's end: its chain named" \
+	grep -Eq ";Chain\.middle\(Chain\.java(:[0-9]+)?\);Chain\.step\(Chain\.java(:[0-9]+)?\);Chain\.leaf\(" "$T_DIR/exit.folded"
+check "... and no Java frame of it unnamed" sh -c "! grep -q '\[java\]' '$T_DIR/exit.folded'"
+
 # --no-jvm: the walk ends at the first frame of generated code, as before
 "$BPROF_RECORD" -q -F 99 --no-jvm -o "$T_DIR/off.bprof" -- "$JDK/bin/java" -cp "$T_DIR" Chain 1500 > /dev/null
 "$BPROF_REPORT" -q -f "$T_DIR/off.bprof" > "$T_DIR/off.folded"
