@@ -843,7 +843,8 @@ static int ensure_method(struct jvmrec *j, const struct jvmproc *p, uint64_t met
  * read whole.
  */
 static void read_scopes(struct jvmrec *j, const struct jvmproc *p, uint64_t nm,
-			const uint8_t *hdr, uint64_t nm_method, struct bprof_jvm_frame *f)
+			const uint8_t *hdr, uint64_t nm_method, uint32_t compile_id,
+			struct bprof_jvm_frame *f)
 {
 	uint64_t data_begin = 0, *meta = NULL;
 	int32_t pcs_off = 0, deps_off = 0, meta_off = 0;
@@ -914,6 +915,15 @@ static void read_scopes(struct jvmrec *j, const struct jvmproc *p, uint64_t nm,
 		if (put(&out, &pc_off, 4) || put(&out, &at_depth, 4) || put(&out, chain, 16ULL * depth))
 			goto out;
 		if (out.len > BPROF_JVM_SCOPES_MAX)
+			goto out;
+	}
+	/* still the nmethod the walk met, now that its scopes are read (it
+	 * may have been freed and its memory given to another since) */
+	{
+		int32_t cid = 0;
+
+		if (!peek(p->pid, nm + p->walk.off.nm_compile_id, &cid, 4) ||
+		    (uint32_t)cid != compile_id)
 			goto out;
 	}
 	f->scopes = out.p;
@@ -1006,7 +1016,7 @@ void jvmrec_frame(struct jvmrec *j, const struct jvm_frame_event *e, size_t size
 				f.lines = NULL;
 				f.lines_len = 0;
 				if (!ok)
-					read_scopes(j, p, addr, e->blob, method, &f);
+					read_scopes(j, p, addr, e->blob, method, e->guard, &f);
 			} else {
 				f.kind = BPROF_JVM_STUB;
 				f.method = strdup(name);
