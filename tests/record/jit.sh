@@ -14,6 +14,8 @@
 
 SRC=$BPROF_SRC/tests/workloads/jit
 cd "$T_DIR" || exit 1
+# prof-record's own options for the command
+ropts=()
 case "${BPROF_JIT:?}" in
 node | jitdump)
 	command -v node >/dev/null || skip "node missing (tools/install-deps.sh)"
@@ -32,12 +34,15 @@ java)
 	cp "$SRC/Hot.java" .
 	javac Hot.java
 	cmd=(java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit Hot 3000)
+	# the perf map's path: by default prof-record walks and names Java
+	# frames itself (record_jvm), and compiled code is then no JIT leaf
+	ropts=(--no-jvm)
 	own='Hot\.(leaf|mid|top)Hot'
 	;;
 esac
 
 out=$T_DIR/jit.bprof
-"$BPROF_RECORD" -q -F 199 -o "$out" -- "${cmd[@]}" >/dev/null
+"$BPROF_RECORD" -q -F 199 "${ropts[@]}" -o "$out" -- "${cmd[@]}" >/dev/null
 # the maps this test's processes left in /tmp (the command's, not others')
 for p in $(awk '$1 == "process" { print $2 }' < <("$BPROF_DUMP" "$out")); do
 	rm -f "/tmp/perf-$p.map"
@@ -81,7 +86,7 @@ check "prof-report --info describes the JIT code" grep -q "^jit code:" "$T_DIR/i
 if [ "$BPROF_JIT" = node ]; then
 	# --rotate: each file carries the map its samples need
 	mkdir "$T_DIR/rot"
-	"$BPROF_RECORD" -q -F 199 --rotate=1 -o "$T_DIR/rot" -- "${cmd[@]}" >/dev/null
+	"$BPROF_RECORD" -q -F 199 "${ropts[@]}" --rotate=1 -o "$T_DIR/rot" -- "${cmd[@]}" >/dev/null
 	for p in $(for f in "$T_DIR"/rot/*.bprof; do "$BPROF_DUMP" "$f"; done | awk '$1 == "process" { print $2 }' | sort -u); do
 		rm -f "/tmp/perf-$p.map"
 	done
@@ -98,7 +103,7 @@ if [ "$BPROF_JIT" = node ]; then
 	# a container: its own pid namespace (node is pid 1 there and writes
 	# perf-1.map) and a tmpfs /tmp in its own mount namespace, gone with
 	# it (nothing left on the host for a later reader)
-	"$BPROF_RECORD" -q -F 199 -o "$T_DIR/ns.bprof" -- unshare -m -p -f --propagation private sh -c \
+	"$BPROF_RECORD" -q -F 199 "${ropts[@]}" -o "$T_DIR/ns.bprof" -- unshare -m -p -f --propagation private sh -c \
 		'exec 3<"$1"; mount -t tmpfs none /tmp && cat <&3 > /tmp/hot.js && cd /tmp &&
 		 exec node --perf-basic-prof hot.js 2000' sh "$T_DIR/hot.js" >/dev/null
 	read -r t m < <("$BPROF_REPORT" -q -f -a -U "$T_DIR/ns.bprof" | awk '{ n = $NF; $NF = ""; sub(/ $/, ""); k = split($0, f, ";"); if (f[k] ~ /_\[j\]$/) { t += n; if (f[k] !~ /^\[(unknown|jit-ambiguous)\]/) m += n } } END { print t + 0, m + 0 }')
