@@ -117,7 +117,8 @@ enum jvm_stat {
 
 /* Ring buffer event: an identity the walk met first.  For a blob, its
  * header as the walk read it (the process may be gone when prof-record
- * reads the event: the blob's kind and method come from this copy). */
+ * reads the event: the blob's kind and method come from this copy); for
+ * an interpreted method, whatever the buffer held (not read). */
 #define JVM_EVENT_FRAME 0x3b5u
 struct jvm_frame_event {
 	__u32 type;              /* JVM_EVENT_FRAME */

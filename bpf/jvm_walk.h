@@ -213,7 +213,6 @@ static __always_inline int jvm_frame(struct unwind_scratch *s, const struct unwi
 		nsp = wd[(16 - fs_) & 15];
 		if (nsp <= fp)
 			nsp = fp + 16;
-		__builtin_memset(s->jvm_buf, 0, sizeof(s->jvm_buf));
 		jvm_count(JVM_STAT_FRAMES_INTERP);
 	} else {
 		const struct jvm_heap *h = 0;
