@@ -31,6 +31,7 @@
 #include "unwind_step.h" /* struct unwind_regs only (no UNW_* macros yet) */
 #include "python_walk.h" /* struct python_walk only (no PY_* macros yet) */
 #include "v8_walk.h"     /* struct v8_walk only (no V8_WALK_STEP) */
+#include "jvm.h"
 
 #define EEXIST 17
 #define ENOMEM 12
@@ -332,6 +333,16 @@ struct unwind_scratch {
 	/* V8 frames (v8_walk.h): the process's description, copied once per
 	 * walk, and the buffer its reads go to */
 	struct v8_walk v8;
+	/* HotSpot frames (jvm_walk.h): a copy of the process's JVM
+	 * description made once per walk, the blob header a frame read, the
+	 * words below an interpreter frame's fp */
+	struct jvm_proc jvm_proc;
+	__u8 jvm_buf[JVM_BLOB_READ];
+	__u64 jvm_words[18];
+	/* the frame may return to native code (jvm_frame(): a value read
+	 * back from here is one state for the verifier, not two) */
+	__u32 jvm_to_native;
+	__u32 jvm_pad;
 };
 
 /* ---- what one tracer offers another: global functions ---- */
@@ -394,6 +405,7 @@ static __always_inline bool python_wants_frame(const struct unwind_scratch *s, _
  * UNWIND_COUNT_PYTHON in the Python walk's (profile.bpf.c; a global
  * function with a scalar argument, which every kernel takes). */
 #define UNWIND_COUNT_PYTHON (1u << 31)
+#define UNWIND_COUNT_JVM (1u << 30) /* jvm_stats (jvm_walk.h) */
 int unwind_add(__u32 idx, __u32 n);
 #define unwind_count(idx) unwind_add((idx), 1)
 

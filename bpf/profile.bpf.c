@@ -179,10 +179,19 @@ struct bprof_ustacks_map ustacks SEC(".maps"), ustacks_b SEC(".maps");
 /* The Python walk's statistics (python/python.bpf.c counts them here). */
 struct bprof_py_stats_map py_stats SEC(".maps");
 
+/* The HotSpot walk's statistics (jvm_walk.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, JVM_STAT_MAX);
+} jvm_stats SEC(".maps");
+
 __attribute__((noinline)) int unwind_add(__u32 idx, __u32 n)
 {
-	__u32 k = idx & ~UNWIND_COUNT_PYTHON;
+	__u32 k = idx & ~(UNWIND_COUNT_PYTHON | UNWIND_COUNT_JVM);
 	__u64 *v = idx & UNWIND_COUNT_PYTHON ? bpf_map_lookup_elem(&py_stats, &k)
+		 : idx & UNWIND_COUNT_JVM    ? bpf_map_lookup_elem(&jvm_stats, &k)
 					      : bpf_map_lookup_elem(&unwind_stats, &k);
 
 	if (v)
@@ -238,6 +247,26 @@ const volatile bool v8_enabled = false;
 #define V8_WALK_STEP
 #include "v8_walk.h"
 
+/* prof-record --no-jvm, or no JVM met: off */
+const volatile bool jvm_enabled = false;
+
+/* tgid -> the JVM of its image (struct jvm_proc), written by prof-record */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct jvm_proc);
+	__uint(max_entries, 1024);
+} jvm_procs SEC(".maps");
+
+/* Java frame identities announced to prof-record */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct jvm_seen_key);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} jvm_seen SEC(".maps");
+
+#include "jvm_walk.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -251,6 +280,7 @@ struct walk_ctx {
 	const struct unwind_proc *proc;
 	bool py; /* a Python process: python_frame() at each frame */
 	bool v8; /* a V8 process: v8_wants_frame() at each frame */
+	bool jvm; /* a JVM: jvm_frame() at each frame (an inline range test) */
 };
 
 static long walk_frame(__u32 i, void *data)
@@ -263,6 +293,12 @@ static long walk_frame(__u32 i, void *data)
 	unwind_mark(UNWIND_STAGE_LOOP);
 	if (n < PROFILE_MAX_USTACK_DEPTH && w->py && python_wants_frame(s, n) && python_frame(s, n))
 		return 0;
+	if (n < PROFILE_MAX_USTACK_DEPTH && w->jvm) {
+		int r = jvm_frame(s, w->proc, n);
+
+		if (r >= 0)
+			return r;
+	}
 	if (w->v8 && v8_wants_frame(s, n))
 		v8_frame(s, n, &w0, &w1);
 	return unwind_walk_frame_as(s, w->proc, w0, w1);
@@ -387,6 +423,10 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 	 * without V8 met */
 	if (proc && (flags & UNWIND_WALK_CURRENT))
 		w.v8 = v8_walk_begin(s, pid, exec_id);
+	/* HotSpot frames: read from the walked task's memory, so current
+	 * only too */
+	if (flags & UNWIND_WALK_CURRENT)
+		w.jvm = jvm_walk_begin(s, pid, exec_id);
 	unwind_count(UNWIND_STAT_SAMPLES);
 	if (!w.proc)
 		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);

@@ -42,8 +42,9 @@ extern "C" {
 #define BPROF_FORMAT_MINOR_NO_PYTHON 6
 /* ... and a file with a PYTHON section but no JIT section: 1.7. */
 #define BPROF_FORMAT_MINOR_NO_JIT 7
-/* ... and a file with neither a V8 section nor anything newer: 1.8. */
+/* ... and a file with neither a V8 nor a JVM section (1.9's): 1.8. */
 #define BPROF_FORMAT_MINOR_NO_V8 8
+#define BPROF_FORMAT_MINOR_NO_JVM BPROF_FORMAT_MINOR_NO_V8
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
 #define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
@@ -634,6 +635,82 @@ struct bprof_recording;
 const struct bprof_v8_sfi *bprof_v8_sfi_find(const struct bprof_recording *rec, uint32_t pid,
 					     uint32_t exec_id, uint64_t sfi, uint32_t guard);
 
+/*
+ * HotSpot frames (1.9, SPEC.md 6.18).  A Java frame is two stack words
+ * (BPROF_JVM_TAG_ID | kind << 48 | address, BPROF_JVM_TAG_POS | guard << 24
+ * | offset); the JVM section carries what names it, copied while the
+ * process lived: per identity met, its class, method, signature, source
+ * file and the method's line number table (HotSpot's compressed stream).
+ */
+#define BPROF_JVM_TAG_MASK 0xff00000000000000ULL
+#define BPROF_JVM_TAG_ID   0xb500000000000000ULL
+#define BPROF_JVM_TAG_POS  0xb600000000000000ULL
+#define BPROF_JVM_ID_MASK  0x00ffffffffffffffULL /* kind << 48 | address */
+#define BPROF_JVM_KIND_SHIFT 48
+#define BPROF_JVM_OFFSET_MASK 0xffffffULL
+#define BPROF_JVM_GUARD_SHIFT 24
+#define BPROF_JVM_NAME_MAX 4096
+#define BPROF_JVM_LINES_MAX (1u << 16)
+#define BPROF_JVM_SCOPES_MAX (1u << 22)
+#define BPROF_JVM_MAX_COUNTERS 256
+
+/* Why a process's Java frames were (not) walked. */
+enum bprof_jvm_status {
+	BPROF_JVM_WALKED = 0,        /* frames walked */
+	BPROF_JVM_UNKNOWN_VERSION,   /* a HotSpot whose layout bprof does not know */
+	BPROF_JVM_NO_OFFSETS,        /* its introspection tables unreadable or implausible */
+	BPROF_JVM_NOT_READY,         /* its code cache was not made before it ended */
+	BPROF_JVM_STATUS_MAX = BPROF_JVM_NOT_READY,
+};
+
+/* What a frame identity is. */
+enum bprof_jvm_kind {
+	BPROF_JVM_INTERPRETED = 1,   /* a Method run by the interpreter */
+	BPROF_JVM_COMPILED = 2,      /* an nmethod (C1, C2 or a native wrapper) */
+	BPROF_JVM_STUB = 3,          /* another code blob: a stub, an adapter */
+	BPROF_JVM_KIND_MAX = BPROF_JVM_STUB,
+};
+
+struct bprof_jvm_proc {
+	uint32_t pid, exec_id;
+	uint32_t status;             /* enum bprof_jvm_status */
+	char *version;               /* the JVM's release string, NULL if unknown */
+};
+
+struct bprof_jvm_frame {
+	uint32_t pid, exec_id;
+	uint64_t id;                 /* the first stack word without its tag */
+	uint32_t guard;              /* as in the second word */
+	uint32_t kind;               /* enum bprof_jvm_kind */
+	int32_t level;               /* compiled: the tier (1..4), else 0 */
+	char *klass;                 /* "java.lang.String"; NULL for a stub */
+	char *method;                /* "charAt", or a stub's name */
+	char *signature;             /* "(I)C", NULL if not known */
+	char *file;                  /* "String.java", NULL if not known */
+	uint8_t *lines;              /* interpreted: the line number table */
+	uint32_t lines_len;
+	uint32_t scopes_len;
+	uint8_t *scopes;             /* compiled: (pc offset, inlining chain) records */
+};
+
+struct bprof_jvm {
+	uint32_t present;
+	uint32_t nr_counters;        /* <= BPROF_JVM_MAX_COUNTERS */
+	uint64_t counters[BPROF_JVM_MAX_COUNTERS];
+	uint64_t nr_procs, nr_frames;
+	struct bprof_jvm_proc *procs;   /* sorted by (pid, exec_id), unique */
+	struct bprof_jvm_frame *frames; /* sorted by (pid, exec_id, id, guard), unique */
+};
+
+/* SPEC.md 6.18's name of counter i; NULL past the end. */
+const char *bprof_jvm_counter_name(unsigned i);
+/* The order of struct bprof_jvm.frames, a qsort(3) comparator. */
+int bprof_jvm_frame_cmp(const void *a, const void *b);
+/* The identity a frame's words name (binary search); NULL if none. */
+const struct bprof_jvm_frame *bprof_jvm_frame_find(const struct bprof_recording *rec,
+						   uint32_t pid, uint32_t exec_id,
+						   uint64_t id, uint32_t guard);
+
 struct bprof_recording {
 	struct bprof_meta meta;
 	struct bprof_losses losses;
@@ -663,6 +740,8 @@ struct bprof_recording {
 	/* (1.8) JIT symbol files: counters, jitdumps; present 0: none */
 	struct bprof_jit jit;
 	struct bprof_v8 v8;         /* 1.9 */
+	/* (1.9) HotSpot frames' names; present 0: none */
+	struct bprof_jvm jvm;
 };
 
 /* ---- building ---------------------------------------------------------- */

@@ -40,7 +40,8 @@ enum bprof_section_type {
 	BPROF_SECT_SLICES = 15, /* optional (1.6) */
 	BPROF_SECT_JIT = 16, /* optional (1.8) */
 	BPROF_SECT_V8 = 17, /* optional (1.9) */
-	BPROF_SECT_LAST_KNOWN = BPROF_SECT_V8,
+	BPROF_SECT_JVM = 18, /* optional (1.9) */
+	BPROF_SECT_LAST_KNOWN = BPROF_SECT_JVM,
 };
 
 /* Fixed sizes of table entries (the part before variable data). */
@@ -69,6 +70,8 @@ enum bprof_section_type {
 #define BPROF_PY_PROC_LEN 16         /* pid, exec_id, version, status */
 #define BPROF_JITDUMP_FIXED_LEN 16   /* pid, exec_id, len */
 #define BPROF_PY_CODE_FIXED_LEN 48   /* pid .. reserved, before the bytes */
+#define BPROF_JVM_PROC_FIXED_LEN 16  /* pid, exec_id, status, version length */
+#define BPROF_JVM_FRAME_FIXED_LEN 56 /* pid .. reserved, before the bytes */
 
 /* Reader limits beyond the byte budget (SPEC.md "Limits"). */
 #define BPROF_DEFAULT_MAX_DECOMPRESSED (UINT64_C(1) << 30)

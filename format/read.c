@@ -1225,6 +1225,119 @@ static int parse_jit(struct cur *c, struct bprof_recording *r)
 	return 0;
 }
 
+/* A JVM string: checked against the limit and what remains, NUL-free,
+ * copied NUL-terminated; n 0: NULL. */
+static int get_jvm_str(struct cur *c, uint32_t n, char **out, const char *what, uint64_t i)
+{
+	*out = NULL;
+	if (!n)
+		return 0;
+	return get_py_bytes(c, n, BPROF_JVM_NAME_MAX, false, out, what, i);
+}
+
+/* HotSpot frames' names (1.9, SPEC.md 6.18). */
+static int parse_jvm(struct cur *c, struct bprof_recording *r)
+{
+	struct bprof_jvm *j = &r->jvm;
+	uint32_t nc, reserved;
+	uint64_t n;
+	int rc;
+
+	if ((rc = need(c, 8, "header")))
+		return rc;
+	nc = g32(c);
+	reserved = g32(c);
+	if (nc > BPROF_JVM_MAX_COUNTERS)
+		return cerr(c, BPROF_E_LIMIT, "%u counters (limit %u)", nc, BPROF_JVM_MAX_COUNTERS);
+	if (c->strict && reserved)
+		return cerr(c, BPROF_E_CORRUPT, "reserved field is 0x%x", reserved);
+	if ((rc = need(c, (uint64_t)nc * 8, "counters")))
+		return rc;
+	j->present = 1;
+	j->nr_counters = nc;
+	for (uint32_t i = 0; i < nc; i++)
+		j->counters[i] = g64(c);
+	if ((rc = get_count(c, &n, BPROF_JVM_PROC_FIXED_LEN, "JVM processes")))
+		return rc;
+	if (n && !(j->procs = calloc(n, sizeof(*j->procs))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "JVM processes");
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_jvm_proc *p = &j->procs[i];
+		uint32_t vl;
+
+		if ((rc = need(c, BPROF_JVM_PROC_FIXED_LEN, "process")))
+			return rc;
+		p->pid = g32(c);
+		p->exec_id = g32(c);
+		p->status = g32(c);
+		vl = g32(c);
+		j->nr_procs = i + 1;
+		if (c->strict && p->status > BPROF_JVM_STATUS_MAX)
+			return cerr(c, BPROF_E_CORRUPT, "process %llu: status %u",
+				    (unsigned long long)i, p->status);
+		if (i && (p->pid < p[-1].pid || (p->pid == p[-1].pid && p->exec_id <= p[-1].exec_id)))
+			return cerr(c, BPROF_E_CORRUPT, "process %llu (pid %u) duplicated or out of order",
+				    (unsigned long long)i, p->pid);
+		if ((rc = get_jvm_str(c, vl, &p->version, "version", i)))
+			return rc;
+	}
+	if ((rc = get_count(c, &n, BPROF_JVM_FRAME_FIXED_LEN, "JVM frames")))
+		return rc;
+	if (n && !(j->frames = calloc(n, sizeof(*j->frames))))
+		return bprof_set_error(c->err, BPROF_E_NOMEM, 0, "JVM frames");
+	for (uint64_t i = 0; i < n; i++) {
+		struct bprof_jvm_frame *f = &j->frames[i];
+		uint32_t kl, ml, sl, fl;
+		char *lines = NULL;
+
+		if ((rc = need(c, BPROF_JVM_FRAME_FIXED_LEN, "frame entry")))
+			return rc;
+		j->nr_frames = i + 1;
+		f->pid = g32(c);
+		f->exec_id = g32(c);
+		f->id = g64(c);
+		f->guard = g32(c);
+		f->kind = g32(c);
+		f->level = (int32_t)g32(c);
+		kl = g32(c);
+		ml = g32(c);
+		sl = g32(c);
+		fl = g32(c);
+		f->lines_len = g32(c);
+		f->scopes_len = g32(c);
+		reserved = g32(c);
+		if (c->strict && reserved)
+			return cerr(c, BPROF_E_CORRUPT, "frame %llu: reserved field 0x%x",
+				    (unsigned long long)i, reserved);
+		if (c->strict && (f->kind == 0 || f->kind > BPROF_JVM_KIND_MAX))
+			return cerr(c, BPROF_E_CORRUPT, "frame %llu: kind %u", (unsigned long long)i,
+				    f->kind);
+		if (i && bprof_jvm_frame_cmp(f, f - 1) <= 0)
+			return cerr(c, BPROF_E_CORRUPT, "frame %llu duplicated or out of order",
+				    (unsigned long long)i);
+		if ((rc = get_jvm_str(c, kl, &f->klass, "class", i)) ||
+		    (rc = get_jvm_str(c, ml, &f->method, "method", i)) ||
+		    (rc = get_jvm_str(c, sl, &f->signature, "signature", i)) ||
+		    (rc = get_jvm_str(c, fl, &f->file, "file", i)))
+			return rc;
+		if (f->lines_len) {
+			if ((rc = get_py_bytes(c, f->lines_len, BPROF_JVM_LINES_MAX, true, &lines,
+					       "line table", i)))
+				return rc;
+			f->lines = (uint8_t *)lines;
+		}
+		if (f->scopes_len) {
+			char *sc = NULL;
+
+			if ((rc = get_py_bytes(c, f->scopes_len, BPROF_JVM_SCOPES_MAX, true, &sc,
+					       "scopes", i)))
+				return rc;
+			f->scopes = (uint8_t *)sc;
+		}
+	}
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*parse)(struct cur *, struct bprof_recording *);
@@ -1244,6 +1357,7 @@ static const struct {
 	[BPROF_SECT_OFFCPU] = { "off-cpu", parse_offcpu },
 	[BPROF_SECT_SLICES] = { "slices", parse_slices },
 	[BPROF_SECT_PYTHON] = { "python", parse_python },
+	[BPROF_SECT_JVM] = { "jvm", parse_jvm },
 	[BPROF_SECT_JIT] = { "jit", parse_jit },
 	[BPROF_SECT_V8] = { "v8", parse_v8 },
 };

@@ -101,6 +101,18 @@ void bprof_recording_free(struct bprof_recording *rec)
 	}
 	free(rec->python.codes);
 	free(rec->python.procs);
+	for (uint64_t i = 0; rec->jvm.frames && i < rec->jvm.nr_frames; i++) {
+		free(rec->jvm.frames[i].klass);
+		free(rec->jvm.frames[i].method);
+		free(rec->jvm.frames[i].signature);
+		free(rec->jvm.frames[i].file);
+		free(rec->jvm.frames[i].lines);
+		free(rec->jvm.frames[i].scopes);
+	}
+	for (uint64_t i = 0; rec->jvm.procs && i < rec->jvm.nr_procs; i++)
+		free(rec->jvm.procs[i].version);
+	free(rec->jvm.frames);
+	free(rec->jvm.procs);
 	for (uint64_t i = 0; rec->jit.dumps && i < rec->jit.nr_dumps; i++)
 		free(rec->jit.dumps[i].data);
 	free(rec->jit.dumps);
@@ -709,6 +721,65 @@ static int validate_jit(const struct bprof_recording *rec, struct bprof_error *e
 	return 0;
 }
 
+static int cmp_jvm_proc(const void *a, const void *b)
+{
+	const struct bprof_jvm_proc *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->exec_id < y->exec_id ? -1 : x->exec_id > y->exec_id;
+}
+
+int bprof_jvm_frame_cmp(const void *a, const void *b)
+{
+	const struct bprof_jvm_frame *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->exec_id != y->exec_id)
+		return x->exec_id < y->exec_id ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->guard < y->guard ? -1 : x->guard > y->guard;
+}
+
+static bool jvm_str_ok(const char *s)
+{
+	return !s || strlen(s) <= BPROF_JVM_NAME_MAX;
+}
+
+/* The JVM section (SPEC.md 6.18): sorted, unique, within the limits. */
+static int validate_jvm(struct bprof_recording *rec, struct bprof_error *err)
+{
+	struct bprof_jvm *j = &rec->jvm;
+
+	if (!j->present)
+		return 0;
+	if (j->nr_counters > BPROF_JVM_MAX_COUNTERS)
+		return bprof_set_error(err, BPROF_E_INVAL, 0, "jvm: %u counters", j->nr_counters);
+	if (j->nr_procs)
+		qsort(j->procs, j->nr_procs, sizeof(*j->procs), cmp_jvm_proc);
+	if (j->nr_frames)
+		qsort(j->frames, j->nr_frames, sizeof(*j->frames), bprof_jvm_frame_cmp);
+	for (uint64_t i = 0; i < j->nr_procs; i++)
+		if ((i && !cmp_jvm_proc(&j->procs[i], &j->procs[i - 1])) ||
+		    j->procs[i].status > BPROF_JVM_STATUS_MAX || !jvm_str_ok(j->procs[i].version))
+			return bprof_set_error(err, BPROF_E_INVAL, 0, "jvm process %llu (pid %u)",
+					       (unsigned long long)i, j->procs[i].pid);
+	for (uint64_t i = 0; i < j->nr_frames; i++) {
+		const struct bprof_jvm_frame *f = &j->frames[i];
+
+		if ((i && !bprof_jvm_frame_cmp(f, f - 1)) || !f->kind ||
+		    f->kind > BPROF_JVM_KIND_MAX || !jvm_str_ok(f->klass) || !jvm_str_ok(f->method) ||
+		    !jvm_str_ok(f->signature) || !jvm_str_ok(f->file) ||
+		    f->lines_len > BPROF_JVM_LINES_MAX || (f->lines_len && !f->lines) ||
+		    f->scopes_len > BPROF_JVM_SCOPES_MAX || (f->scopes_len && !f->scopes))
+			return bprof_set_error(err, BPROF_E_INVAL, 0, "jvm frame %llu (pid %u)",
+					       (unsigned long long)i, f->pid);
+	}
+	return 0;
+}
+
 int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *err)
 {
 	int rc = rec ? validate_python(rec, err) : 0;
@@ -717,6 +788,8 @@ int bprof_recording_validate(struct bprof_recording *rec, struct bprof_error *er
 		rc = validate_jit(rec, err);
 	if (!rc && rec)
 		rc = validate_v8(rec, err);
+	if (!rc && rec)
+		rc = validate_jvm(rec, err);
 
 	return rc ? rc : bprof_validate_impl(rec, err, BPROF_E_INVAL, true, true);
 }
@@ -994,6 +1067,40 @@ const struct bprof_python_code *bprof_python_code_find(const struct bprof_record
 
 		if (!cmp)
 			return e;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static const char *const jvm_counter_names[] = {
+	"frames_interpreted", "frames_compiled", "stop_unreadable", "stop_no_blob",
+	"stop_bad_frame", "stop_bad_bcp", "leaf_edge", "announced", "announce_lost",
+	"named", "unnamed", "guard_mismatch",
+};
+
+const char *bprof_jvm_counter_name(unsigned i)
+{
+	return i < sizeof(jvm_counter_names) / sizeof(jvm_counter_names[0]) ? jvm_counter_names[i]
+									     : NULL;
+}
+
+const struct bprof_jvm_frame *bprof_jvm_frame_find(const struct bprof_recording *rec,
+						   uint32_t pid, uint32_t exec_id,
+						   uint64_t id, uint32_t guard)
+{
+	const struct bprof_jvm_frame key = { .pid = pid, .exec_id = exec_id, .id = id,
+					     .guard = guard };
+	size_t lo = 0, hi = rec->jvm.nr_frames;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = bprof_jvm_frame_cmp(&rec->jvm.frames[mid], &key);
+
+		if (!cmp)
+			return &rec->jvm.frames[mid];
 		if (cmp < 0)
 			lo = mid + 1;
 		else

@@ -621,6 +621,56 @@ static void sect_v8(struct sink *s, const struct bprof_recording *r)
 	}
 }
 
+/* JVM (1.9, SPEC.md 6.18) */
+static uint32_t slen(const char *x)
+{
+	return x ? (uint32_t)strlen(x) : 0;
+}
+
+static void sect_jvm(struct sink *s, const struct bprof_recording *r)
+{
+	const struct bprof_jvm *j = &r->jvm;
+
+	put32(s, j->nr_counters);
+	put32(s, 0);
+	for (uint32_t i = 0; i < j->nr_counters; i++)
+		put64(s, j->counters[i]);
+	put64(s, j->nr_procs);
+	for (uint64_t i = 0; i < j->nr_procs; i++) {
+		const struct bprof_jvm_proc *p = &j->procs[i];
+
+		put32(s, p->pid);
+		put32(s, p->exec_id);
+		put32(s, p->status);
+		put32(s, slen(p->version));
+		put(s, p->version, slen(p->version));
+	}
+	put64(s, j->nr_frames);
+	for (uint64_t i = 0; i < j->nr_frames; i++) {
+		const struct bprof_jvm_frame *f = &j->frames[i];
+
+		put32(s, f->pid);
+		put32(s, f->exec_id);
+		put64(s, f->id);
+		put32(s, f->guard);
+		put32(s, f->kind);
+		put32(s, (uint32_t)f->level);
+		put32(s, slen(f->klass));
+		put32(s, slen(f->method));
+		put32(s, slen(f->signature));
+		put32(s, slen(f->file));
+		put32(s, f->lines_len);
+		put32(s, f->scopes_len);
+		put32(s, 0);
+		put(s, f->klass, slen(f->klass));
+		put(s, f->method, slen(f->method));
+		put(s, f->signature, slen(f->signature));
+		put(s, f->file, slen(f->file));
+		put(s, f->lines, f->lines_len);
+		put(s, f->scopes, f->scopes_len);
+	}
+}
+
 static void (*const sections[])(struct sink *, const struct bprof_recording *) = {
 	[BPROF_SECT_META] = sect_meta,         [BPROF_SECT_LOSSES] = sect_losses,
 	[BPROF_SECT_STACKS] = sect_stacks,     [BPROF_SECT_COUNTS] = sect_counts,
@@ -631,6 +681,7 @@ static void (*const sections[])(struct sink *, const struct bprof_recording *) =
 	[BPROF_SECT_OFFCPU] = sect_offcpu,     [BPROF_SECT_PYTHON] = sect_python,
 	[BPROF_SECT_SLICES] = sect_slices,     [BPROF_SECT_JIT] = sect_jit,
 	[BPROF_SECT_V8] = sect_v8,
+	[BPROF_SECT_JVM] = sect_jvm,
 };
 
 static bool section_written(const struct bprof_recording *rec, int t)
@@ -653,6 +704,8 @@ static bool section_written(const struct bprof_recording *rec, int t)
 		return rec->jit.present != 0;
 	if (t == BPROF_SECT_V8)
 		return rec->v8.present != 0;
+	if (t == BPROF_SECT_JVM)
+		return rec->jvm.present != 0;
 	if (t == BPROF_SECT_GENERATIONS) {
 		for (uint64_t i = 0; i < rec->nr_processes; i++)
 			if (rec->processes[i].has_gens)
@@ -711,7 +764,7 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
 	bprof_put16(hdr + 8, BPROF_FORMAT_MAJOR);
 	/* the oldest minor that has every section written (SPEC.md 7) */
-	bprof_put16(hdr + 10, rec->v8.present ? BPROF_FORMAT_MINOR :
+	bprof_put16(hdr + 10, rec->v8.present || rec->jvm.present ? BPROF_FORMAT_MINOR :
 			      rec->jit.present ||
 				      (rec->meta.flags & (BPROF_META_NO_GENERATIONS | BPROF_META_NO_PYTHON_WALK))
 				      ? BPROF_FORMAT_MINOR_NO_V8 :

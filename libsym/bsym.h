@@ -333,6 +333,13 @@ int bsym_symbolize_kernel(struct bsym_ctx *ctx, uint32_t kernel, uint64_t addr,
  * table[0..len): 0 with *line set (-1: an instruction CPython gives no
  * line either); -1 for a malformed table or an offset past its end.
  */
+/*
+ * The source line of bytecode index bci in a HotSpot line number table
+ * (ConstMethod's compressed (bci, line) pairs, SPEC.md 6.18): 0 and *line,
+ * or -1 when the table has no line for it or is malformed.
+ */
+int bsym_jvm_line(const uint8_t *lines, uint32_t len, uint32_t bci, uint32_t *line);
+
 int bsym_python_line(const uint8_t *table, size_t len, int32_t firstlineno, int64_t offset,
 		     int32_t *line);
 

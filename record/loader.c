@@ -447,6 +447,16 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_type(obj->maps.v8_seen, BPF_MAP_TYPE_HASH);
 		bpf_map__set_map_flags(obj->maps.v8_seen, BPF_F_NO_PREALLOC);
 	}
+	/* so do HotSpot frames (bpf/jvm_walk.h) */
+	obj->rodata->jvm_enabled = cfi && !tail && !env->no_jvm;
+	if (!obj->rodata->jvm_enabled) {
+		bpf_map__set_max_entries(obj->maps.jvm_seen, 1);
+		bpf_map__set_max_entries(obj->maps.jvm_procs, 1);
+	} else if (noprealloc) {
+		/* as py_seen below: a map that grows, not 64 k preallocated */
+		bpf_map__set_type(obj->maps.jvm_seen, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(obj->maps.jvm_seen, BPF_F_NO_PREALLOC);
+	}
 	if (!obj->rodata->python_enabled) {
 		/* nothing is created for a feature not in use */
 		bpf_map__set_max_entries(obj->maps.py_seen, 1);
@@ -1023,6 +1033,17 @@ bool loader_walks_v8(const struct profile_bpf *obj)
 bool loader_walks_python(const struct profile_bpf *obj)
 {
 	return obj->rodata->python_enabled;
+}
+
+void loader_jvm_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd)
+{
+	*procs_fd = bpf_map__fd(obj->maps.jvm_procs);
+	*stats_fd = bpf_map__fd(obj->maps.jvm_stats);
+}
+
+bool loader_walks_jvm(const struct profile_bpf *obj)
+{
+	return obj->rodata->jvm_enabled;
 }
 
 int loader_exec_gen_fd(const struct profile_bpf *obj)

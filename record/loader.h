@@ -67,6 +67,11 @@ bool loader_walks_python(const struct profile_bpf *obj);
  * walk records V8 frames (not on kernels without bpf_loop, nor --no-v8). */
 int loader_v8_fd(struct profile_bpf *obj);
 bool loader_walks_v8(const struct profile_bpf *obj);
+/* The HotSpot walk's maps (bpf/jvm_walk.h): "jvm_procs" and "jvm_stats". */
+void loader_jvm_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);
+/* Whether the walk records HotSpot frames (as loader_walks_python; not
+ * with --no-jvm). */
+bool loader_walks_jvm(const struct profile_bpf *obj);
 int loader_exec_gen_fd(const struct profile_bpf *obj);
 /* The BPF map tgid -> struct profile_map_gen (mapping generations); -1
  * where the hook did not load. */

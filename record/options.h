@@ -61,6 +61,7 @@ struct env {
 	long slice_ms;     /* --slice: each count's time slice, ms; 0: none */
 	bool no_python;    /* --no-python: no CPython frames */
 	bool no_v8;        /* --no-v8: no V8 JavaScript frames */
+	bool no_jvm;       /* --no-jvm: no HotSpot frames */
 	char **command;    /* after "--", NULL-terminated, or NULL (points into argv) */
 };
 

@@ -29,6 +29,7 @@
 #include "offcpu/offcpu_rec.h"
 #include "python/pyrec.h"
 #include "v8/v8rec.h"
+#include "jvm/jvmrec.h"
 #include "dump.h"
 #include "kernel.h"
 #include "knames.h"
@@ -110,6 +111,7 @@ struct observers {
 	struct unwinder *unw;
 	struct pyrec *py;
 	struct v8rec *v8;
+	struct jvmrec *jvm;
 };
 static struct observers observers;
 
@@ -122,6 +124,8 @@ static void obs_object(void *ctx, uint32_t idx, Elf *elf, const struct bprof_obj
 		pyrec_object(ob->py, idx, elf);
 	if (ob->v8)
 		v8rec_object(ob->v8, idx, elf);
+	if (ob->jvm)
+		jvmrec_object(ob->jvm, idx, elf);
 }
 
 static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
@@ -134,6 +138,8 @@ static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
 		pyrec_image(ob->py, pid, exec_id, maps, nr);
 	if (ob->v8)
 		v8rec_image(ob->v8, pid, exec_id, maps, nr);
+	if (ob->jvm)
+		jvmrec_image(ob->jvm, pid, exec_id, maps, nr);
 }
 
 static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
@@ -145,12 +151,19 @@ static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
 		pyrec_image_gone(ob->py, pid, exec_id);
 	if (ob->v8)
 		v8rec_image_gone(ob->v8, pid, exec_id);
+	if (ob->jvm)
+		jvmrec_image_gone(ob->jvm, pid, exec_id);
 }
 
-/* the event loop's tick: tables walks asked for, when the budget was spent */
+/* the event loop's tick: tables walks asked for, when the budget was
+ * spent; JVMs whose code cache was not made yet */
 static void unwinder_tick_cb(void *ctx)
 {
-	unwinder_tick(ctx);
+	struct observers *ob = ctx;
+
+	unwinder_tick(ob->unw);
+	if (ob->jvm)
+		jvmrec_tick(ob->jvm);
 }
 
 /* The end pass of --off-cpu/--wall announced the images of threads still
@@ -175,7 +188,7 @@ static void end_before_walk(void *arg)
  * ELF as it opens them, images' mappings as they change. */
 static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const struct env *env,
 			  struct unwinder **out, struct tabcache **cache, struct pyrec **py,
-			  struct v8rec **v8)
+			  struct v8rec **v8, struct jvmrec **jvm)
 {
 	struct unwinder_maps um;
 	const char *why;
@@ -211,9 +224,16 @@ static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const s
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
 	}
+	loader_jvm_fds(obj, &procs_fd, &stats_fd);
+	if (loader_walks_jvm(obj) &&
+	    jvmrec_create(jvm, procs_fd, stats_fd, libbpf_num_possible_cpus())) {
+		fprintf(stderr, "prof-record: out of memory\n");
+		return -ENOMEM;
+	}
 	observers.unw = *out;
 	observers.py = *py;
 	observers.v8 = *v8;
+	observers.jvm = *jvm;
 	struct manifest_observer obs = {
 		.ctx = &observers,
 		.object = obs_object,
@@ -232,6 +252,7 @@ struct recorder {
 	struct unwinder *unw;
 	struct pyrec *py;               /* Python frames' names, or NULL */
 	struct v8rec *v8;               /* V8 frames' names, or NULL */
+	struct jvmrec *jvm;             /* Java frames' names, or NULL */
 	struct sampler *smp;
 	bool cfi;
 	int nr_cpus, nr_sampled;
@@ -296,6 +317,7 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 	if (manifest_emit(r->man, rec, &rec->losses.manifest_lost) ||
 	    pyrec_emit(r->py, rec) ||
 	    v8rec_emit(r->v8, rec) ||
+	    jvmrec_emit(r->jvm, rec) ||
 	    (r->unw && dump_unwind_misses(rec, r->unw, r->man)) ||
 	    kernel_collect_for(&rec->kernel, rec, !r->env->no_kallsyms, r->env->full_kallsyms,
 			       r->kcache, r->kn ? &namer : NULL, &hidden))
@@ -440,6 +462,7 @@ int main(int argc, char **argv)
 	struct unwinder *unw = NULL;
 	struct pyrec *py = NULL;
 	struct v8rec *v8 = NULL;
+	struct jvmrec *jvm = NULL;
 	struct tabcache *tcache = NULL;
 	struct rotate *rot = NULL;
 	struct sampler_run run = { .exiting = &exiting };
@@ -539,12 +562,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
-	if (cfi && start_unwinder(obj, man, &env, &unw, &tcache, &py, &v8))
+	if (cfi && start_unwinder(obj, man, &env, &unw, &tcache, &py, &v8, &jvm))
 		goto cleanup;
 	if (sampler_create(&smp, obj, loader_sampler_fd(ld), man, nr_cpus))
 		goto cleanup;
 	sampler_set_python(smp, py);
 	sampler_set_v8(smp, v8);
+	sampler_set_jvm(smp, jvm);
 	if (loader_attach(ld, &env))
 		goto cleanup;
 
@@ -592,7 +616,7 @@ int main(int argc, char **argv)
 	}
 
 	r = (struct recorder){
-		.env = &env, .obj = obj, .man = man, .unw = unw, .py = py, .v8 = v8, .smp = smp, .cfi = cfi,
+		.env = &env, .obj = obj, .man = man, .unw = unw, .py = py, .v8 = v8, .jvm = jvm, .smp = smp, .cfi = cfi,
 		.nr_cpus = nr_cpus, .nr_sampled = nr_sampled, .event = event,
 		.options = options, .acc = acc, .kcache = r.kcache,
 		.slice_origin = r.slice_origin,
@@ -605,7 +629,7 @@ int main(int argc, char **argv)
 	run.duration = env.duration;
 	if (unw) {
 		run.tick = unwinder_tick_cb;
-		run.tick_ctx = unw;
+		run.tick_ctx = &observers;
 	}
 	/* --rotate's boundaries keep to their schedule (first + k x SECONDS):
 	 * the time a file takes to write is not added to every interval */
@@ -729,6 +753,7 @@ cleanup:
 	unwinder_destroy(unw);
 	pyrec_destroy(py);
 	v8rec_destroy(v8);
+	jvmrec_destroy(jvm);
 	if (tcache && env.verbose) {
 		struct tabcache_stats ts;
 

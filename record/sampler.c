@@ -20,6 +20,7 @@
 #include "sampler.h"
 #include "python/pyrec.h"
 #include "v8/v8rec.h"
+#include "jvm/jvmrec.h"
 #include "profile.h"
 #include "profile.skel.h"
 #include "unwind.h"
@@ -31,6 +32,7 @@ struct poll_ctx {
 	struct manifest *man;
 	struct pyrec *py;        /* Python code objects to copy, or NULL */
 	struct v8rec *v8;        /* V8 SFIs to name, or NULL */
+	struct jvmrec *jvm;      /* Java frame identities to name, or NULL */
 	int err;
 	uint64_t events;
 };
@@ -263,6 +265,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 			pyrec_code(pc->py, data, size);
 		return 0;
 	}
+	if (e->type == JVM_EVENT_FRAME) {
+		/* named now, while the process lives */
+		if (pc->jvm)
+			jvmrec_frame(pc->jvm, data, size);
+		return 0;
+	}
 	if (e->type == PROFILE_EV_VMA) {
 		const struct profile_vma_event *v = data;
 
@@ -341,6 +349,11 @@ void sampler_set_python(struct sampler *s, struct pyrec *py)
 void sampler_set_v8(struct sampler *s, struct v8rec *v8)
 {
 	s->pc.v8 = v8;
+}
+
+void sampler_set_jvm(struct sampler *s, struct jvmrec *jvm)
+{
+	s->pc.jvm = jvm;
 }
 
 int sampler_run(struct sampler *s, struct sampler_run *run)

@@ -39,6 +39,9 @@ void sampler_set_python(struct sampler *s, struct pyrec *py);
 /* Hand the SFIs the V8 walk announces to v8 (NULL: none). */
 struct v8rec;
 void sampler_set_v8(struct sampler *s, struct v8rec *v8);
+/* Java frames' recorder side (record/jvm/), NULL: none. */
+struct jvmrec;
+void sampler_set_jvm(struct sampler *s, struct jvmrec *jvm);
 
 /* Open the perf events (every online CPU, or -C's) and attach the sampler:
  * sampling starts here.  *opened: the CPUs sampled; *event: the event

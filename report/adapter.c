@@ -284,7 +284,7 @@ int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_rec
 		snprintf(errbuf, errlen, "cannot register kernel: %s", strerror(-err));
 		goto fail;
 	}
-	if (rep_pycache_create(in) || rep_v8cache_create(in))
+	if (rep_pycache_create(in) || rep_v8cache_create(in) || rep_jvmcache_create(in))
 		goto nomem;
 	return 0;
 
@@ -308,6 +308,7 @@ void rep_input_close(struct rep_input *in)
 	free(in->object_ids);
 	free(in->ksyms);
 	rep_pycache_free(in->pycache);
+	rep_jvmcache_free(in->jvmcache);
 	rep_v8cache_free(in->v8cache);
 	bprof_recording_free(in->rec);
 	memset(in, 0, sizeof(*in));

@@ -300,6 +300,38 @@ static int v8_key(struct rep_fold *f, const struct rep_input *in, const struct b
 	return err;
 }
 
+/* A Java frame's key: what it prints, or (unnamed) one key for all. */
+static int jvm_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
+		   uint64_t w0, uint64_t w1, bool leaf, struct user_key *k)
+{
+	const struct bsym_result *r;
+	uint64_t id;
+	char *buf;
+	size_t n;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	r = rep_jvm_result(in, c->pid, c->exec_id, w0, w1, leaf, &id);
+	if (!r || !r->nr_frames)
+		return intern(f, "K", 1, &k->place);
+	n = 2;
+	for (uint32_t i = 0; i < r->nr_frames; i++)
+		n += strlen(r->frames[i].name) +
+		     (r->frames[i].file ? strlen(r->frames[i].file) : 0) + 16;
+	buf = malloc(n);
+	if (!buf)
+		return -ENOMEM;
+	/* every frame it prints, inlined ones too */
+	size_t used = 1;
+	buf[0] = 'J';
+	for (uint32_t i = 0; i < r->nr_frames; i++)
+		used += (size_t)snprintf(buf + used, n - used, "%s\n%s\n%u\n", r->frames[i].name,
+					 r->frames[i].file ? r->frames[i].file : "", r->frames[i].line);
+	err = intern(f, buf, used + 1, &k->place);
+	free(buf);
+	return err;
+}
+
 /* The user frames of row c, as rep_wframe_user makes them. */
 static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_input *in,
 		    const struct bprof_count *c, uint32_t *id)
@@ -317,6 +349,14 @@ static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_inp
 	for (size_t i = 0; i < n && !err; i++) {
 		struct rep_wframe w;
 		struct user_key k;
+		if (rep_jvm_pair(st->ips, i, n)) {
+			struct user_key k2 = { 0 };
+			err = jvm_key(f, in, c, st->ips[i], st->ips[i + 1], i == 0, &k);
+			memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
+			memcpy((char *)s->buf + 4 + (i + 1) * sizeof(k2), &k2, sizeof(k2));
+			i++;
+			continue;
+		}
 		if (rep_v8_pair(st->ips, i, n)) {
 			struct user_key k2 = { 0 };
 			err = v8_key(f, in, c, st->ips[i], st->ips[i + 1], &k);

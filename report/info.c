@@ -464,6 +464,42 @@ static void print_v8(FILE *f, const struct bprof_recording *rec)
 	}
 }
 
+/* The JVMs the recorder found, why each was (not) walked, and the walk's
+ * counters (SPEC.md 6.18). */
+static void print_jvm(FILE *f, const struct bprof_recording *rec)
+{
+	static const char *const status[] = {
+		[BPROF_JVM_WALKED] = "Java frames walked",
+		[BPROF_JVM_UNKNOWN_VERSION] = "a HotSpot release bprof does not know (11 to 21): "
+					      "Java frames unnamed, native stacks end at generated code",
+		[BPROF_JVM_NO_OFFSETS] = "its introspection tables unreadable or implausible: "
+					 "native stacks only",
+		[BPROF_JVM_NOT_READY] = "its code cache was not made while recorded: native stacks only",
+	};
+	const struct bprof_jvm *j = &rec->jvm;
+	uint64_t walked = 0;
+
+	if (!j->present)
+		return;
+	for (uint64_t i = 0; i < j->nr_procs; i++)
+		walked += j->procs[i].status == BPROF_JVM_WALKED;
+	fprintf(f, "jvm:            %llu JVM%s (%llu walked), %llu frame identities named\n",
+		(unsigned long long)j->nr_procs, j->nr_procs == 1 ? "" : "s",
+		(unsigned long long)walked, (unsigned long long)j->nr_frames);
+	for (uint64_t i = 0; i < j->nr_procs; i++) {
+		const struct bprof_jvm_proc *p = &j->procs[i];
+
+		fprintf(f, "  pid %-8u HotSpot %s: %s\n", p->pid, p->version ? p->version : "(release unknown)",
+			p->status <= BPROF_JVM_STATUS_MAX ? status[p->status] : "?");
+	}
+	for (uint32_t i = 0; i < j->nr_counters; i++) {
+		const char *name = bprof_jvm_counter_name(i);
+
+		if (name)
+			fprintf(f, "  %-31s %llu\n", name, (unsigned long long)j->counters[i]);
+	}
+}
+
 static void print_offcpu(FILE *f, const struct bprof_recording *rec)
 {
 	const struct bprof_offcpu *o = &rec->offcpu;
@@ -698,6 +734,7 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 		(unsigned long long)l->user_stack_before_table);
 	print_offcpu(f, rec);
 	print_python(f, rec);
+	print_jvm(f, rec);
 	print_v8(f, rec);
 	print_unwind(f, rec);
 	print_access(f, rec);

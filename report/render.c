@@ -377,6 +377,36 @@ static void add_python(struct row *r, const struct rep_wframe *f, const struct r
 	}
 }
 
+static void add_jvm(struct row *r, const struct rep_wframe *f, const struct rep_config *cfg,
+		    struct rep_stats *st)
+{
+	char text[2 * BPROF_JVM_NAME_MAX + 64];
+
+	st->frames++;
+	if (!f->res || !f->res->nr_frames) {
+		if (cfg->addresses)
+			snprintf(text, sizeof(text), "[java]+0x%llx",
+				 (unsigned long long)(f->addr & BPROF_JVM_ID_MASK));
+		row_add(r, cfg->addresses ? text : REP_JVM_FRAME, 0, cfg);
+		return;
+	}
+	st->frames_named++;
+	/* as Java prints a stack trace: pkg.Class.method(File.java:line);
+	 * methods inlined into a compiled one first, marked inlined */
+	for (uint32_t i = 0; i < f->res->nr_frames; i++) {
+		const struct bsym_frame *b = &f->res->frames[i];
+
+		if (b->line)
+			snprintf(text, sizeof(text), "%s(%s:%u)", b->name, b->file ? b->file : "?",
+				 b->line);
+		else if (b->file)
+			snprintf(text, sizeof(text), "%s(%s)", b->name, b->file);
+		else
+			snprintf(text, sizeof(text), "%s", b->name);
+		row_add(r, text, b->inlined ? FR_INLINE : 0, cfg);
+	}
+}
+
 /* A frame without a name: addr_text with --addresses, else plain_text
  * ("[liblzma.so.5]" where the object is known, "[unknown]" otherwise). */
 static void add_unnamed(struct row *r, const char *addr_text, const char *plain_text,
@@ -568,6 +598,8 @@ static int agg_row(void *arg, const struct rep_input *in, const struct bprof_cou
 			add_unnamed(r, NULL, REP_MISSING_CALLER_FRAME, 0, cfg, st);
 		else if (f->kind == REP_W_PYTHON || f->kind == REP_W_V8)
 			add_python(r, f, cfg, st); /* the same "name (file:line)" */
+		else if (f->kind == REP_W_JVM)
+			add_jvm(r, f, cfg, st);
 		else if (f->res)
 			add_result(r, f->res, f->kind == REP_W_JIT ? FR_JIT : 0, cfg, st);
 		else

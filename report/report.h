@@ -65,6 +65,7 @@ struct rep_input {
 	uint32_t kernel;             /* bsym kernel id, BSYM_NO_OBJECT if none */
 	struct bsym_ksym *ksyms;     /* kept for bsym_kernel_register's copy */
 	struct rep_pycache *pycache; /* Python frames named so far (python.c) */
+	struct rep_jvmcache *jvmcache; /* Java frames named so far (jvm.c) */
 	struct rep_v8cache *v8cache; /* V8 frames named so far (v8.c) */
 };
 
@@ -190,6 +191,7 @@ enum rep_wkind {
 			       * in the input (0: unnamed), res its name */
 	REP_W_V8,             /* a V8 JavaScript frame (SPEC.md 6.17), as
 			       * REP_W_PYTHON */
+	REP_W_JVM,            /* a HotSpot frame (SPEC.md 6.18): as REP_W_PYTHON */
 };
 
 /* One address of a count row. */
@@ -323,6 +325,33 @@ const struct bprof_v8_pos *rep_v8_pos(const struct bprof_v8_sfi *s, uint64_t w1)
  * that name unique in in (0: unnamed). */
 const struct bsym_result *rep_v8_result(const struct rep_input *in, uint32_t pid,
 					uint32_t exec_id, uint64_t w0, uint64_t w1, uint64_t *id);
+
+/* ---- HotSpot frames (jvm.c) ---------------------------------------------- */
+
+#define REP_JVM_FRAME "[java]"
+struct rep_jvmcache;
+/* Create in->jvmcache when the recording names Java frames.  -ENOMEM. */
+int rep_jvmcache_create(struct rep_input *in);
+void rep_jvmcache_free(struct rep_jvmcache *c);
+/* Whether ips[i], ips[i+1] are a Java frame's two words. */
+static inline bool rep_jvm_pair(const uint64_t *ips, size_t i, size_t nr)
+{
+	return i + 1 < nr && (ips[i] & BPROF_JVM_TAG_MASK) == BPROF_JVM_TAG_ID &&
+	       (ips[i + 1] & BPROF_JVM_TAG_MASK) == BPROF_JVM_TAG_POS;
+}
+/* What a frame's words name in rec and its line (0: none); NULL when the
+ * recording did not name it. */
+const struct bprof_jvm_frame *rep_jvm_name(const struct bprof_recording *rec, uint32_t pid,
+					   uint32_t exec_id, uint64_t w0, uint64_t w1,
+					   uint32_t *line);
+/* The frame's name as a bsym_result owned by in (NULL: unnamed): a
+ * compiled frame's inlined methods first (frames[0] innermost, as libsym's
+ * inlines); leaf: the frame was interrupted, not a caller (its scope is
+ * looked up differently).  *id a number of that name unique in in (0:
+ * unnamed). */
+const struct bsym_result *rep_jvm_result(const struct rep_input *in, uint32_t pid,
+					 uint32_t exec_id, uint64_t w0, uint64_t w1, bool leaf,
+					 uint64_t *id);
 
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);

@@ -223,6 +223,26 @@ static int add_v8(struct rep_wbuf *w, const struct rep_input *in, const struct b
 	return 0;
 }
 
+/* A HotSpot frame (SPEC.md 6.18): its two words, named from the
+ * recording's JVM section. */
+static int add_jvm(struct rep_wbuf *w, const struct rep_input *in, const struct bprof_count *c,
+		   uint64_t w0, uint64_t w1, bool leaf, bool symbolize)
+{
+	struct rep_wframe *f = wpush(w);
+
+	if (!f)
+		return -ENOMEM;
+	f->kind = REP_W_JVM;
+	f->addr = w0;
+	f->reason = BSYM_R_INVALID;
+	if (symbolize) {
+		f->res = rep_jvm_result(in, c->pid, c->exec_id, w0, w1, leaf, &f->lookup);
+		if (f->res)
+			f->reason = BSYM_OK;
+	}
+	return 0;
+}
+
 static int add_missed(struct rep_wbuf *w, enum rep_wkind kind)
 {
 	struct rep_wframe *f = wpush(w);
@@ -392,6 +412,12 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 		rep_row_window(in, c, win);
 		enum bsym_fp_state prev = BSYM_FP_UNKNOWN; /* of the frame just added */
 		for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
+			if (rep_jvm_pair(s->ips, i, s->nr_ips)) {
+				err = add_jvm(w, in, c, s->ips[i], s->ips[i + 1], i == 0, symbolize);
+				i++;
+				prev = BSYM_FP_UNKNOWN;
+				continue;
+			}
 			if (rep_v8_pair(s->ips, i, s->nr_ips)) {
 				/* in the place of its native frame (SPEC.md
 				 * 6.17): nothing to hide; its caller was found

@@ -315,6 +315,94 @@ static const uint8_t fx_linetable[] = { 0x80 | 0 << 3 | 1, 0x05,
 					0x80 | 11 << 3 | 2, 0x04, 0x09,
 					0x80 | 13 << 3 | 0, 0x04 };
 
+/* A line number table: (bci 0, line 20), (bci 4, line 21). */
+static const uint8_t fx_jvm_lines[] = { 0xff, 0x00, 0x28, 0x21, 0x00 };
+
+struct bprof_recording *fx_jvm(void)
+{
+	struct bprof_recording *r = fx_python();
+	struct bprof_jvm *j;
+
+	if (!r)
+		return NULL;
+	j = &r->jvm;
+	j->present = 1;
+	j->nr_counters = 12;
+	for (uint32_t i = 0; i < j->nr_counters; i++)
+		j->counters[i] = 2000 + i;
+	j->nr_procs = 2;
+	j->procs = xcalloc(2, sizeof(*j->procs));
+	j->procs[0] = (struct bprof_jvm_proc){ 100, 1, BPROF_JVM_WALKED, fx_strdup("17.0.15+6") };
+	j->procs[1] = (struct bprof_jvm_proc){ 300, 2, BPROF_JVM_UNKNOWN_VERSION, NULL };
+	j->nr_frames = 4;
+	j->frames = xcalloc(4, sizeof(*j->frames));
+	j->frames[0] = (struct bprof_jvm_frame){
+		.pid = 100, .exec_id = 1, .id = 1ull << 48 | 0x7f1000000100ull, .guard = 0x1234,
+		.kind = BPROF_JVM_INTERPRETED, .klass = fx_strdup("app.Main"),
+		.method = fx_strdup("run"), .signature = fx_strdup("()V"),
+		.file = fx_strdup("Main.java"), .lines_len = sizeof(fx_jvm_lines),
+	};
+	j->frames[0].lines = xcalloc(1, sizeof(fx_jvm_lines));
+	memcpy(j->frames[0].lines, fx_jvm_lines, sizeof(fx_jvm_lines));
+	j->frames[1] = (struct bprof_jvm_frame){
+		.pid = 100, .exec_id = 1, .id = 2ull << 48 | 0x7f2000000200ull, .guard = 77,
+		.kind = BPROF_JVM_COMPILED, .level = 4, .klass = fx_strdup("app.M\xc3\xa9thode"),
+		.method = fx_strdup("hot"), .signature = fx_strdup("(I)J"), .file = fx_strdup("M.java"),
+	};
+	{
+		/* at pc offset 0x40: app.Main.run (bci 4) inlined into hot (bci 7) */
+		static const uint8_t sc[] = {
+			0x40, 0, 0, 0, 2, 0, 0, 0,
+			0x00, 0x01, 0, 0, 0x10, 0x7f, 0, 0, 0x34, 0x12, 0, 0, 4, 0, 0, 0,
+			0x00, 0x03, 0, 0, 0x30, 0x7f, 0, 0, 0xaa, 0x00, 0, 0, 7, 0, 0, 0,
+		};
+		j->frames[1].scopes_len = sizeof(sc);
+		j->frames[1].scopes = xcalloc(1, sizeof(sc));
+		memcpy(j->frames[1].scopes, sc, sizeof(sc));
+	}
+	j->frames[2] = (struct bprof_jvm_frame){
+		.pid = 100, .exec_id = 1, .id = 2ull << 48 | 0x7f2000000300ull, .guard = 0,
+		.kind = BPROF_JVM_STUB, .method = fx_strdup("StubRoutines (1)"),
+	};
+	/* the compiled method's own Method, named for its scopes */
+	j->frames[3] = (struct bprof_jvm_frame){
+		.pid = 100, .exec_id = 1, .id = 1ull << 48 | 0x7f3000000300ull, .guard = 0xaa,
+		.kind = BPROF_JVM_INTERPRETED, .klass = fx_strdup("app.M\xc3\xa9thode"),
+		.method = fx_strdup("hot"), .signature = fx_strdup("(I)J"), .file = fx_strdup("M.java"),
+		.lines_len = sizeof(fx_jvm_lines),
+	};
+	j->frames[3].lines = xcalloc(1, sizeof(fx_jvm_lines));
+	memcpy(j->frames[3].lines, fx_jvm_lines, sizeof(fx_jvm_lines));
+	{
+		static const uint64_t ips[] = {
+			BPROF_JVM_TAG_ID | 2ull << 48 | 0x7f2000000200ull,
+			BPROF_JVM_TAG_POS | 77ull << BPROF_JVM_GUARD_SHIFT | 0x40,
+			BPROF_JVM_TAG_ID | 1ull << 48 | 0x7f1000000100ull,
+			BPROF_JVM_TAG_POS | 0x1234ull << BPROF_JVM_GUARD_SHIFT | 5,
+			BPROF_JVM_TAG_ID | 2ull << 48 | 0x7f2000000300ull,
+			BPROF_JVM_TAG_POS | 0x10,
+			0x401030,
+		};
+		struct bprof_stack st = { .id = 0x40000030, .nr_ips = 7, .ips = xcalloc(7, 8) };
+
+		memcpy(st.ips, ips, sizeof(ips));
+		if (bprof_recording_add_stack(r, &st))
+			abort();
+		add_count(r, 100, 0x40000030, -14, 0, 5, "java");
+		/* on-CPU rows come before the off-CPU ones, as they read back */
+		for (uint64_t k = 0; k + 1 < r->nr_counts; k++)
+			if (r->counts[k].state != BPROF_STATE_ON_CPU) {
+				struct bprof_count c = r->counts[r->nr_counts - 1];
+
+				memmove(&r->counts[k + 1], &r->counts[k],
+					(r->nr_counts - 1 - k) * sizeof(c));
+				r->counts[k] = c;
+				break;
+			}
+	}
+	return r;
+}
+
 struct bprof_recording *fx_python(void)
 {
 	struct bprof_recording *r = fx_offcpu();
@@ -565,6 +653,32 @@ bool fx_equal(const struct bprof_recording *a, const struct bprof_recording *b, 
 					DIFF("v8 SFI %llu row %u frame %u differs", (unsigned long long)i, j, k);
 		}
 	}
+	if (a->jvm.present != b->jvm.present || a->jvm.nr_counters != b->jvm.nr_counters ||
+	    memcmp(a->jvm.counters, b->jvm.counters, sizeof(a->jvm.counters)) ||
+	    a->jvm.nr_procs != b->jvm.nr_procs || a->jvm.nr_frames != b->jvm.nr_frames)
+		DIFF("jvm section differs");
+	for (uint64_t i = 0; i < a->jvm.nr_procs; i++) {
+		const struct bprof_jvm_proc *x = &a->jvm.procs[i], *y = &b->jvm.procs[i];
+
+		if (x->pid != y->pid || x->exec_id != y->exec_id || x->status != y->status ||
+		    !x->version != !y->version || (x->version && strcmp(x->version, y->version)))
+			DIFF("jvm process %llu differs", (unsigned long long)i);
+	}
+#define FX_STREQ(p, q) (!(p) == !(q) && (!(p) || !strcmp((p), (q))))
+	for (uint64_t i = 0; i < a->jvm.nr_frames; i++) {
+		const struct bprof_jvm_frame *x = &a->jvm.frames[i], *y = &b->jvm.frames[i];
+
+		if (x->pid != y->pid || x->exec_id != y->exec_id || x->id != y->id ||
+		    x->guard != y->guard || x->kind != y->kind || x->level != y->level ||
+		    !FX_STREQ(x->klass, y->klass) || !FX_STREQ(x->method, y->method) ||
+		    !FX_STREQ(x->signature, y->signature) || !FX_STREQ(x->file, y->file) ||
+		    x->lines_len != y->lines_len ||
+		    (x->lines_len && memcmp(x->lines, y->lines, x->lines_len)) ||
+		    x->scopes_len != y->scopes_len ||
+		    (x->scopes_len && memcmp(x->scopes, y->scopes, x->scopes_len)))
+			DIFF("jvm frame %llu differs", (unsigned long long)i);
+	}
+#undef FX_STREQ
 	for (uint64_t i = 0; i < a->python.nr_codes; i++) {
 		const struct bprof_python_code *x = &a->python.codes[i], *y = &b->python.codes[i];
 

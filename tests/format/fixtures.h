@@ -31,6 +31,9 @@ struct bprof_recording *fx_offcpu(void);
 struct bprof_recording *fx_slices(void);
 /* fx_offcpu with a PYTHON section (1.7): two interpreters, two codes */
 struct bprof_recording *fx_python(void);
+/* fx_python with a JVM section (1.9): two JVMs, an interpreted method, a
+ * compiled one and a stub, and a stack with their frames. */
+struct bprof_recording *fx_jvm(void);
 /* fx_python with a JIT section (1.8): counters, two jitdumps. */
 struct bprof_recording *fx_jit(void);
 /* fx_jit with a V8 section (1.9): two processes, two SFIs, a stack naming both. */

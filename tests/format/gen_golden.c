@@ -1712,6 +1712,81 @@ int main(int argc, char **argv)
 		free(vc.p);
 		bprof_recording_free(o);
 	}
+	/* ---- JVM (1.9) ---- */
+	{
+		struct bprof_recording *o = fx_jvm();
+		struct bb jc = content_of(o);
+		struct frame_opts m9 = { .minor = BPROF_FORMAT_MINOR };
+		size_t jp = payload(&jc, BPROF_SECT_JVM);
+		size_t p0 = jp + 8 + 8 * 12 + 8;      /* the first process entry */
+		size_t p1 = p0 + 16 + 9;              /* after "17.0.15+6" */
+		size_t f0 = p1 + 16 + 8;              /* the first frame (app.Main.run) */
+
+		valid(g, "jvm", frame(&jc, &m9));
+		DAMAGED(d, &jc)
+		{
+			set32(&d, jp, 257);
+			invalid(g, "jvm-257-counters", BPROF_E_LIMIT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set32(&d, jp + 4, 1);
+			invalid(g, "jvm-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set32(&d, p0 + 8, 4);
+			invalid(g, "jvm-status-4", BPROF_E_CORRUPT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set32(&d, f0 + 20, 0);
+			invalid(g, "jvm-frame-type-0", BPROF_E_CORRUPT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set32(&d, f0, 300); /* pid 100 -> 300, before the next frame's 100 */
+			invalid(g, "jvm-frames-out-of-order", BPROF_E_CORRUPT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set32(&d, f0 + 28, 4097);
+			invalid(g, "jvm-class-name-too-long", BPROF_E_LIMIT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			d.p[f0 + 56 + 3] = 0; /* "app\0Main" */
+			invalid(g, "jvm-class-name-nul", BPROF_E_CORRUPT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set32(&d, f0 + 44, 65537);
+			invalid(g, "jvm-line-table-too-long", BPROF_E_LIMIT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set32(&d, f0 + 52, 1);
+			invalid(g, "jvm-frame-reserved-nonzero", BPROF_E_CORRUPT, frame(&d, &m9));
+			free(d.p);
+		}
+		DAMAGED(d, &jc)
+		{
+			set64(&d, p1 + 16, UINT64_C(1) << 40);
+			invalid(g, "jvm-claim-2e40-frames", BPROF_E_TRUNCATED, frame(&d, &m9));
+			free(d.p);
+		}
+		invalid_duplicated(g, "jvm-duplicated", &jc, BPROF_SECT_JVM, &m9);
+		free(jc.p);
+		bprof_recording_free(o);
+	}
 	(void)bb_str;
 
 	free(c.p);

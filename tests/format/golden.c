@@ -100,6 +100,11 @@ Test(golden, valid_jit_file_reads)
 	expect_fixture("jit", fx_jit());
 }
 
+Test(golden, valid_jvm_file_reads)
+{
+	expect_fixture("jvm", fx_jvm());
+}
+
 Test(golden, valid_offcpu_file_reads)
 {
 	expect_fixture("offcpu", fx_offcpu());

@@ -394,6 +394,33 @@ Test(roundtrip, reader_reused_across_files)
 		bprof_recording_free(src[i]);
 }
 
+Test(roundtrip, jvm)
+{
+	struct bprof_recording *r = fx_jvm();
+	struct bprof_error err = { 0 };
+	void *buf = NULL;
+	size_t len = 0;
+
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
+	free(buf);
+	check_roundtrip(fx_jvm());
+	cr_assert_eq(bprof_recording_validate(r, &err), 0, "%s", err.message);
+	/* the lookup the report names frames by: identity and guard */
+	cr_assert_not_null(bprof_jvm_frame_find(r, 100, 1, 2ull << 48 | 0x7f2000000200ull, 77));
+	cr_assert_null(bprof_jvm_frame_find(r, 100, 1, 2ull << 48 | 0x7f2000000200ull, 78));
+	cr_assert_null(bprof_jvm_frame_find(r, 100, 2, 1ull << 48 | 0x7f1000000100ull, 0x1234));
+	/* two entries of one identity cannot be written */
+	r->jvm.frames[2].id = r->jvm.frames[1].id;
+	r->jvm.frames[2].guard = r->jvm.frames[1].guard;
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
+	/* nor an unknown type */
+	r->jvm.frames[2].guard = 78;
+	r->jvm.frames[2].kind = 4;
+	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
+	bprof_recording_free(r);
+}
+
 Test(roundtrip, python)
 {
 	struct bprof_recording *r = fx_python();

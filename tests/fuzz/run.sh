@@ -22,6 +22,7 @@
 #   fuzz_tabcache      unwind-table cache files (body hash fixed, the
 #                      file's own key) through record/unwind/tabcache: invariants
 #   fuzz_pyline        CPython location tables (first line, offset, table)
+#   fuzz_jvmline       HotSpot line number tables (bci, table)
 #                      through libsym's bsym_python_line: invariants
 #   fuzz_jitdump       jitdumps (a time window first) through libsym's
 #                      bsym_jitdump_register and lookups: invariants
@@ -104,6 +105,7 @@ selected fuzz_ehtab && run_target fuzz_ehtab "$here/corpus/ehtab" 8192
 selected fuzz_cache && run_target fuzz_cache "$here/corpus/cache" 65536
 selected fuzz_tabcache && run_target fuzz_tabcache "$here/corpus/tabcache" 16384
 selected fuzz_pyline && run_target fuzz_pyline "$here/corpus/pyline" 4096
+selected fuzz_jvmline && run_target fuzz_jvmline "$here/corpus/jvmline" 4096
 selected fuzz_jitdump && run_target fuzz_jitdump "$here/corpus/jitdump" 16384
 selected fuzz_gopclntab && run_target fuzz_gopclntab "$here/corpus/gopclntab" 4096
 exit $failed

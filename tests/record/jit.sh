@@ -14,9 +14,11 @@
 
 SRC=$BPROF_SRC/tests/workloads/jit
 cd "$T_DIR" || exit 1
+# prof-record's own options for the command:
 # --no-v8 for node: its JavaScript frames would be V8 frames (issue 38,
 # record_v8), named from the V8 section, not from the perf map or jitdump
-# this test is about (a node without v8dbg_ symbols still needs them)
+# this test is about (a node without v8dbg_ symbols still needs them);
+# --no-jvm for java, likewise (record_jvm)
 rec_opts=()
 case "${BPROF_JIT:?}" in
 node | jitdump)
@@ -37,6 +39,7 @@ java)
 	cp "$SRC/Hot.java" .
 	javac Hot.java
 	cmd=(java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit Hot 3000)
+	rec_opts=(--no-jvm)
 	own='Hot\.(leaf|mid|top)Hot'
 	;;
 esac

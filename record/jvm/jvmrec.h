@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * jvmrec.h - the recorder's side of HotSpot frames: finding libjvm.so in
+ * the objects sampled processes map, learning the JVM's layouts from its
+ * own introspection tables (gHotSpotVMStructs, gHotSpotVMTypes) in the
+ * process, telling the BPF walk where its code cache is (the "jvm_procs"
+ * map), and copying, once per frame identity the walk meets, what names
+ * it (class, method, signature, source file, line number table) while the
+ * process still lives.  See record/DESIGN.md "Java frames".
+ */
+#ifndef BPROF_RECORD_JVMREC_H
+#define BPROF_RECORD_JVMREC_H
+
+#include <gelf.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "bprof.h"
+#include "manifest.h"
+#include "jvm.h"
+
+struct jvmrec;
+
+/* procs_fd: the "jvm_procs" map; stats_fd: "jvm_stats" (per-CPU, nr_cpus
+ * possible CPUs).  0 or -ENOMEM. */
+int jvmrec_create(struct jvmrec **out, int procs_fd, int stats_fd, int nr_cpus);
+void jvmrec_destroy(struct jvmrec *j);
+
+/* The manifest's observer calls, forwarded (manifest.h). */
+void jvmrec_object(struct jvmrec *j, uint32_t idx, Elf *elf);
+void jvmrec_image(struct jvmrec *j, uint32_t pid, uint32_t exec_id,
+		  const struct manifest_mapping *maps, uint32_t nr);
+void jvmrec_image_gone(struct jvmrec *j, uint32_t pid, uint32_t exec_id);
+
+/* The event loop's tick: JVMs found but whose code cache was not made
+ * yet (libjvm is mapped long before) are looked at again. */
+void jvmrec_tick(struct jvmrec *j);
+
+/* An identity the walk met first (JVM_EVENT_FRAME, size bytes): named now,
+ * from the event's copy and the process's memory. */
+void jvmrec_frame(struct jvmrec *j, const struct jvm_frame_event *e, size_t size);
+
+/* JVMs whose frames are walked (for the status line). */
+uint32_t jvmrec_nr_jvms(const struct jvmrec *j);
+
+/* Fill rec->jvm: every JVM found, every identity named, the counters.
+ * 0 or -ENOMEM. */
+int jvmrec_emit(struct jvmrec *j, struct bprof_recording *rec);
+
+#endif /* BPROF_RECORD_JVMREC_H */
