@@ -301,6 +301,9 @@ struct unwind_scratch {
 	struct unwind_regs r;
 	struct profile_ustack stack;
 	__u32 opaque; /* UNW_OPAQUE's word */
+	/* The runtimes whose frames this walk looks for (WALK_RT_*, set at
+	 * its start by unwind_walk_regs) */
+	__u32 walk_rt;
 	/* Frames the walk unwound by table and by frame pointer: counted in
 	 * the per-CPU statistics once, at the walk's end (unwind_env.h) */
 	__u32 frames_cfi;
@@ -344,6 +347,10 @@ struct unwind_scratch {
 	__u32 jvm_to_native;
 	__u32 jvm_pad;
 };
+
+#define WALK_RT_PYTHON (1u << 0)
+#define WALK_RT_V8     (1u << 1)
+#define WALK_RT_JVM    (1u << 2)
 
 /* ---- what one tracer offers another: global functions ---- */
 

@@ -275,12 +275,12 @@ struct {
 	__uint(max_entries, 1);
 } unwind_scratch_map SEC(".maps");
 
+/* The runtimes' flags are in the scratch (s->walk_rt, WALK_RT_*), not
+ * here: on Linux 6.1 the walk's call chain may hold 512 bytes of BPF
+ * stack in all, and this is on it. */
 struct walk_ctx {
 	struct unwind_scratch *s;
 	const struct unwind_proc *proc;
-	bool py; /* a Python process: python_frame() at each frame */
-	bool v8; /* a V8 process: v8_wants_frame() at each frame */
-	bool jvm; /* a JVM: jvm_frame() at each frame (an inline range test) */
 };
 
 static long walk_frame(__u32 i, void *data)
@@ -288,20 +288,22 @@ static long walk_frame(__u32 i, void *data)
 	struct walk_ctx *w = data;
 	struct unwind_scratch *s = w->s;
 	__u32 n = s->stack.nr;
-	__u64 w0 = 0, w1 = 0;
 
 	unwind_mark(UNWIND_STAGE_LOOP);
-	if (n < PROFILE_MAX_USTACK_DEPTH && w->py && python_wants_frame(s, n) && python_frame(s, n))
+	if (n < PROFILE_MAX_USTACK_DEPTH && (s->walk_rt & WALK_RT_PYTHON) && python_wants_frame(s, n) &&
+	    python_frame(s, n))
 		return 0;
-	if (n < PROFILE_MAX_USTACK_DEPTH && w->jvm) {
+	if (n < PROFILE_MAX_USTACK_DEPTH && (s->walk_rt & WALK_RT_JVM)) {
 		int r = jvm_frame(s, w->proc, n);
 
 		if (r >= 0)
 			return r;
 	}
-	if (w->v8 && v8_wants_frame(s, n))
-		v8_frame(s, n, &w0, &w1);
-	return unwind_walk_frame_as(s, w->proc, w0, w1);
+	s->v8.w[0] = 0;
+	s->v8.w[1] = 0;
+	if ((s->walk_rt & WALK_RT_V8) && v8_wants_frame(s, n))
+		v8_frame(s, n, &s->v8.w[0], &s->v8.w[1]);
+	return unwind_walk_frame_as(s, w->proc, s->v8.w[0], s->v8.w[1]);
 }
 
 /*
@@ -405,6 +407,7 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 						const struct unwind_proc *proc, __u32 flags)
 {
 	struct walk_ctx w = {};
+	bool cur, cur_proc;
 
 	if (!s)
 		return -ENOMEM;
@@ -414,19 +417,25 @@ __attribute__((noinline)) long unwind_walk_regs(struct unwind_scratch *s, __u32 
 
 	w.s = s;
 	w.proc = proc;
+	s->walk_rt = 0;
+	/* (cur and cur_proc: fewer values live across the calls below, none
+	 * spilled to the BPF stack, of which 6.1 gives the walk's call chain
+	 * 512 bytes in all) */
+	cur = flags & UNWIND_WALK_CURRENT;
+	cur_proc = cur && proc;
+	/* HotSpot frames: read from the walked task's memory, so current
+	 * only */
+	if (cur && jvm_walk_begin(s, pid, exec_id))
+		s->walk_rt |= WALK_RT_JVM;
 	/* Interpreter frames (python/python.bpf.c) where the process has a
 	 * table (the interpreter was found in it) and the walked thread is
 	 * current (walk_user_regs() says) */
-	if (proc && (flags & UNWIND_WALK_CURRENT))
-		w.py = python_walk_begin(s, pid, exec_id);
+	if (cur_proc && python_walk_begin(s, pid, exec_id))
+		s->walk_rt |= WALK_RT_PYTHON;
 	/* JavaScript frames (v8_walk.h): one lookup per walk; none of it
 	 * without V8 met */
-	if (proc && (flags & UNWIND_WALK_CURRENT))
-		w.v8 = v8_walk_begin(s, pid, exec_id);
-	/* HotSpot frames: read from the walked task's memory, so current
-	 * only too */
-	if (flags & UNWIND_WALK_CURRENT)
-		w.jvm = jvm_walk_begin(s, pid, exec_id);
+	if (cur_proc && v8_walk_begin(s, pid, exec_id))
+		s->walk_rt |= WALK_RT_V8;
 	unwind_count(UNWIND_STAT_SAMPLES);
 	if (!w.proc)
 		unwind_count(UNWIND_STAT_SAMPLES_FP_ONLY);
@@ -551,12 +560,23 @@ static __always_inline void gens_read(__u32 tgid, __u32 exec_id)
 /* One sample.  cfi: walk the user stack with the unwind tables instead of
  * asking the kernel to follow frame pointers.  (The sampler of kernels
  * without bpf_loop is tailwalk/tailwalk.bpf.c's.) */
+/* The sample's key, per CPU (a perf_event program does not nest on a
+ * CPU): 56 bytes off the sampler's BPF stack, which on Linux 6.1 shares
+ * 512 bytes with the walk's call chain below it (the unwinder with the
+ * runtimes' frames would not load there: "combined stack size"). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct profile_key);
+	__uint(max_entries, 1);
+} sample_keys SEC(".maps");
+
 static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
 	struct task_struct *task;
-	struct profile_key key = {};
+	struct profile_key *kp;
 	/* a constant 0 without --rotate: the verifier then skips the
 	 * second set's code altogether */
 	__u32 gen = rotating ? rotate_gen & 1 : 0;
@@ -570,6 +590,11 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 		return 0;
 	if (filter_cgroup && !bpf_current_task_under_cgroup(&cgroup_map, 0))
 		return 0;
+	kp = bpf_map_lookup_elem(&sample_keys, &zero);
+	if (!kp)
+		return 0;
+	__builtin_memset(kp, 0, sizeof(*kp));
+#define key (*kp)
 
 	task = (struct task_struct *)bpf_get_current_task();
 	key.pid = tgid;
@@ -638,6 +663,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 
 	announce_image(task, tgid, key.exec_id);
 	return 0;
+#undef key
 }
 
 /* sample() between the two steps of this CPU's rotate_seq (--rotate). */

@@ -29,6 +29,9 @@ struct python_walk {
 	__u8 started;  /* frame was read from the thread state */
 	__u8 stopped;  /* ended for a counted reason: no more Python frames */
 	__u8 pad[6];
+	/* the frame a step names (python_frame's, not on the BPF stack:
+	 * Linux 6.1 takes 512 bytes of it for the walk's whole call chain) */
+	__u64 w[2];
 	/* what a step reads at once (an interpreter frame, then a code
 	 * object's header): a buffer, not the BPF stack */
 	__u8 buf[PYTHON_CODE_READ];

@@ -20,6 +20,10 @@
 struct v8_walk {
 	struct v8_proc proc; /* a copy: one lookup per walk, not per frame */
 	__u32 pid, exec_id;
+	/* the frame's two words (v8_frame), here rather than on the BPF
+	 * stack: Linux 6.1 refuses the walk's call chain past 512 bytes of
+	 * stack in all */
+	__u64 w[2];
 	__u8 buf[V8_FRAME_READ > V8_OBJ_READ ? V8_FRAME_READ : V8_OBJ_READ];
 };
 #endif /* BPROF_V8_WALK_TYPES_H */

@@ -177,7 +177,7 @@ __attribute__((noinline)) int python_walk_begin(struct unwind_scratch *s, __u32 
 __attribute__((noinline)) int python_frame(struct unwind_scratch *s, __u32 n)
 {
 	const struct python_proc *p;
-	__u64 pc, w0 = 0, w1 = 0, *ips;
+	__u64 pc, w0, w1, *ips;
 	int r;
 
 	/* n is an argument now, unknown to the verifier (the walk never
@@ -222,11 +222,15 @@ __attribute__((noinline)) int python_frame(struct unwind_scratch *s, __u32 n)
 		s->py_mode = PY_MODE_NATIVE;
 		return 0;
 	}
-	r = python_step(0, p, &s->py, &w0, &w1);
+	s->py.w[0] = 0;
+	s->py.w[1] = 0;
+	r = python_step(0, p, &s->py, &s->py.w[0], &s->py.w[1]);
 	if (r == PYTHON_STEP_END || r == PYTHON_STEP_STOP) {
 		s->py_mode = PY_MODE_NATIVE;
 		return 0;
 	}
+	w0 = s->py.w[0];
+	w1 = s->py.w[1];
 	/* again, where the verifier sees it: the compiler keeps n in a
 	 * register with unknown upper bits and zero-extends n and n + 1
 	 * apart, so both stores go through one bounded pointer */
