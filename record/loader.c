@@ -820,6 +820,28 @@ int loader_prog_fd(const struct loader *ld, struct bpf_program *p)
 	return prog_fd(ld, p);
 }
 
+void loader_report_runs(const struct loader *ld)
+{
+	struct bpf_program *prog;
+	bool counted = false;
+	int i = 0;
+
+	bpf_object__for_each_program(prog, ld->skel->obj) {
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+		int fd = ld->prog_fds[i++];
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		counted = true;
+		fprintf(stderr, "prof-record: program %s: %llu runs, %.2f us each (%.1f ms in all)\n",
+			bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			info.run_time_ns / 1e3 / info.run_cnt, info.run_time_ns / 1e6);
+	}
+	if (!counted)
+		fprintf(stderr, "prof-record: the BPF programs' run times were not counted (sysctl kernel.bpf_stats_enabled=1 counts them)\n");
+}
+
 int loader_sampler_fd(const struct loader *ld)
 {
 	int fd = prog_fd(ld, ld->skel->progs.do_perf_event_cfi);

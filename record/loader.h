@@ -47,6 +47,12 @@ int loader_sampler_fd(const struct loader *ld);
 struct bpf_program;
 int loader_prog_fd(const struct loader *ld, struct bpf_program *p);
 
+/* -v at the end: each program that ran, its runs and mean run time, as
+ * the kernel counts them while kernel.bpf_stats_enabled is 1 (the
+ * sampler's is the BPF time per sample; a tail walk's chain is counted in
+ * its first program), or that the kernel did not count them. */
+void loader_report_runs(const struct loader *ld);
+
 /* -p, -L and --cgroup into the filter maps.  0, or -1 after printing. */
 int loader_set_filters(struct profile_bpf *obj, const struct env *env, int cgroup_fd);
 

@@ -676,6 +676,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: %llu samples counted in the kernel, %llu in the files, %llu in files not written\n",
 			(unsigned long long)counted, (unsigned long long)r.samples_written,
 			(unsigned long long)r.samples_unwritten);
+	if (env.verbose)
+		loader_report_runs(ld);
 	if (unw && env.verbose)
 		status_unwinder(unw, obj, nr_cpus);
 	if (unw)
