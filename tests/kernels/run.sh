@@ -53,6 +53,7 @@ declare -A EXPECT=(
 	[5.10,offcpu]='BPF task storage maps for tracing programs (Linux 5.11)'
 	[5.10,python]='the BPF helper bpf_loop (Linux 5.17)'
 	[5.10,memcg]='BPF memory charged to the memory cgroup, not to the locked-memory limit (Linux 5.11)'
+	[5.10,loader]='BPF syscall programs (Linux 5.14)'
 )
 # The qemu CPU model a kernel needs under TCG when kernel-vm's "-cpu max"
 # does not boot it (tests/kernels/qemu/qemu-system-x86_64 says why): 6.12
@@ -163,12 +164,18 @@ for arg in "$@"; do
 	secs=$(($(date +%s) - t0))
 	guest=$(awk '/^guest: [0-9]/ { sub(/,$/, "", $2); print $2; exit }' "$OUT/console.log")
 	want() { [ -z "$scen" ] || [[ " $scen " == *" $1 "* ]]; }
-	sampler=${EXPECT[$K,sampler]:-do_perf_event_cfi} gens=${EXPECT[$K,gens]:-1} off=${EXPECT[$K,offcpu]:-1} py=${EXPECT[$K,python]:-1} memcg=${EXPECT[$K,memcg]:-1}
+	sampler=${EXPECT[$K,sampler]:-do_perf_event_cfi} gens=${EXPECT[$K,gens]:-1} off=${EXPECT[$K,offcpu]:-1} py=${EXPECT[$K,python]:-1} memcg=${EXPECT[$K,memcg]:-1} loader=${EXPECT[$K,loader]:-1}
 	row_load=- row_plain=- row_wall=- row_gens=- row_py=- row_insns=- row_fixed=- row_bpf=- row_main=-
 	pfixed=- pmain=-
 
 	if want load; then
 		check "-- true records (5 runs)" grep -q 'BPF object loaded' "$OUT/load1.err"
+		if [ "$loader" = 1 ]; then
+			check "loaded by a loader program" grep -q 'BPF object loaded by a loader program' "$OUT/load1.err"
+		else
+			check "loaded by libbpf, saying why ($loader), no loader program tried" \
+				bash -c "grep -qF 'this kernel lacks $loader: the BPF object is loaded by libbpf' '$OUT/load1.err' && ! grep -q 'loader program failed' '$OUT/load1.err'"
+		fi
 		# "... loaded by X in N ms": the last "in"
 		row_load=$(awk '/BPF object loaded/ { v = ""; for (i = 1; i < NF; i++) if ($i == "in") v = $(i + 1); print v }' "$OUT"/load[1-5].err |
 			sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] " ms" }')

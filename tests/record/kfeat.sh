@@ -45,6 +45,11 @@ rec oldfp "loop,find_vma,noprealloc" --unwind=fp -F 199 -o "$T_DIR/oldfp.bprof" 
 check "5.10-like --unwind=fp: records with the lean sampler" \
 	bash -c "[ $(rc oldfp) = 0 ] && grep -q '^prof-record: program do_perf_event_lean:' '$T_DIR/oldfp.err'"
 
+# before 5.14: no syscall programs, so no loader program is tried
+rec noloader syscall_prog -F 199 -o "$T_DIR/noloader.bprof" -- "$W/uw-gcc" 1 qsort
+check "no syscall programs: loaded by libbpf, saying why, without trying the loader program" \
+	bash -c "[ $(rc noloader) = 0 ] && grep -qF 'this kernel lacks BPF syscall programs (Linux 5.14): the BPF object is loaded by libbpf' '$T_DIR/noloader.err' && grep -q 'BPF object loaded by libbpf' '$T_DIR/noloader.err' && ! grep -q 'loader program failed' '$T_DIR/noloader.err'"
+
 # 5.15/5.16: bpf_loop missing only
 rec noloop loop -F 199 -o "$T_DIR/noloop.bprof" -- "$W/uw-gcc" 1 recurse
 check "no bpf_loop: the tail-call sampler, >= 95 % complete ($(complete noloop) %)" \
