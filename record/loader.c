@@ -688,8 +688,8 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 
 	kfeat_probe(&kf);
 	noprealloc = kf.has[KFEAT_NOPREALLOC];
-	/* a loader program this kernel cannot run is not generated and
-	 * tried (5.10: 0.1-0.3 s of prof-record -- true under TCG) */
+	/* a loader program this kernel cannot run is not written down and
+	 * tried (5.10 refused it on every start) */
 	if (in_kernel && !kf.has[KFEAT_SYSCALL_PROG]) {
 		in_kernel = false;
 		if (env->verbose)
