@@ -152,9 +152,9 @@ for arg in "$@"; do
 	[ -z "$PERFSTAGE" ] || adds+=(-a "$PERFSTAGE:/opt/bprof-perf")
 	t0=$(date +%s)
 	echo "=== kernel $K (kernel-vm)"
-	# shellcheck disable=SC2086 # scen: words
 	cpu=${QEMU_CPU[$K]:-}
 	[ -z "$cpu" ] || echo "kernels: [$K] qemu -cpu $cpu (tests/kernels/qemu)"
+	# shellcheck disable=SC2086 # scen: words
 	if ! PATH=${cpu:+$SRC/tests/kernels/qemu:}$PATH BPROF_QEMU_CPU=$cpu "$KVM" -K "$K" -t 1500 -o "$OUT" "${adds[@]}" "$SRC/tests/kernels/guest.sh" "$REC" "$W" "$SRC" $scen; then
 		echo "FAIL: [$K] the guest did not finish (console: $OUT/console.log)" >&2
 		tail -n 20 "$OUT/console.log" >&2 || true
