@@ -46,6 +46,7 @@ struct loader {
 	bool gens_lock; /* it is the mm lock's (handle_gen_lock) */
 	const char *gens_missing; /* why there are no generations */
 	char gens_why[160];
+	struct kfeat kf; /* what the kernel offers, as probed */
 };
 
 static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -687,6 +688,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	char msg[256];
 
 	kfeat_probe(&kf);
+	ld->kf = kf;
 	noprealloc = kf.has[KFEAT_NOPREALLOC];
 	/* a loader program this kernel cannot run is not written down and
 	 * tried (5.10 refused it on every start) */
@@ -826,6 +828,11 @@ static int prog_fd(const struct loader *ld, struct bpf_program *p)
 int loader_prog_fd(const struct loader *ld, struct bpf_program *p)
 {
 	return prog_fd(ld, p);
+}
+
+bool loader_kernel_has(const struct loader *ld, enum kfeat_id id)
+{
+	return ld->kf.has[id];
 }
 
 void loader_report_runs(const struct loader *ld)

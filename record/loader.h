@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include "kfeat.h"
 #include "options.h"
 #include "unwinder.h"
 
@@ -46,6 +47,9 @@ int loader_sampler_fd(const struct loader *ld);
  * may have loaded it, not libbpf); -1 if it was not loaded. */
 struct bpf_program;
 int loader_prog_fd(const struct loader *ld, struct bpf_program *p);
+
+/* Whether the kernel has feature id, as probed before loading. */
+bool loader_kernel_has(const struct loader *ld, enum kfeat_id id);
 
 /* -v at the end: each program that ran, its runs and mean run time, as
  * the kernel counts them while kernel.bpf_stats_enabled is 1 (the
