@@ -21,6 +21,7 @@ static const char *const descriptions[KFEAT_NR] = {
 	[KFEAT_TASK_STORAGE] = "BPF task storage maps for tracing programs (Linux 5.11)",
 	[KFEAT_NOPREALLOC] = "hash maps that grow in perf_event programs (Linux 6.1)",
 	[KFEAT_MEMCG] = "BPF memory charged to the memory cgroup, not to the locked-memory limit (Linux 5.11)",
+	[KFEAT_SYSCALL_PROG] = "BPF syscall programs (Linux 5.14)",
 };
 
 const char *kfeat_describe(enum kfeat_id id)
@@ -75,6 +76,7 @@ static const char *const short_names[KFEAT_NR] = {
 	[KFEAT_TASK_STORAGE] = "task_storage",
 	[KFEAT_NOPREALLOC] = "noprealloc",
 	[KFEAT_MEMCG] = "memcg",
+	[KFEAT_SYSCALL_PROG] = "syscall_prog",
 };
 
 /* BPROF_KFEAT_OFF=loop,noprealloc,...: features taken as missing, so
@@ -104,6 +106,7 @@ void kfeat_probe(struct kfeat *kf)
 	kf->has[KFEAT_TASK_STORAGE] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
 	kf->has[KFEAT_NOPREALLOC] = noprealloc_allowed();
 	kf->has[KFEAT_MEMCG] = helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_ktime_get_coarse_ns);
+	kf->has[KFEAT_SYSCALL_PROG] = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1;
 	pretend_missing(kf);
 }
 

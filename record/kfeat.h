@@ -23,6 +23,9 @@ enum kfeat_id {
 	KFEAT_MEMCG,            /* maps charged to the memory cgroup, not to
 				 * RLIMIT_MEMLOCK (5.11; told by a helper of the
 				 * same release, as libbpf does) */
+	KFEAT_SYSCALL_PROG,     /* program type syscall: the object loaded by a
+				 * loader program in the kernel (5.14; its CO-RE
+				 * there needs 5.17, tried and told by the load) */
 	KFEAT_NR
 };
 

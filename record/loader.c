@@ -46,6 +46,7 @@ struct loader {
 	bool gens_lock; /* it is the mm lock's (handle_gen_lock) */
 	const char *gens_missing; /* why there are no generations */
 	char gens_why[160];
+	struct kfeat kf; /* what the kernel offers, as probed */
 };
 
 static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -709,7 +710,16 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	char msg[256];
 
 	kfeat_probe(&kf);
+	ld->kf = kf;
 	noprealloc = kf.has[KFEAT_NOPREALLOC];
+	/* a loader program this kernel cannot run is not written down and
+	 * tried (5.10 refused it on every start) */
+	if (in_kernel && !kf.has[KFEAT_SYSCALL_PROG]) {
+		in_kernel = false;
+		if (env->verbose)
+			fprintf(stderr, "prof-record: this kernel lacks %s: the BPF object is loaded by libbpf\n",
+				kfeat_describe(KFEAT_SYSCALL_PROG));
+	}
 	if (!offcpu_supported(env, &kf, msg, sizeof(msg))) {
 		fprintf(stderr, "prof-record: %s\n", msg);
 		free(ld);
@@ -843,6 +853,33 @@ static int prog_fd(const struct loader *ld, struct bpf_program *p)
 int loader_prog_fd(const struct loader *ld, struct bpf_program *p)
 {
 	return prog_fd(ld, p);
+}
+
+bool loader_kernel_has(const struct loader *ld, enum kfeat_id id)
+{
+	return ld->kf.has[id];
+}
+
+void loader_report_runs(const struct loader *ld)
+{
+	struct bpf_program *prog;
+	bool counted = false;
+	int i = 0;
+
+	bpf_object__for_each_program(prog, ld->skel->obj) {
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+		int fd = ld->prog_fds[i++];
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		counted = true;
+		fprintf(stderr, "prof-record: program %s: %llu runs, %.2f us each (%.1f ms in all)\n",
+			bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			info.run_time_ns / 1e3 / info.run_cnt, info.run_time_ns / 1e6);
+	}
+	if (!counted)
+		fprintf(stderr, "prof-record: the BPF programs' run times were not counted (sysctl kernel.bpf_stats_enabled=1 counts them)\n");
 }
 
 int loader_sampler_fd(const struct loader *ld)

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include "kfeat.h"
 #include "options.h"
 #include "unwinder.h"
 
@@ -46,6 +47,15 @@ int loader_sampler_fd(const struct loader *ld);
  * may have loaded it, not libbpf); -1 if it was not loaded. */
 struct bpf_program;
 int loader_prog_fd(const struct loader *ld, struct bpf_program *p);
+
+/* Whether the kernel has feature id, as probed before loading. */
+bool loader_kernel_has(const struct loader *ld, enum kfeat_id id);
+
+/* -v at the end: each program that ran, its runs and mean run time, as
+ * the kernel counts them while kernel.bpf_stats_enabled is 1 (the
+ * sampler's is the BPF time per sample; a tail walk's chain is counted in
+ * its first program), or that the kernel did not count them. */
+void loader_report_runs(const struct loader *ld);
 
 /* -p, -L and --cgroup into the filter maps.  0, or -1 after printing. */
 int loader_set_filters(struct profile_bpf *obj, const struct env *env, int cgroup_fd);

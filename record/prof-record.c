@@ -262,6 +262,7 @@ struct recorder {
 	struct kernel_cache *kcache;    /* --rotate: kallsyms read once, mostly */
 	struct knames *kn;              /* kernel addresses named in the kernel */
 	bool kn_tried;
+	bool kn_able;                   /* the kernel runs syscall programs (knames) */
 	struct dump_base base;          /* the BPF counters earlier files carried */
 	uint64_t slice_origin;          /* --slice: CLOCK_REALTIME at slice 0 */
 	struct manifest_stats mst_base; /* the ACCESS counters earlier files carried */
@@ -307,8 +308,11 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 	 * read from all of /proc/kallsyms (knames.h), where the kernel can */
 	if (!r->kn_tried && !r->env->no_kallsyms && !r->env->full_kallsyms && kernel_sampled(rec)) {
 		r->kn_tried = true;
-		err = knames_open(&r->kn);
-		if (err && r->env->verbose)
+		err = r->kn_able ? knames_open(&r->kn) : -EOPNOTSUPP;
+		if (!r->kn_able && r->env->verbose)
+			fprintf(stderr, "prof-record: this kernel lacks %s: kernel addresses are named from /proc/kallsyms\n",
+				kfeat_describe(KFEAT_SYSCALL_PROG));
+		else if (err && r->env->verbose)
 			fprintf(stderr, "prof-record: cannot name kernel addresses in the kernel (%s): reading /proc/kallsyms\n",
 				strerror(-err));
 	}
@@ -619,6 +623,7 @@ int main(int argc, char **argv)
 		.env = &env, .obj = obj, .man = man, .unw = unw, .py = py, .v8 = v8, .jvm = jvm, .smp = smp, .cfi = cfi,
 		.nr_cpus = nr_cpus, .nr_sampled = nr_sampled, .event = event,
 		.options = options, .acc = acc, .kcache = r.kcache,
+		.kn_able = loader_kernel_has(ld, KFEAT_SYSCALL_PROG),
 		.slice_origin = r.slice_origin,
 		/* said in the file too, not only at the start (META flags) */
 		.meta_lacks = (!env.kernel_only && !loader_tracks_gens(ld) ? BPROF_META_NO_GENERATIONS : 0) |
@@ -718,6 +723,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: %llu samples counted in the kernel, %llu in the files, %llu in files not written\n",
 			(unsigned long long)counted, (unsigned long long)r.samples_written,
 			(unsigned long long)r.samples_unwritten);
+	if (env.verbose)
+		loader_report_runs(ld);
 	if (unw && env.verbose)
 		status_unwinder(unw, obj, nr_cpus);
 	if (unw)

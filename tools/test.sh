@@ -11,7 +11,7 @@
 # cannot run fails instead of skipping.
 #
 #   tools/test.sh --kernels [KERNEL...]   only the kernel matrix, every feature on
-#                                         each kernel (default 6.1 5.10): run it
+#                                         each kernel (default 6.1 5.10 6.12): run it
 #                                         before a change to bpf/ or record/ lands
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,7 @@ if [ "${1:-}" = --kernels ]; then
 	cmake --build build -j"${JOBS:-$(nproc)}"
 	cmake -S . -B build-static -DBPROF_STATIC_RECORD=ON -DBPROF_WERROR=ON >/dev/null
 	cmake --build build-static -j"${JOBS:-$(nproc)}" --target prof-record
-	[ $# -gt 0 ] || set -- 6.1 5.10
+	[ $# -gt 0 ] || set -- 6.1 5.10 6.12
 	exec tests/kernels/run.sh "$@"
 fi
 SRC=$PWD

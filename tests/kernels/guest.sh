@@ -10,6 +10,11 @@ REC=$1 W=$2 S=$3; shift 3
 if [ ! -e "$REC" ] && mountpoint -q /tmp; then
 	umount /tmp
 fi
+# the BPF programs' run times, for -v's "N runs, X us each" (Linux 5.1)
+echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
+# Debian 12's perf with the libraries a minbase root lacks (run.sh)
+PERF=/opt/bprof-perf/perf
+[ -x "$PERF" ] && export LD_LIBRARY_PATH=/opt/bprof-perf/lib
 PY=$(ls -d /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -n1)
 cd /tmp || exit 1
 echo "guest: $(uname -r), scenarios: ${*:-all}"
@@ -29,14 +34,29 @@ rec() {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $SCEN "* ]]; }
 all=("$@")
-for SCEN in load plain fp wall offcpu dlswap python rotate rotatewall nobody; do
+for SCEN in load perf plain fp wall offcpu dlswap python rotate rotatewall nobody; do
 	want "${all[@]}" || continue
 	case $SCEN in
-	load) # the fixed cost: three recordings of true, CPU time by bash's times
-		for i in 1 2 3; do
+	load) # the fixed cost: five recordings of true, CPU time by bash's times
+		for i in 1 2 3 4 5; do
 			( "$REC" -v -F 99 -o "/tmp/true$i.bprof" -- true >/dev/null 2>"/out/load$i.err"; times ) \
 				2>/dev/null | tail -n1 >"/out/load$i.times"
 		done ;;
+	perf) # the reference: perf record -g (frame pointers), its fixed cost
+		# and the same recording as plain's
+		if ! "$PERF" --version >/out/perf.err 2>&1; then
+			echo 127 >/out/perf.rc
+			continue
+		fi
+		for i in 1 2 3 4 5; do
+			( "$PERF" record -q -e cpu-clock -g -F 99 -o "/tmp/ptrue$i.data" -- true >/dev/null 2>>/out/perf.err; times ) \
+				2>/dev/null | tail -n1 >"/out/perfload$i.times"
+		done
+		timeout 300 "$PERF" record -q -e cpu-clock -g -F 199 -o /tmp/perf.data -- "$W/uw-gcc" 3 qsort recurse \
+			>/dev/null 2>>/out/perf.err
+		echo $? >/out/perf.rc
+		"$PERF" script -i /tmp/perf.data -F comm,ip,sym >/out/perf.script 2>>/out/perf.err
+		echo "guest: perf exited $(cat /out/perf.rc) at $(date +%T)" ;;
 	plain) rec plain -F 199 -o /out/plain.bprof -- "$W/uw-gcc" 3 qsort recurse ;;
 	fp) rec fp --unwind=fp -F 199 -o /out/fp.bprof -- "$W/uw-fp" 2 recurse ;;
 	wall) rec wall --wall -F 99 -o /out/wall.bprof -- "$W/offcpu" 3 ;;

@@ -6,7 +6,8 @@
 #   tests/kernels/run.sh [-b BUILD] [-s STATIC_BUILD] [-o DIR] KERNEL[:SCENARIO,...]...
 #
 #   KERNEL     a kernel-vm version: 6.1 (Debian 12), 5.10 (Debian 11), 6.12
-#   SCENARIO   load plain fp wall offcpu dlswap python rotate rotatewall nobody (default all)
+#              (bookworm-backports); default all three
+#   SCENARIO   load perf plain fp wall offcpu dlswap python rotate rotatewall nobody (default all)
 #   -b BUILD   the normal build (workloads, prof-report): default build
 #   -s STATIC  the static recorder's build: default build-static
 #   -o DIR     keep the guests' outputs there (default: a temporary folder)
@@ -14,8 +15,11 @@
 # What each kernel can do is the table EXPECT below: a feature the kernel
 # lacks must be refused (or left out) with a message naming the kernel
 # feature missing, and the rest must record.  Prints one line per check and
-# a matrix table at the end; exits 1 when a check failed.  The host's own
-# kernel is the rest of the suite's.
+# a table at the end: per kernel, what loads and what it costs (fixed cost,
+# BPF time per sample, verified instructions), beside Debian 12's perf -g
+# on the same guest (staged from this machine's linux-perf; TCG inflates
+# every time, so the ratio is the figure).  Exits 1 when a check failed.
+# The host's own kernel is the rest of the suite's.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$SRC/build STATIC=$SRC/build-static KEEP=""
@@ -24,11 +28,11 @@ while getopts b:s:o:h o; do
 	b) BUILD=$(realpath "$OPTARG") ;;
 	s) STATIC=$(realpath "$OPTARG") ;;
 	o) KEEP=$OPTARG ;;
-	*) sed -n '2,18p' "$0"; exit 2 ;;
+	*) sed -n '2,22p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || set -- 6.1 5.10
+[ $# -gt 0 ] || set -- 6.1 5.10 6.12
 KVM=${BPROF_KERNEL_VM:-$SRC/../shared/tools/kernel-vm}
 [ -x "$KVM" ] || { echo "kernels: no kernel-vm at $KVM (set BPROF_KERNEL_VM)" >&2; exit 1; }
 REC=$STATIC/prof-record REPORT=$BUILD/prof-report W=$BUILD/tests/workloads
@@ -49,7 +53,12 @@ declare -A EXPECT=(
 	[5.10,offcpu]='BPF task storage maps for tracing programs (Linux 5.11)'
 	[5.10,python]='the BPF helper bpf_loop (Linux 5.17)'
 	[5.10,memcg]='BPF memory charged to the memory cgroup, not to the locked-memory limit (Linux 5.11)'
+	[5.10,loader]='BPF syscall programs (Linux 5.14)'
 )
+# The qemu CPU model a kernel needs under TCG when kernel-vm's "-cpu max"
+# does not boot it (tests/kernels/qemu/qemu-system-x86_64 says why): 6.12
+# double-faults in SLUB's cmpxchg16b under qemu 7.2 without it.
+declare -A QEMU_CPU=([6.12]='max,-cx16')
 
 FAILS=0 CHECKS=0
 check() {
@@ -86,11 +95,49 @@ stage_python() {
 	PYDEST=$v
 }
 
+# Debian 12's perf (linux-perf, this machine's), the reference that needs
+# no BPF: its binary and the libraries it links that are not the C
+# runtime's (a minbase root has those, of the same release), staged at
+# /opt/bprof-perf; perf_6.1 records on 5.10 and 6.12 as well.
+stage_perf() {
+	local p lib
+	p=$(command -v perf) || return 1
+	file -L "$p" | grep -q ELF || p=$(ls /usr/bin/perf_[0-9]* 2>/dev/null | sort -V | tail -n1)
+	[ -n "$p" ] || return 1
+	PERFSTAGE=$TMP/perf
+	mkdir -p "$PERFSTAGE/lib"
+	cp -L "$p" "$PERFSTAGE/perf"
+	for lib in $(ldd "$p" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'); do
+		case ${lib##*/} in
+		libc.so* | libm.so* | libpthread.so* | libdl.so* | librt.so* | ld-linux* | libstdc++* | libgcc_s*) ;;
+		*) cp -L "$lib" "$PERFSTAGE/lib/" ;;
+		esac
+	done
+}
+
 TMP=$(mktemp -d /tmp/bprof-kernels.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 PYSTAGE="" PYDEST=""
 stage_python || echo "kernels: no pyenv Python 3.12+ to stage: the python scenario will fail" >&2
+PERFSTAGE=""
+stage_perf || echo "kernels: no perf here (linux-perf) to stage: no reference row" >&2
 declare -a ROWS=()
+
+# user+sys of bash's "times" line (children's), in ms, the least of the
+# files: the runs' spread under TCG on a shared machine is 2-7x (the
+# first, cold, is the slowest), the least is the cost itself
+times_ms() {
+	cat "$@" 2>/dev/null | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } print int(t * 1000 + 0.5) }' |
+		sort -n | head -n1
+}
+# the share (integer %) of uw-gcc's samples whose stack holds main
+main_pct_folded() { folded "$1" | awk '/^uw-gcc/ { n += $NF; if ($0 ~ /;main;/) m += $NF } END { print n ? int(100 * m / n) : "?" }'; }
+main_pct_perf() {
+	awk 'NF == 0 { if (c) { n++; m += h } c = 0; h = 0; next }
+		c == 0 { c = ($1 == "uw-gcc"); next }
+		$2 == "main" || $2 ~ /^main\+/ { h = 1 }
+		END { if (c) { n++; m += h } print n ? int(100 * m / n) : "?" }' "$1" 2>/dev/null
+}
 
 for arg in "$@"; do
 	K=${arg%%:*}
@@ -102,10 +149,13 @@ for arg in "$@"; do
 	rm -rf "$OUT"
 	adds=(-a "$REC" -a "$W" -a "$SRC/tests/workloads/python")
 	[ -z "$PYSTAGE" ] || adds+=(-a "$PYSTAGE:$PYDEST")
+	[ -z "$PERFSTAGE" ] || adds+=(-a "$PERFSTAGE:/opt/bprof-perf")
 	t0=$(date +%s)
 	echo "=== kernel $K (kernel-vm)"
+	cpu=${QEMU_CPU[$K]:-}
+	[ -z "$cpu" ] || echo "kernels: [$K] qemu -cpu $cpu (tests/kernels/qemu)"
 	# shellcheck disable=SC2086 # scen: words
-	if ! "$KVM" -K "$K" -t 1500 -o "$OUT" "${adds[@]}" "$SRC/tests/kernels/guest.sh" "$REC" "$W" "$SRC" $scen; then
+	if ! PATH=${cpu:+$SRC/tests/kernels/qemu:}$PATH BPROF_QEMU_CPU=$cpu "$KVM" -K "$K" -t 1500 -o "$OUT" "${adds[@]}" "$SRC/tests/kernels/guest.sh" "$REC" "$W" "$SRC" $scen; then
 		echo "FAIL: [$K] the guest did not finish (console: $OUT/console.log)" >&2
 		tail -n 20 "$OUT/console.log" >&2 || true
 		FAILS=$((FAILS + 1))
@@ -114,15 +164,28 @@ for arg in "$@"; do
 	secs=$(($(date +%s) - t0))
 	guest=$(awk '/^guest: [0-9]/ { sub(/,$/, "", $2); print $2; exit }' "$OUT/console.log")
 	want() { [ -z "$scen" ] || [[ " $scen " == *" $1 "* ]]; }
-	sampler=${EXPECT[$K,sampler]:-do_perf_event_cfi} gens=${EXPECT[$K,gens]:-1} off=${EXPECT[$K,offcpu]:-1} py=${EXPECT[$K,python]:-1} memcg=${EXPECT[$K,memcg]:-1}
-	row_load=- row_plain=- row_wall=- row_gens=- row_py=- row_insns=-
+	sampler=${EXPECT[$K,sampler]:-do_perf_event_cfi} gens=${EXPECT[$K,gens]:-1} off=${EXPECT[$K,offcpu]:-1} py=${EXPECT[$K,python]:-1} memcg=${EXPECT[$K,memcg]:-1} loader=${EXPECT[$K,loader]:-1}
+	row_load=- row_plain=- row_wall=- row_gens=- row_py=- row_insns=- row_fixed=- row_bpf=- row_main=-
+	pfixed=- pmain=-
 
 	if want load; then
-		check "-- true records (3 runs)" grep -q 'BPF object loaded' "$OUT/load1.err"
+		check "-- true records (5 runs)" grep -q 'BPF object loaded' "$OUT/load1.err"
+		if [ "$loader" = 1 ]; then
+			check "loaded by a loader program" grep -q 'BPF object loaded by a loader program' "$OUT/load1.err"
+		else
+			check "loaded by libbpf, saying why ($loader), no loader program tried" \
+				bash -c "grep -qF 'this kernel lacks $loader: the BPF object is loaded by libbpf' '$OUT/load1.err' && ! grep -q 'loader program failed' '$OUT/load1.err'"
+		fi
 		# "... loaded by X in N ms": the last "in"
-		row_load=$(awk '/BPF object loaded/ { v = ""; for (i = 1; i < NF; i++) if ($i == "in") v = $(i + 1); print v }' "$OUT"/load[123].err |
+		row_load=$(awk '/BPF object loaded/ { v = ""; for (i = 1; i < NF; i++) if ($i == "in") v = $(i + 1); print v }' "$OUT"/load[1-5].err |
 			sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] " ms" }')
 		row_insns=$(awk '/instructions verified/ { s += $(NF - 2) } END { print s ? s : "not reported" }' "$OUT/load1.err")
+		row_fixed=$(times_ms "$OUT"/load[1-5].times)
+	fi
+	if want perf && [ -n "$PERFSTAGE" ]; then
+		check "perf record -g runs in the guest" test "$(rc_of perf)" = 0
+		pfixed=$(times_ms "$OUT"/perfload[1-5].times)
+		pmain=$(main_pct_perf "$OUT/perf.script")
 	fi
 	if want plain; then
 		check "plain recording exits 0" test "$(rc_of plain)" = 0
@@ -130,6 +193,14 @@ for arg in "$@"; do
 		check "FP-less uw-gcc: >= 95 % of user stacks reach the start ($pct %)" test "${pct:-0}" -ge 95
 		check "the sampler that walks here: $sampler" grep -q "program $sampler:" "$OUT/plain.err"
 		row_plain="${pct:-?} %"
+		# the sampler's run time (bpf_stats_enabled) over the samples it
+		# recorded: its runs on both CPUs outside the command are cheap
+		# and about half of them, so their mean is not the cost
+		row_bpf=$(awk '/program do_perf_event[a-z_]*: [0-9]+ runs,/ && !r { r = $6; t = substr($9, 2) }
+			/samples counted in the kernel/ { n = $2 }
+			END { if (r && n) printf "%.0f us (%s us a run)", t * 1000 / n, r }' "$OUT/plain.err")
+		check "the sampler's BPF time per sample is reported (${row_bpf:-none})" test -n "$row_bpf"
+		row_main="$(main_pct_folded plain) %"
 	fi
 	if want fp; then
 		check "--unwind=fp exits 0" test "$(rc_of fp)" = 0
@@ -209,13 +280,17 @@ for arg in "$@"; do
 			check "as nobody with CAP_SYS_RESOURCE: samples recorded" test "$(samples nobody-res ';main;')" -gt 50
 		fi
 	fi
-	ROWS+=("$(printf '| %s (%s) | %s | %s | %s | %s | %s | %s | %s s |' "$K" "${guest:-?}" "$row_load" "$row_insns" \
-		"$row_plain" "$row_wall" "$row_gens" "$row_py" "$secs")")
+	ratio=-
+	[[ $row_fixed == [0-9]* && $pfixed == [1-9]* ]] && ratio=$(awk -v a="$row_fixed" -v b="$pfixed" 'BEGIN { printf "%.1fx", a / b }')
+	ROWS+=("$(printf '| %s (%s) | %s | %s | %s ms / %s ms (%s) | %s | %s | %s / %s %% | %s | %s | %s | %s s |' "$K" "${guest:-?}" \
+		"$row_load" "$row_insns" "$row_fixed" "$pfixed" "$ratio" "$row_bpf" "$row_plain" "${row_main% %}" "$pmain" \
+		"$row_wall" "$row_gens" "$row_py" "$secs")")
 done
 
 echo
-echo "| kernel | BPF load, median of 3 (TCG: not this machine's speed) | instructions verified | FP-less stacks complete | --wall/--off-cpu | mapping generations | Python frames | guest time |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "Under TCG every time is inflated: compare with perf's on the same guest."
+echo "| kernel | BPF load, median of 5 | instructions verified | fixed cost, -- true (user+sys, least of 5): prof-record / perf -g | BPF time per recorded sample (the sampler's runs) | FP-less stacks complete | uw-gcc samples under main: prof-record / perf -g | --wall/--off-cpu | mapping generations | Python frames | guest time |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"
 echo
 echo "kernels: $((CHECKS - FAILS)) passed, $FAILS failed"

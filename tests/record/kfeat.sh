@@ -45,6 +45,15 @@ rec oldfp "loop,find_vma,noprealloc" --unwind=fp -F 199 -o "$T_DIR/oldfp.bprof" 
 check "5.10-like --unwind=fp: records with the lean sampler" \
 	bash -c "[ $(rc oldfp) = 0 ] && grep -q '^prof-record: program do_perf_event_lean:' '$T_DIR/oldfp.err'"
 
+# before 5.14: no syscall programs, so no loader program is tried, and
+# kernel addresses are named from /proc/kallsyms (not by ksymname.bpf.c)
+rec noloader syscall_prog -F 499 -o "$T_DIR/noloader.bprof" -- "$W/syscalls" 1
+check "no syscall programs: loaded by libbpf, saying why, without trying the loader program" \
+	bash -c "[ $(rc noloader) = 0 ] && grep -qF 'this kernel lacks BPF syscall programs (Linux 5.14): the BPF object is loaded by libbpf' '$T_DIR/noloader.err' && grep -q 'BPF object loaded by libbpf' '$T_DIR/noloader.err' && ! grep -q 'loader program failed' '$T_DIR/noloader.err'"
+n=$("$BPROF_REPORT" -q -f "$T_DIR/noloader.bprof" | awk '/;do_syscall_64;/ { s += $NF } END { print s + 0 }')
+check "no syscall programs: kernel frames named from /proc/kallsyms, saying why ($n samples under do_syscall_64)" \
+	bash -c "[ $n -gt 20 ] && grep -qF 'this kernel lacks BPF syscall programs (Linux 5.14): kernel addresses are named from /proc/kallsyms' '$T_DIR/noloader.err'"
+
 # 5.15/5.16: bpf_loop missing only
 rec noloop loop -F 199 -o "$T_DIR/noloop.bprof" -- "$W/uw-gcc" 1 recurse
 check "no bpf_loop: the tail-call sampler, >= 95 % complete ($(complete noloop) %)" \
