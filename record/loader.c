@@ -447,6 +447,9 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		 * again (prof-record keeps one entry) */
 		bpf_map__set_type(obj->maps.v8_seen, BPF_MAP_TYPE_HASH);
 		bpf_map__set_map_flags(obj->maps.v8_seen, BPF_F_NO_PREALLOC);
+		/* the processes' descriptions too: 1,024 preallocated were
+		 * 200 KiB allocated and zeroed at every start */
+		bpf_map__set_map_flags(obj->maps.v8_procs, BPF_F_NO_PREALLOC);
 	}
 	/* so do HotSpot frames (bpf/jvm_walk.h) */
 	obj->rodata->jvm_enabled = cfi && !tail && !env->no_jvm;
@@ -457,6 +460,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		/* as py_seen below: a map that grows, not 64 k preallocated */
 		bpf_map__set_type(obj->maps.jvm_seen, BPF_MAP_TYPE_HASH);
 		bpf_map__set_map_flags(obj->maps.jvm_seen, BPF_F_NO_PREALLOC);
+		bpf_map__set_map_flags(obj->maps.jvm_procs, BPF_F_NO_PREALLOC);
 	}
 	if (!obj->rodata->python_enabled) {
 		/* nothing is created for a feature not in use */
@@ -474,6 +478,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_map_flags(obj->maps.py_seen, BPF_F_NO_PREALLOC);
 		bpf_map__set_type(obj->maps.py_tstates, BPF_MAP_TYPE_HASH);
 		bpf_map__set_map_flags(obj->maps.py_tstates, BPF_F_NO_PREALLOC);
+		bpf_map__set_map_flags(obj->maps.py_procs, BPF_F_NO_PREALLOC);
 	}
 	if (cfi) {
 		struct unwinder_sizes us;
