@@ -39,9 +39,9 @@ Kernel frames are left out on both sides (prof-report -U; perf's
 [kernel.kallsyms] frames skipped).
 
 16c, Java and Node.js frames (issue 38): tests/workloads/java/Chain.java
-and Deopt.java (JDK 17, $BPROF_JDK, as tests/record/jvm.sh runs them: 5 s,
---quick 3 s) and tests/workloads/node/v8work.js (scale 1.2, ~5 s; --quick
-0.7), each recorded three times, one after the other:
+and Deopt.java (JDK 17 as tests/record/jvm.sh runs them, or $BPROF_JDK;
+5 s, --quick 3 s) and tests/workloads/node/v8work.js (scale 1.2, ~5 s;
+--quick 0.7), each recorded by three recorders, one after the other:
 - `prof-record -F 199 -- PROGRAM`, no runtime flag: its folded output
   graded by the tests' checkers, tests/record/jvmcheck.py (the call graph
   tests/record/jvm.sh gives it) and tests/workloads/node/v8check.py.
