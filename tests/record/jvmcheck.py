@@ -12,7 +12,8 @@ frame's line must be within its method, and a caller's must call its
 callee.
 
 Prints "key value" lines: samples, valid_pct, line_pct (frames of CLASS
-with a line that is right, of all frames of CLASS), line_wrong, and the
+with a line that is right, of all frames of CLASS), line_valid_pct (valid
+samples whose every frame of CLASS has a right line), line_wrong, and the
 samples of each --expect chain (a ";"-joined method path, matched as a
 suffix of the row's CLASS frames).
 """
@@ -52,7 +53,7 @@ def main():
     edges = set(tuple(e.split('>')) for e in a.edges.split(','))
     ext = extents(a.source, a.cls)
     src = open(a.source).read().split('\n')
-    total = valid = frames = line_ok = line_wrong = 0
+    total = valid = frames = line_ok = line_wrong = line_valid = 0
     expect = {e: 0 for e in a.expect}
     for row in open(a.folded):
         row = row.rstrip('\n')
@@ -85,6 +86,7 @@ def main():
             valid += count
         elif a.v:
             print('invalid:', count, ';'.join(parts[-12:]), file=sys.stderr)
+        all_lines = True  # every frame of CLASS in this row with a right line
         for n, i in enumerate(idx):
             m = JAVA.match(parts[i])
             frames += count
@@ -98,8 +100,13 @@ def main():
                     line_ok += count
                 else:
                     line_wrong += count
+                    all_lines = False
                     if a.v:
                         print('wrong line:', count, parts[i], '->', callee, file=sys.stderr)
+            else:
+                all_lines = False
+        if ok and all_lines:
+            line_valid += count
         for e in expect:
             want = e.split(';')
             if ok and path[-len(want):] == want:
@@ -107,6 +114,7 @@ def main():
     print('samples', total)
     print('valid_pct', f'{100.0 * valid / total:.1f}' if total else '0')
     print('line_pct', f'{100.0 * line_ok / frames:.1f}' if frames else '0')
+    print('line_valid_pct', f'{100.0 * line_valid / total:.1f}' if total else '0')
     print('line_wrong', line_wrong)
     for e, n in expect.items():
         print('expect', e, n)

@@ -38,7 +38,41 @@ Go those of the program's comm):
 Kernel frames are left out on both sides (prof-report -U; perf's
 [kernel.kallsyms] frames skipped).
 
-Alone: tools/bench/run --part 16 [--quick].
+16c, Java and Node.js frames (issue 38): tests/workloads/java/Chain.java
+and Deopt.java (JDK 17 as tests/record/jvm.sh runs them, or $BPROF_JDK;
+5 s, --quick 3 s) and tests/workloads/node/v8work.js (scale 1.2, ~5 s;
+--quick 0.7), each recorded by three recorders, one after the other:
+- `prof-record -F 199 -- PROGRAM`, no runtime flag: its folded output
+  graded by the tests' checkers, tests/record/jvmcheck.py (the call graph
+  tests/record/jvm.sh gives it) and tests/workloads/node/v8check.py.
+  "samples graded" = the checker's: Java, the samples with a frame of the
+  workload's class; Node, the main thread's samples with a JavaScript frame
+  of the script (or an unnamed one).  "right by method" = every frame of
+  the class/script named, a path of the call graph from main / the module
+  function (Java: also reaching the thread's start, no unnamed frame above);
+  "right by line" = that and every frame's line right too (inside its
+  method; a caller's on a call of its callee; jvmcheck's line_valid_pct,
+  v8check's right_by_line_pct); "reaching the thread's start" = the stack
+  holds __libc_start_call_main or start_thread.  "BPF per sample" = the
+  sampling program's bpf_stats run_time_ns / run_cnt (the runtime walks
+  run inside it), median and range of 3 runs (--quick 1), alternating with
+  the walker-off runs below, the first graded; "file" = its .bprof's size;
+- the same command with --no-jvm / --no-v8 (native stacks only, as before
+  the walkers): BPF ns/sample, file size;
+- `perf record -e cpu-clock -F 199 -g` of the command with the runtime's
+  perf-map flags (java -XX:+UnlockDiagnosticVMOptions
+  -XX:+DumpPerfMapAtExit -XX:+PreserveFramePointer: compiled frames keep
+  rbp, so -g walks them; node --perf-basic-prof
+  --interpreted-frames-native-stack: interpreted functions named too), its
+  perf script turned into the checkers' input (map names spelled as
+  prof-report spells them, without lines: a perf map has none; HotSpot's
+  "Interpreter" an unnamed Java frame, node's shared
+  Builtins_InterpreterEntryTrampoline an unnamed JavaScript frame) and
+  graded the same way by method and reaching the thread's start; the
+  perf.data size.  A perf map names a compiled method, not the methods
+  inlined into it: those frames are missing, and the sample is not right.
+
+Alone: tools/bench/run --part 16 [--quick] (both tables), --part 16c.
 """
 import os
 import re
@@ -46,7 +80,8 @@ import shutil
 import subprocess
 import time
 
-from benchlib import (REPO, START_FRAMES, STATE, loadavg, log, pct, perf_env, run, spawn)
+from benchlib import (BpfStats, REPO, START_FRAMES, STATE, fmt_b, fmt_ns, fsize, loadavg, log, pct,
+                      perf_env, run, spawn, spread, wait4, wants)
 
 REPO_GO = os.path.join("tests", "workloads", "go", "stacks", "main.go")
 REPO_JIT = os.path.join("tests", "workloads", "jit")
@@ -305,9 +340,221 @@ def part_runtimes(args, B, T, R):
     R["load"].append(("16", loadavg()))
 
 
+# ---------------------------------------------------------------- part 16c --
+# Java and Node.js frames (issue 38): the BPF walkers' chains graded by the
+# tests' checkers, beside perf with the runtime's perf-map flags.
+
+JW = os.path.join(REPO, "tests", "workloads", "java")
+NW = os.path.join(REPO, "tests", "workloads", "node")
+JDK = os.environ.get("BPROF_JDK", "/usr/lib/jvm/java-17-openjdk-amd64")
+# the checkers' call graphs, as tests/record/jvm.sh passes them
+JAVA_GRAPHS = {
+    "Chain": "main>middle,middle>step,step>leaf,main>recurse,recurse>recurse,recurse>bottom,"
+             "main>alloc",
+    "Deopt": "main>phaseA,main>phaseB,main>phaseC,phaseA>work,phaseB>work,phaseC>work",
+}
+# perf's best case: compiled frames keep rbp (-g walks through them), the
+# map names them; node's interpreted frames get a trampoline of their own
+# each, named in the map (without it they are all
+# Builtins_InterpreterEntryTrampoline)
+PERF_JAVA = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
+             "-XX:+PreserveFramePointer"]
+PERF_NODE = ["--perf-basic-prof", "--interpreted-frames-native-stack"]
+PERF_JAVA_SYM = re.compile(r"^(?:\S+ )?([\w$]+(?:\.[\w$]+)*)\.([\w$<>]+)\(.*\)$")
+PERF_JS_SYM = re.compile(r"^(?:JS|Eval|Function|LazyCompile):[~^*+]?(\S*) (\S+?)(?::\d+){0,2}$")
+
+
+def frames_programs(tmp, quick):
+    """(label, kind, class or script, argv, off flag) of Chain, Deopt and
+    v8work.js, where java 17 and node are present."""
+    out = []
+    ms = "3000" if quick else "5000"  # each of Chain's and Deopt's 3 phases: ms/3
+    if os.access(os.path.join(JDK, "bin", "javac"), os.X_OK):
+        r = run([os.path.join(JDK, "bin", "javac"), "-d", tmp, os.path.join(JW, "Chain.java"),
+                 os.path.join(JW, "Deopt.java")], check=False)
+        if r.returncode == 0:
+            for cls in ("Chain", "Deopt"):
+                out.append((f"Java {cls}", "java", cls,
+                            [os.path.join(JDK, "bin", "java"), "-cp", tmp, cls, ms], "--no-jvm"))
+        else:
+            log(f"  ! javac: {r.stderr[-400:]}")
+    else:
+        log(f"  {JDK} missing: no Java rows")
+    if shutil.which("node"):
+        scale = "0.7" if quick else "1.2"  # v8work.js: ~3.6 s + poly's phases per 1
+        out.append(("Node v8work.js", "node", "v8work.js",
+                    ["node", os.path.join(NW, "v8work.js"), scale], "--no-v8"))
+    else:
+        log("  node missing: no Node rows")
+    return out
+
+
+def record_cost(B, argv, out, tmp, extra=()):
+    """prof-record -- argv with the sampling program's BPF run time read:
+    (ns per sample, file size).  The recorder's CPU is not taken: with
+    -- COMMAND its rusage holds the program's, which it waits for."""
+    if os.path.exists(out):
+        os.unlink(out)  # prof-record does not overwrite a file
+    p = spawn([B["prof-record"], "-q", "-F", str(HZ), *extra, "-o", out, "--", *argv], cwd=tmp,
+              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    st = BpfStats(p.pid)
+    rc, _, _, _ = wait4(p, st.poll)
+    if rc != 0 or not os.path.exists(out):
+        log(f"  ! prof-record {' '.join(extra)} -- {argv[0]}...: exit {rc}")
+        return None, None
+    runs, runs_ns = st.sample_runs()
+    return (runs_ns / runs if runs else None), fsize(out)
+
+
+def rooted(folded, frame_re):
+    """Samples with a frame matching frame_re (the workload's), and those of
+    them whose stack reaches the thread's start."""
+    tot = root = 0
+    with open(folded) as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            if not n.isdigit():
+                continue
+            frames = stack.split(";")
+            if any(frame_re.search(fr) for fr in frames):
+                tot += int(n)
+                if any(fr in START_FRAMES for fr in frames):
+                    root += int(n)
+    return root, tot
+
+
+def grade(kind, name, folded):
+    """The checker's shares of a folded file: {"samples", "method", "line",
+    "roots"}, each share a (count, total)."""
+    if kind == "java":
+        r = run(["python3", os.path.join(REPO, "tests", "record", "jvmcheck.py"), folded,
+                 "--class", name, "--root", "main", "--source", os.path.join(JW, name + ".java"),
+                 "--edges", JAVA_GRAPHS[name]], check=False)
+        d = dict(l.split(None, 1) for l in r.stdout.splitlines() if " " in l)
+        n = int(d.get("samples", 0))
+        # jvmcheck's valid rows already require the thread's start; the
+        # roots column counts it alone, over the same rows (a frame of name)
+        roots = rooted(folded, re.compile(r"^" + name + r"\.[\w$<>]+\("))
+        share = lambda k: (round(n * float(d.get(k, 0)) / 100), n)  # noqa: E731
+        return {"samples": n, "method": share("valid_pct"), "line": share("line_valid_pct"),
+                "roots": roots}
+    r = run(["python3", os.path.join(NW, "v8check.py"), os.path.join(NW, name), folded],
+            check=False)
+    d = dict(l.split(None, 1) for l in r.stdout.splitlines() if " " in l)
+    n = int(d.get("js_samples", 0))
+    share = lambda k: (round(n * float(d.get(k, 0)) / 100), n)  # noqa: E731
+    return {"samples": n, "method": share("right_by_function_pct"),
+            "line": share("right_by_line_pct"), "roots": share("reach_start_pct")}
+
+
+def perf_folded(data, home, folded):
+    """perf script's stacks as the checkers read prof-report's: user frames
+    only, outermost first, the map's names in prof-report's spelling and
+    without lines (a perf map holds none: "Chain.leaf()", "leaf (PATH)"); an
+    interpreted Java frame ("Interpreter") unnamed: "[java]"; the JVM's
+    other code "[jvm] NAME"."""
+    r = run(["perf", "script", "-i", data, "-F", "comm,pid,ip,sym,dso"], check=False,
+            env=perf_env(home))
+    stacks, pids, cur = {}, set(), None
+
+    def name(sym, dso):
+        if sym == "Builtins_InterpreterEntryTrampoline":
+            return "[js]"  # an interpreted function run by the shared trampoline: unnamed
+        if not dso.startswith("/tmp/perf-"):
+            return sym
+        m = PERF_JS_SYM.match(sym)
+        if m:
+            return f"{m.group(1) or '(anonymous)'} ({m.group(2)})"
+        m = PERF_JAVA_SYM.match(sym)
+        if m:
+            return f"{m.group(1)}.{m.group(2)}()"
+        return "[java]" if sym == "Interpreter" else "[jvm] " + sym
+
+    def flush():
+        if cur:
+            fr = [name(s, d) for s, d in reversed(cur[1]) if not d.startswith("[kernel")]
+            key = ";".join([cur[0]] + fr)
+            stacks[key] = stacks.get(key, 0) + 1
+    for line in r.stdout.splitlines():
+        if not line.strip():
+            flush()
+            cur = None
+        elif not line[0].isspace():
+            w = line.split()
+            cur = [" ".join(w[:-1]), []]
+            if w[-1].isdigit():
+                pids.add(int(w[-1]))
+        elif cur is not None:
+            m = FRAME.match(line)
+            if m:
+                cur[1].append((m.group(2) or "[unknown]", m.group(3) or "[unknown]"))
+    flush()
+    remove_maps(pids)
+    with open(folded, "w") as f:
+        for k, v in stacks.items():
+            f.write(f"{k} {v}\n")
+
+
+def part_frames(args, B, T, R):
+    tmp = os.path.join(STATE["tmp"], "rtf")
+    os.makedirs(tmp, exist_ok=True)
+    home = os.path.join(tmp, "home-perf")
+    reps = 1 if args.quick else 3
+    log(f"runtime frames: Java, Node at {HZ} Hz, {reps} runs on/off (load {loadavg()})")
+    T.section(f"16c. Java and Node.js frames (issue 38) at {HZ} Hz, `-- PROGRAM`: prof-record "
+              "with no runtime flag, its walker off, and perf -g with the runtime's perf-map "
+              "flags; graded by jvmcheck.py and v8check.py (definitions: run --list)",
+              ("program", "recorder", "samples graded", "right by method", "right by line",
+               "reaching the thread's start", "BPF per sample, median (range)", "file"))
+    R["frames"] = {}
+    for label, kind, name, argv, off in frames_programs(tmp, args.quick):
+        log(f"  {label} (load {loadavg()})")
+        out = os.path.join(tmp, f"{kind}-{name}.bprof")
+        # on and off alternating, reps times: BPF time on a shared machine
+        # moves between runs; the first on-run is graded
+        ns, ns_off = [], []
+        for rep in range(reps):
+            x, size = record_cost(B, argv, out if rep == 0 else out + ".again", tmp)
+            ns += [x] if x else []
+            x, size_off = record_cost(B, argv, out + ".off", tmp, (off,))
+            ns_off += [x] if x else []
+        g = {"samples": 0, "method": (0, 0), "line": (0, 0), "roots": (0, 0)}
+        if os.path.exists(out):
+            size = fsize(out)
+            folded = out + ".folded"
+            with open(folded, "w") as f:
+                subprocess.run([B["prof-report"], "-q", "-f", out], stdout=f, check=False)
+            g = grade(kind, name, folded)
+        R["frames"][(label, "prof-record")] = dict(g, ns=ns, size=size)
+        R["frames"][(label, off)] = {"ns": ns_off, "size": size_off}
+        T.row(label, "prof-record", str(g["samples"]), pct(g["method"]), pct(g["line"]),
+              pct(g["roots"]), spread(ns, fmt_ns), fmt_b(size))
+        T.row("", f"prof-record {off}", "-", "-", "-", "-", spread(ns_off, fmt_ns),
+              fmt_b(size_off))
+        # perf -g with the runtime's map flags, graded by method only
+        flags = PERF_JAVA if kind == "java" else PERF_NODE
+        data = os.path.join(tmp, f"{kind}-{name}.data")
+        run_recorder(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(HZ), "-g", "-o", data,
+                      "--", argv[0], *flags, *argv[1:]], tmp, perf_env(home), 0)
+        if not os.path.exists(data):
+            continue
+        folded = data + ".folded"
+        perf_folded(data, home, folded)
+        p = grade(kind, name, folded)
+        R["frames"][(label, "perf")] = dict(p, size=fsize(data))
+        T.row("", "perf -g + perf map", str(p["samples"]), pct(p["method"]), "- (a map has no lines)", pct(p["roots"]),
+              "-", fmt_b(fsize(data)) + " perf.data")
+        os.unlink(data)
+    R["load"].append(("16c", loadavg()))
+
+
 NUM = "16"
-BPF_STATS = False
+SUBPARTS = "c"  # --part 16c: the Java and Node.js frames alone (--part 16: both tables)
+BPF_STATS = True  # 16c reads BPF run times: runs while kernel.bpf_stats_enabled is on
 
 
 def measure(args, B, T, R):
-    part_runtimes(args, B, T, R)
+    if wants(args, NUM, "*"):
+        part_runtimes(args, B, T, R)
+    if wants(args, NUM, "c"):
+        part_frames(args, B, T, R)
