@@ -384,6 +384,10 @@ long unwind_walk_regs(struct unwind_scratch *s, __u32 pid, __u32 exec_id,
  * s->stack (the native step is skipped), 0 when the native step is to run.
  */
 int python_walk_begin(struct unwind_scratch *s, __u32 pid, __u32 exec_id);
+/* python/python.bpf.c's setting (prof-record: Python frames walked), read
+ * by the native walk too, so that the verifier drops what it calls of
+ * Python where it is off */
+extern const volatile bool python_enabled;
 int python_frame(struct unwind_scratch *s, __u32 n);
 
 /*

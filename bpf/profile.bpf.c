@@ -290,10 +290,13 @@ static long walk_frame(__u32 i, void *data)
 	__u32 n = s->stack.nr;
 
 	unwind_mark(UNWIND_STAGE_LOOP);
-	if (n < PROFILE_MAX_USTACK_DEPTH && (s->walk_rt & WALK_RT_PYTHON) && python_wants_frame(s, n) &&
-	    python_frame(s, n))
+	/* each runtime's test first on its setting: read-only data, so that
+	 * the verifier drops the code of a runtime the recording does not
+	 * walk (--no-python, --no-jvm, --no-v8) instead of checking it */
+	if (python_enabled && n < PROFILE_MAX_USTACK_DEPTH && (s->walk_rt & WALK_RT_PYTHON) &&
+	    python_wants_frame(s, n) && python_frame(s, n))
 		return 0;
-	if (n < PROFILE_MAX_USTACK_DEPTH && (s->walk_rt & WALK_RT_JVM)) {
+	if (jvm_enabled && n < PROFILE_MAX_USTACK_DEPTH && (s->walk_rt & WALK_RT_JVM)) {
 		int r = jvm_frame(s, w->proc, n);
 
 		if (r >= 0)
@@ -301,7 +304,7 @@ static long walk_frame(__u32 i, void *data)
 	}
 	s->v8.w[0] = 0;
 	s->v8.w[1] = 0;
-	if ((s->walk_rt & WALK_RT_V8) && v8_wants_frame(s, n))
+	if (v8_enabled && (s->walk_rt & WALK_RT_V8) && v8_wants_frame(s, n))
 		v8_frame(s, n, &s->v8.w[0], &s->v8.w[1]);
 	return unwind_walk_frame_as(s, w->proc, s->v8.w[0], s->v8.w[1]);
 }

@@ -24,11 +24,13 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <bpf/skel_internal.h>
+#include <limits.h>
 #include "offcpu/offcpu_rec.h"
 #include "kfeat.h"
 #include "loader.h"
 #include "profile.h"
 #include "profile.skel.h"
+#include "runtimes.h"
 #include "btfids.h"
 #include "btfids.skel.h"
 #include "unwind.h"
@@ -427,6 +429,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	 * code is never reached, and walks the tables there by tail calls
 	 * (tail). */
 	bool lean = tail || (!cfi && !(optional & OPT_PROG_GENS) && !noprealloc);
+	unsigned rt = 0;
 
 	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi && !lean);
 	bpf_program__set_autoload(obj->progs.do_perf_event_lean, lean);
@@ -435,9 +438,20 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
 	/* Python frames ride on the unwinder's bpf_loop walk
 	 * (bpf/python/python.bpf.c) */
-	obj->rodata->python_enabled = cfi && !tail && !env->no_python;
+	/* of the runtimes the recording may meet (runtimes.h): the others'
+	 * code is dropped by the verifier, not checked */
+	if (cfi && !tail) {
+		char why[PATH_MAX];
+
+		rt = runtimes_expected(env, why, sizeof(why));
+		if (env->verbose)
+			fprintf(stderr, "prof-record: frames of runtimes walked:%s%s%s%s (%s)\n",
+				rt & RUNTIME_PYTHON ? " Python" : "", rt & RUNTIME_V8 ? " V8" : "",
+				rt & RUNTIME_JVM ? " HotSpot" : "", rt ? "" : " none", why);
+	}
+	obj->rodata->python_enabled = (rt & RUNTIME_PYTHON) && !env->no_python;
 	/* V8 frames too (v8_walk.h, inline in the bpf_loop walk) */
-	obj->rodata->v8_enabled = cfi && !tail && !env->no_v8;
+	obj->rodata->v8_enabled = (rt & RUNTIME_V8) && !env->no_v8;
 	if (!obj->rodata->v8_enabled) {
 		bpf_map__set_max_entries(obj->maps.v8_seen, 1);
 		bpf_map__set_max_entries(obj->maps.v8_procs, 1);
@@ -452,7 +466,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_map_flags(obj->maps.v8_procs, BPF_F_NO_PREALLOC);
 	}
 	/* so do HotSpot frames (bpf/jvm_walk.h) */
-	obj->rodata->jvm_enabled = cfi && !tail && !env->no_jvm;
+	obj->rodata->jvm_enabled = (rt & RUNTIME_JVM) && !env->no_jvm;
 	if (!obj->rodata->jvm_enabled) {
 		bpf_map__set_max_entries(obj->maps.jvm_seen, 1);
 		bpf_map__set_max_entries(obj->maps.jvm_procs, 1);

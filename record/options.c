@@ -77,6 +77,7 @@ enum {
 	OPT_NO_PYTHON,
 	OPT_NO_V8,
 	OPT_NO_JVM,
+	OPT_RUNTIMES,
 };
 
 /* --unwind, indexed by OPTS_UNWIND_* */
@@ -112,6 +113,7 @@ static const struct argp_option argp_options[] = {
 	{ "wall", OPT_WALL, NULL, 0, "As --off-cpu, and the time runnable threads wait for a CPU (state R): each thread's samples add up to its wall time", 0 },
 	{ "slice", OPT_SLICE, "MS", 0, "Keep the time slice of MS milliseconds each count fell in, for prof-report --from/--to and --heatmap (MS divides 1000; default 20; 0: no slices)", 0 },
 	{ "no-v8", OPT_NO_V8, NULL, 0, "Do not walk V8's JavaScript frames: Node.js processes get native stacks only (by default, with --unwind=auto|cfi, JavaScript frames of a V8 that exports its v8dbg_ symbols are recorded in place of the code that ran them)", 0 },
+	{ "runtimes", OPT_RUNTIMES, NULL, 0, "Walk Python, JavaScript (V8) and Java (HotSpot) frames in every process recorded.  By default a recording walks the runtimes it may meet: all of them system-wide, in a cgroup, or when the command is a script or a program that starts others (a shell, env, timeout, make...); only those its program is (or -p's processes are or map) otherwise, which spares the verifier's check of the others at start-up (~20 ms)", 0 },
 	{ "no-jvm", OPT_NO_JVM, NULL, 0, "Do not walk HotSpot's frames: Java processes get native stacks only, which end at the first frame of generated code (by default, with --unwind=auto|cfi, interpreted and compiled Java frames of OpenJDK 11 to 21 are walked and named)", 0 },
 	{ "no-python", OPT_NO_PYTHON, NULL, 0, "Do not walk CPython's frames: Python processes get native stacks only (by default, with --unwind=auto|cfi, the frames of CPython 3.11 to 3.13 are recorded in place of the interpreter's evaluation loop)", 0 },
 	{ "quiet", 'q', NULL, 0, "No start and status lines (warnings and errors still)", 0 },
@@ -348,6 +350,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_JVM:
 		env->no_jvm = true;
+		break;
+	case OPT_RUNTIMES:
+		env->all_runtimes = true;
 		break;
 	case OPT_NO_PYTHON:
 		env->no_python = true;

@@ -62,6 +62,7 @@ struct env {
 	bool no_python;    /* --no-python: no CPython frames */
 	bool no_v8;        /* --no-v8: no V8 JavaScript frames */
 	bool no_jvm;       /* --no-jvm: no HotSpot frames */
+	bool all_runtimes; /* --runtimes: walk every runtime's frames (runtimes.h) */
 	char **command;    /* after "--", NULL-terminated, or NULL (points into argv) */
 };
 

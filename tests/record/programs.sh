@@ -36,7 +36,22 @@ echo "plain: $p ($(verified) instructions verified)"
 check "a plain recording loads the unwinder's sampler and the base, nothing else" \
 	test "$p" = "$(echo "do_perf_event_cfi $base" | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')"
 v=$(verified)
-check "a plain recording verifies under 45,000 instructions ($v)" test "$v" -lt 45000
+check "a plain recording verifies under 35,000 instructions ($v)" test "$v" -lt 35000
+
+# The runtimes' walks (Python, V8, HotSpot) are in the sampler's code:
+# verified only for a recording that may meet them (record/runtimes.h)
+grep -q "frames of runtimes walked: none (the command's program true)" "$T_DIR/p.err"
+check "a recording of true walks no runtime's frames (-v says so)" test $? -eq 0
+loaded --runtimes >/dev/null
+vr=$(verified)
+check "--runtimes walks all three, and they cost the verifier more ($vr > $v)" \
+	bash -c "grep -q 'frames of runtimes walked: Python V8 HotSpot (--runtimes)' '$T_DIR/p.err' && test $vr -gt $v"
+"$BPROF_RECORD" -v -F 99 -o "$T_DIR/p.bprof" --force -- sh -c true 2>"$T_DIR/p.err" >/dev/null
+check "a command that starts others (sh) walks all three" \
+	grep -q "frames of runtimes walked: Python V8 HotSpot (the command sh starts other programs)" "$T_DIR/p.err"
+check "--runtimes with --no-jvm: verified less than all three" \
+	bash -c "'$BPROF_RECORD' -v -F 99 -o '$T_DIR/p.bprof' --force --runtimes --no-jvm -- true 2>&1 >/dev/null |
+		awk '/^prof-record: program .*instructions verified/ { s += \$(NF - 2) } END { exit !(s < $vr) }'"
 
 p=$(loaded --unwind=fp)
 echo "--unwind=fp: $p ($(verified) instructions verified)"
