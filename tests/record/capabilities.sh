@@ -195,10 +195,12 @@ report -p "$WPID" "$T_DIR/out/all.bprof" >"$T_DIR/all.folded"
 compare "whole system (root's workload)" "$T_DIR/root-all.folded" "$T_DIR/all.folded" "$T_DIR/root-all.bprof" "$T_DIR/out/all.bprof"
 # what the user's recording knew of the workload (for a failure's log: it
 # once named 73 % of the workload's samples and completed none, twice in
-# full suite runs, never alone)
-"$BPROF_REPORT" --info "$T_DIR/out/all.bprof" 2>&1 |
+# full suite runs, never alone).  Log only: with more than 30 lines, head
+# exits first and the pipeline's earlier commands die of SIGPIPE, which
+# pipefail would make this test's failure (seen on a busy machine)
+{ "$BPROF_REPORT" --info "$T_DIR/out/all.bprof" 2>&1 |
 	grep -E '^(access|unwinding|mappings|  (user stacks walked|reached|tables|frame-pointer|before their|processes without|notifications|frames of unknowable)|objects|  [0-9a-f]{40}|      symbols)' |
-	grep -vE 'linux-vdso|ld-linux' | head -30 | sed 's/^/  user all.bprof: /'
+	grep -vE 'linux-vdso|ld-linux' | head -30 | sed 's/^/  user all.bprof: /'; } || true
 "$BPROF_DUMP" "$T_DIR/out/all.bprof" 2>/dev/null | awk -v p="$WPID" '$1 == "process" && $2 == p { f = 1 } f && n++ < 12' |
 	sed 's/^/  user all.bprof: /' || true
 
