@@ -1091,6 +1091,11 @@ bool loader_walks_python(const struct profile_bpf *obj)
 	return obj->rodata->python_enabled;
 }
 
+bool loader_walks_by_tail_calls(const struct profile_bpf *obj)
+{
+	return obj->rodata->tailwalk_cfi;
+}
+
 void loader_jvm_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd)
 {
 	*procs_fd = bpf_map__fd(obj->maps.jvm_procs);

@@ -73,6 +73,9 @@ void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);
 /* Whether the loaded walk records Python frames (not on kernels without
  * bpf_loop, nor with --no-python). */
 bool loader_walks_python(const struct profile_bpf *obj);
+/* Whether the unwinder walks by tail calls (kernels without bpf_loop),
+ * which walk no runtime's frames: what META's NO_PYTHON_WALK says */
+bool loader_walks_by_tail_calls(const struct profile_bpf *obj);
 /* The V8 walk's map "v8_procs" (bpf/v8/v8.bpf.c), and whether the loaded
  * walk records V8 frames (not on kernels without bpf_loop, nor --no-v8). */
 int loader_v8_fd(struct profile_bpf *obj);

@@ -627,7 +627,9 @@ int main(int argc, char **argv)
 		.slice_origin = r.slice_origin,
 		/* said in the file too, not only at the start (META flags) */
 		.meta_lacks = (!env.kernel_only && !loader_tracks_gens(ld) ? BPROF_META_NO_GENERATIONS : 0) |
-			      (cfi && !env.no_python && !env.kernel_only && !loader_walks_python(obj)
+			      /* the kernel's lack, not --no-python's or a
+			       * recording that meets no Python (runtimes.h) */
+			      (cfi && !env.no_python && !env.kernel_only && loader_walks_by_tail_calls(obj)
 				       ? BPROF_META_NO_PYTHON_WALK : 0),
 	};
 	run.start_ns = start_mono;
