@@ -82,6 +82,8 @@ struct obj_ent {
 	uint8_t *image;     /* the vdso's bytes, carried in the file (IMAGES) */
 	size_t image_len;
 	bool preloaded;     /* opened by manifest_preload, no mapping seen yet */
+	uint32_t alias;     /* the entry this one was found to be (resolve_from),
+			     * UINT32_MAX if none: both go out as one object */
 };
 
 /* Open addressing table of indexes keyed by a 64-bit hash; the caller
@@ -393,7 +395,8 @@ static int obj_add(struct manifest *m, const struct bprof_object *o, uint64_t h,
 	}
 	if (tab_insert(&m->obj_idx, h, m->nr_objs))
 		return -ENOMEM;
-	m->objs[m->nr_objs] = (struct obj_ent){ .o = *o, .out_index = UINT32_MAX };
+	m->objs[m->nr_objs] = (struct obj_ent){ .o = *o, .out_index = UINT32_MAX,
+						.alias = UINT32_MAX };
 	*idx = m->nr_objs++;
 	return 0;
 }
@@ -1432,6 +1435,15 @@ static int emit_object(struct manifest *m, struct bprof_recording *rec, uint32_t
 	struct bprof_object o;
 	int err;
 
+	/* one file, one object: a mapping and its history entry that name
+	 * the same file through two entries would otherwise clash, and the
+	 * report would call their addresses unknowable (SPEC.md 6.12) */
+	if (e->alias != UINT32_MAX && e->alias != idx) {
+		err = emit_object(m, rec, e->alias, out);
+		if (!err)
+			m->objs[idx].out_index = *out;
+		return err;
+	}
 	if (e->out_index != UINT32_MAX) {
 		*out = e->out_index;
 		return 0;
@@ -1561,6 +1573,8 @@ static int resolve_from(struct manifest *m, uint32_t pid, const char *maps_path)
 				free(o->path);
 				*o = *live;
 				o->path = path;
+				/* and the same object in the recording */
+				m->objs[i].alias = m->objs[j].alias != UINT32_MAX ? m->objs[j].alias : j;
 			}
 			break;
 		}
