@@ -32,7 +32,7 @@ extern "C" {
  * file with the same major version (minor versions only add sections or
  * append fields, which older readers skip) and refuses other majors. */
 #define BPROF_FORMAT_MAJOR 1
-#define BPROF_FORMAT_MINOR 9
+#define BPROF_FORMAT_MINOR 10
 /* The minor a file without time slices is written as (1.5, or 1.4 without
  * off-CPU rows either): such a file is what readers of those versions read
  * strictly (SPEC.md 7). */
@@ -45,6 +45,8 @@ extern "C" {
 /* ... and a file with neither a V8 nor a JVM section (1.9's): 1.8. */
 #define BPROF_FORMAT_MINOR_NO_V8 8
 #define BPROF_FORMAT_MINOR_NO_JVM BPROF_FORMAT_MINOR_NO_V8
+/* ... and a file whose META has neither flag 6 nor 7 (1.10's): 1.9. */
+#define BPROF_FORMAT_MINOR_NO_RT_LACKS 9
 
 #define BPROF_COMM_LEN 16        /* as TASK_COMM_LEN; always NUL-terminated */
 #define BPROF_BUILD_ID_MAX 64    /* longest build-id accepted (bytes) */
@@ -87,6 +89,10 @@ const char *bprof_strerror(int code);
  * names); Python frames were not walked though asked for */
 #define BPROF_META_NO_GENERATIONS (1u << 4)
 #define BPROF_META_NO_PYTHON_WALK (1u << 5)
+/* (1.10) V8 JavaScript and HotSpot Java frames were not walked though not
+ * turned off (the recording kernel lacked what the walks need) */
+#define BPROF_META_NO_V8_WALK  (1u << 6)
+#define BPROF_META_NO_JVM_WALK (1u << 7)
 
 struct bprof_meta {
 	char *hostname;

@@ -764,7 +764,9 @@ static int serialize(struct bprof_recording *rec, struct sink *s,
 	memcpy(hdr, bprof_magic, BPROF_MAGIC_LEN);
 	bprof_put16(hdr + 8, BPROF_FORMAT_MAJOR);
 	/* the oldest minor that has every section written (SPEC.md 7) */
-	bprof_put16(hdr + 10, rec->v8.present || rec->jvm.present ? BPROF_FORMAT_MINOR :
+	bprof_put16(hdr + 10, rec->meta.flags & (BPROF_META_NO_V8_WALK | BPROF_META_NO_JVM_WALK)
+				      ? BPROF_FORMAT_MINOR :
+			      rec->v8.present || rec->jvm.present ? BPROF_FORMAT_MINOR_NO_RT_LACKS :
 			      rec->jit.present ||
 				      (rec->meta.flags & (BPROF_META_NO_GENERATIONS | BPROF_META_NO_PYTHON_WALK))
 				      ? BPROF_FORMAT_MINOR_NO_V8 :

@@ -757,6 +757,9 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		if (!env->no_v8)
 			fprintf(stderr, "prof-record: this kernel lacks %s: V8 JavaScript frames are not recorded (native stacks are)\n",
 				kfeat_describe(miss));
+		if (!env->no_jvm)
+			fprintf(stderr, "prof-record: this kernel lacks %s: Java frames are not recorded (native stacks are)\n",
+				kfeat_describe(miss));
 	}
 	/* BPROF_TAILWALK=1: the walk of kernels without bpf_loop anyway
 	 * (tests on the development kernel) */

@@ -630,7 +630,11 @@ int main(int argc, char **argv)
 			      /* the kernel's lack, not --no-python's or a
 			       * recording that meets no Python (runtimes.h) */
 			      (cfi && !env.no_python && !env.kernel_only && loader_walks_by_tail_calls(obj)
-				       ? BPROF_META_NO_PYTHON_WALK : 0),
+				       ? BPROF_META_NO_PYTHON_WALK : 0) |
+			      (cfi && !env.no_v8 && !env.kernel_only && loader_walks_by_tail_calls(obj)
+				       ? BPROF_META_NO_V8_WALK : 0) |
+			      (cfi && !env.no_jvm && !env.kernel_only && loader_walks_by_tail_calls(obj)
+				       ? BPROF_META_NO_JVM_WALK : 0),
 	};
 	run.start_ns = start_mono;
 	run.duration = env.duration;

@@ -571,6 +571,10 @@ static void print_lacks(FILE *f, const struct bprof_recording *rec)
 		fprintf(f, "not recorded:   mapping generations (the recording kernel could not track them): a library unloaded and another loaded at its address may carry the first one's names\n");
 	if (rec->meta.flags & BPROF_META_NO_PYTHON_WALK)
 		fprintf(f, "not recorded:   Python frames (the recording kernel could not walk them): Python processes show the interpreter's native frames\n");
+	if (rec->meta.flags & BPROF_META_NO_V8_WALK)
+		fprintf(f, "not recorded:   V8 JavaScript frames (the recording kernel could not walk them): Node.js processes show V8's native frames\n");
+	if (rec->meta.flags & BPROF_META_NO_JVM_WALK)
+		fprintf(f, "not recorded:   Java frames (the recording kernel could not walk them): JVMs show HotSpot's native frames\n");
 }
 
 static void print_generations(FILE *f, const struct bprof_recording *rec)

@@ -606,7 +606,7 @@ int main(int argc, char **argv)
 	/* ---- invalid: META ---- */
 	DAMAGED(d, &c)
 	{
-		set32(&d, payload(&d, BPROF_SECT_META) + 36, 0x3 | 0x40);
+		set32(&d, payload(&d, BPROF_SECT_META) + 36, 0x3 | 0x100);
 		invalid(g, "meta-flags-reserved", BPROF_E_CORRUPT, frame(&d, NULL));
 		free(d.p);
 	}
@@ -1618,7 +1618,7 @@ int main(int argc, char **argv)
 	{
 		struct bprof_recording *o = fx_v8();
 		struct bb vc = content_of(o);
-		struct frame_opts m9 = { .minor = BPROF_FORMAT_MINOR };
+		struct frame_opts m9 = { .minor = BPROF_FORMAT_MINOR_NO_RT_LACKS };
 		size_t vp = payload(&vc, BPROF_SECT_V8);
 		size_t procs = vp + 8 + 8 * BPROF_V8_NR_COUNTERS; /* nr_procs */
 		size_t sfis = procs + 8 + 2 * 16;                 /* nr_sfis */
@@ -1716,7 +1716,7 @@ int main(int argc, char **argv)
 	{
 		struct bprof_recording *o = fx_jvm();
 		struct bb jc = content_of(o);
-		struct frame_opts m9 = { .minor = BPROF_FORMAT_MINOR };
+		struct frame_opts m9 = { .minor = BPROF_FORMAT_MINOR_NO_RT_LACKS };
 		size_t jp = payload(&jc, BPROF_SECT_JVM);
 		size_t p0 = jp + 8 + 8 * 12 + 8;      /* the first process entry */
 		size_t p1 = p0 + 16 + 9;              /* after "17.0.15+6" */

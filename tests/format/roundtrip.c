@@ -402,7 +402,7 @@ Test(roundtrip, jvm)
 	size_t len = 0;
 
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
-	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR_NO_RT_LACKS);
 	free(buf);
 	check_roundtrip(fx_jvm());
 	cr_assert_eq(bprof_recording_validate(r, &err), 0, "%s", err.message);
@@ -478,7 +478,7 @@ Test(roundtrip, v8)
 	size_t len = 0;
 
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
-	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR);
+	cr_assert_eq(((unsigned char *)buf)[10], BPROF_FORMAT_MINOR_NO_RT_LACKS);
 	free(buf);
 	check_roundtrip(fx_v8());
 	/* the lookup the report names frames by: the guard is part of the key */
@@ -501,4 +501,40 @@ Test(roundtrip, v8)
 	r->v8.sfis[1].script = fx_strdup("y");
 	cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), BPROF_E_INVAL);
 	bprof_recording_free(r);
+}
+
+/* What the recording kernel could not walk (META flags 4 to 7): each
+ * comes back, and the file says the oldest minor that defines it (a 1.9
+ * reader would refuse flags 6 and 7 in a file it reads strictly). */
+Test(roundtrip, meta_lacks_minor)
+{
+	static const struct {
+		uint32_t flags;
+		unsigned minor;
+	} cases[] = {
+		{ BPROF_META_NO_GENERATIONS, BPROF_FORMAT_MINOR_NO_V8 },
+		{ BPROF_META_NO_PYTHON_WALK, BPROF_FORMAT_MINOR_NO_V8 },
+		{ BPROF_META_NO_V8_WALK, BPROF_FORMAT_MINOR },
+		{ BPROF_META_NO_JVM_WALK, BPROF_FORMAT_MINOR },
+		{ BPROF_META_NO_PYTHON_WALK | BPROF_META_NO_V8_WALK | BPROF_META_NO_JVM_WALK,
+		  BPROF_FORMAT_MINOR },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bprof_recording *r = fx_typical(), *back;
+		struct bprof_error err = { 0 };
+		void *buf = NULL;
+		size_t len = 0;
+
+		r->meta.flags |= cases[i].flags;
+		cr_assert_eq(bprof_write_buffer(r, &buf, &len, NULL, &err), 0, "%s", err.message);
+		cr_assert_eq(((unsigned char *)buf)[10], cases[i].minor, "flags 0x%x: minor %u, want %u",
+			     cases[i].flags, ((unsigned char *)buf)[10], cases[i].minor);
+		cr_assert_eq(bprof_read_buffer(&back, buf, len, NULL, &err), 0, "%s", err.message);
+		cr_assert_eq(back->meta.flags & cases[i].flags, cases[i].flags);
+		bprof_recording_free(back);
+		free(buf);
+		check_roundtrip(r);
+	}
+	cr_assert_eq(BPROF_FORMAT_MINOR, 10);
 }
