@@ -383,11 +383,47 @@ long unwind_walk_regs(struct unwind_scratch *s, __u32 pid, __u32 exec_id,
  * python_frame(): at the walk's frame n, 1 when it put a Python frame in
  * s->stack (the native step is skipped), 0 when the native step is to run.
  */
-int python_walk_begin(struct unwind_scratch *s, __u32 pid, __u32 exec_id);
 /* python/python.bpf.c's setting (prof-record: Python frames walked), read
  * by the native walk too, so that the verifier drops what it calls of
  * Python where it is off */
 extern const volatile bool python_enabled;
+
+/* tgid -> the interpreter of its image (defined in profile.bpf.c) */
+struct bprof_py_procs_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct python_proc);
+	__uint(max_entries, 1024);
+};
+extern struct bprof_py_procs_map py_procs SEC(".maps");
+
+/*
+ * The walk of (pid, exec_id) begins: whether it runs an interpreter whose
+ * frames are to be named, and if so its description, copied into the
+ * scratch for the walk's python_frame() calls (~200 bytes once per walk of
+ * a Python process, where looking it up again at each frame would be a
+ * hash lookup per native frame).  Inline, not a global function: the
+ * object holds the 32 functions libbpf 1.1's loader program takes (its
+ * clean-up closes a descriptor for each function of the object, loaded
+ * or not), and this one is a lookup and a copy, once per walk.
+ */
+static __always_inline int python_walk_begin(struct unwind_scratch *s, __u32 pid, __u32 exec_id)
+{
+	const struct python_proc *p;
+
+	if (!python_enabled || !s)
+		return 0;
+	p = bpf_map_lookup_elem(&py_procs, &pid);
+	if (!p || p->exec_id != exec_id)
+		return 0; /* none, or another image's interpreter */
+	__builtin_memcpy(&s->py_proc, p, sizeof(s->py_proc));
+	s->py_exec_id = exec_id;
+	s->py_mode = PY_MODE_NATIVE;
+	s->py.started = 0;
+	s->py.stopped = 0;
+	s->py.frame = 0;
+	return 1;
+}
 int python_frame(struct unwind_scratch *s, __u32 n);
 
 /*

@@ -23,13 +23,9 @@
 /* prof-record --no-python, or no interpreter met: off */
 const volatile bool python_enabled = false;
 
-/* tgid -> the interpreter of its image (struct python_proc) */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, struct python_proc);
-	__uint(max_entries, 1024);
-} py_procs SEC(".maps");
+/* py_procs, tgid -> the interpreter of its image, is defined in
+ * profile.bpf.c beside py_stats: python_walk_begin() (bprof.bpf.h) is
+ * inline in the native walk there */
 
 /* (tid, tgid) -> the thread's PyThreadState address, a cache */
 struct {
@@ -141,31 +137,6 @@ static __always_inline void python_announce(const struct python_proc *p, const _
 	python_copy_names(0, p, hdr, e);
 	bpf_ringbuf_submit(e, 0);
 	python_count(PYTHON_STAT_CODES_NEW);
-}
-
-/*
- * The walk of (pid, exec_id) begins (bprof.bpf.h): whether it runs an
- * interpreter whose frames are to be named, and if so its description,
- * copied into the scratch for the walk's python_frame() calls (~200 bytes
- * once per walk of a Python process, where looking it up again at each
- * frame would be a hash lookup per native frame).
- */
-__attribute__((noinline)) int python_walk_begin(struct unwind_scratch *s, __u32 pid, __u32 exec_id)
-{
-	const struct python_proc *p;
-
-	if (!python_enabled || !s)
-		return 0;
-	p = bpf_map_lookup_elem(&py_procs, &pid);
-	if (!p || p->exec_id != exec_id)
-		return 0; /* none, or another image's interpreter */
-	__builtin_memcpy(&s->py_proc, p, sizeof(s->py_proc));
-	s->py_exec_id = exec_id;
-	s->py_mode = PY_MODE_NATIVE;
-	s->py.started = 0;
-	s->py.stopped = 0;
-	s->py.frame = 0;
-	return 1;
 }
 
 /*
