@@ -690,11 +690,34 @@ int do_perf_event(struct bpf_perf_event_data *ctx)
 	return sample_seq(ctx, false);
 }
 
+/*
+ * Runtimes walked when first met (record/DESIGN.md, "Start-up"): a
+ * recording that may meet Python, V8 or HotSpot but has met none yet
+ * (the whole system, say) loads this sampler without their walks, which
+ * are most of its verification, with rt_lazy set.  When prof-record
+ * first registers a process of one of them it loads the sampler again
+ * with them, from a second instance of this object that shares every
+ * map, and puts it in sampler_rt: from then on each sample goes there.
+ * Until then the tail call finds the slot empty and falls through, and
+ * the walks would have had nothing to do: they act only on processes
+ * registered in py_procs, v8_procs or jvm_procs.
+ */
+const volatile bool rt_lazy = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sampler_rt SEC(".maps");
+
 /* --unwind=auto|cfi: needs bpf_loop (Linux 5.17) and bpf_task_pt_regs
  * (5.15). */
 SEC("perf_event")
 int do_perf_event_cfi(struct bpf_perf_event_data *ctx)
 {
+	if (rt_lazy)
+		bpf_tail_call(ctx, &sampler_rt, 0);
 	return sample_seq(ctx, true);
 }
 

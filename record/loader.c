@@ -49,6 +49,16 @@ struct loader {
 	const char *gens_missing; /* why there are no generations */
 	char gens_why[160];
 	struct kfeat kf; /* what the kernel offers, as probed */
+	/* the runtimes' walks loaded when first met (rt_lazy): which, and
+	 * the second instance of the object that has them */
+	unsigned rt_lazy;
+	bool rt_done;   /* loaded, or failed (rt_failed: their RUNTIME_*) */
+	unsigned rt_failed;
+	bool verbose;
+	struct profile_bpf *rt_skel;
+	int rt_fd;
+	double rt_ms;   /* when, since the loader opened */
+	uint64_t t0;
 };
 
 static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -325,7 +335,8 @@ static int nr_programs(struct bpf_object *o)
 }
 
 static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi, bool tail,
-				   bool noprealloc, bool lock_tp, bool in_kernel, int **prog_fds, int *err)
+				   bool noprealloc, bool lock_tp, bool in_kernel, int **prog_fds,
+				   unsigned *lazy_rt, int *err)
 {
 	struct profile_bpf *obj = profile_bpf__open();
 	struct bpf_program *prog;
@@ -440,15 +451,34 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	 * (bpf/python/python.bpf.c) */
 	/* of the runtimes the recording may meet (runtimes.h): the others'
 	 * code is dropped by the verifier, not checked */
+	*lazy_rt = 0;
 	if (cfi && !tail) {
 		char why[PATH_MAX];
 
 		rt = runtimes_expected(env, why, sizeof(why));
+		bool may = rt == RUNTIME_ALL && !env->all_runtimes;
+
+		if (env->no_python)
+			rt &= ~RUNTIME_PYTHON;
+		if (env->no_v8)
+			rt &= ~RUNTIME_V8;
+		if (env->no_jvm)
+			rt &= ~RUNTIME_JVM;
+		/* Only may meet them (the whole system, a cgroup, a command
+		 * that starts others): the walks are loaded when a process of
+		 * one is first met (rt_lazy in profile.bpf.c), not verified at
+		 * every start.  A recording that will meet one (its command
+		 * is Python, -p of a JVM) or --runtimes loads them at once. */
+		if (rt && may)
+			*lazy_rt = rt;
 		if (env->verbose)
-			fprintf(stderr, "prof-record: frames of runtimes walked:%s%s%s%s (%s)\n",
+			fprintf(stderr, "prof-record: frames of runtimes walked%s:%s%s%s%s (%s)\n",
+				*lazy_rt ? " when first met" : "",
 				rt & RUNTIME_PYTHON ? " Python" : "", rt & RUNTIME_V8 ? " V8" : "",
 				rt & RUNTIME_JVM ? " HotSpot" : "", rt ? "" : " none", why);
 	}
+	obj->rodata->rt_lazy = *lazy_rt != 0;
+	/* the walks' maps are made for the runtimes walked, now or later */
 	obj->rodata->python_enabled = (rt & RUNTIME_PYTHON) && !env->no_python;
 	/* V8 frames too (v8_walk.h, inline in the bpf_loop walk) */
 	obj->rodata->v8_enabled = (rt & RUNTIME_V8) && !env->no_v8;
@@ -493,6 +523,13 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_type(obj->maps.py_tstates, BPF_MAP_TYPE_HASH);
 		bpf_map__set_map_flags(obj->maps.py_tstates, BPF_F_NO_PREALLOC);
 		bpf_map__set_map_flags(obj->maps.py_procs, BPF_F_NO_PREALLOC);
+	}
+	if (*lazy_rt) {
+		/* this sampler without the walks (loader_runtimes_tick()
+		 * loads them) */
+		obj->rodata->python_enabled = false;
+		obj->rodata->v8_enabled = false;
+		obj->rodata->jvm_enabled = false;
 	}
 	if (cfi) {
 		struct unwinder_sizes us;
@@ -801,10 +838,12 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		/* by a loader program first; where that fails (before Linux
 		 * 5.17, or a program the kernel refuses), libbpf says why */
 		if (in_kernel)
-			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, true, &prog_fds, err);
+			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, true, &prog_fds,
+				       &ld->rt_lazy, err);
 		by_loader = obj != NULL;
 		if (!obj)
-			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, false, &prog_fds, err);
+			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, false, &prog_fds,
+				       &ld->rt_lazy, err);
 		if (!obj && env->verbose)
 			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
 				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));
@@ -850,7 +889,110 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	ld->skel = obj;
 	ld->prog_fds = prog_fds;
 	ld->nr_progs = nr_programs(obj->obj);
+	ld->verbose = env->verbose;
+	ld->rt_fd = -1;
+	ld->t0 = t0;
 	return ld;
+}
+
+/*
+ * The runtimes' walks, loaded when first met (rt_lazy, profile.bpf.c):
+ * a second instance of the object, every map its first's (the rodata
+ * aside: the walks on, rt_lazy off), only its unwinding sampler loaded,
+ * by libbpf, and put in sampler_rt, where the first one's samples go from
+ * then on.
+ */
+static int load_runtimes(struct loader *ld)
+{
+	struct profile_bpf *o = profile_bpf__open();
+	struct bpf_map *m, *m1 = NULL;
+	struct bpf_program *p;
+	__u32 zero = 0;
+	int err;
+
+	if (!o)
+		return -errno;
+	memcpy(o->rodata, ld->skel->rodata, sizeof(*o->rodata));
+	o->rodata->rt_lazy = false;
+	o->rodata->python_enabled = ld->rt_lazy & RUNTIME_PYTHON;
+	o->rodata->v8_enabled = ld->rt_lazy & RUNTIME_V8;
+	o->rodata->jvm_enabled = ld->rt_lazy & RUNTIME_JVM;
+	bpf_object__for_each_program(p, o->obj)
+		bpf_program__set_autoload(p, p == o->progs.do_perf_event_cfi);
+	/* the maps in the same order in both instances */
+	bpf_object__for_each_map(m, o->obj) {
+		m1 = bpf_object__next_map(ld->skel->obj, m1);
+		if (!m1 || strcmp(bpf_map__name(m), bpf_map__name(m1))) {
+			profile_bpf__destroy(o);
+			return -EINVAL;
+		}
+		if (m == o->maps.rodata)
+			continue;
+		err = bpf_map__reuse_fd(m, bpf_map__fd(m1));
+		if (err) {
+			profile_bpf__destroy(o);
+			return err;
+		}
+	}
+	err = bpf_object__load(o->obj);
+	if (!err) {
+		ld->rt_fd = bpf_program__fd(o->progs.do_perf_event_cfi);
+		if (bpf_map_update_elem(bpf_map__fd(ld->skel->maps.sampler_rt), &zero, &ld->rt_fd, BPF_ANY))
+			err = -errno;
+	}
+	if (err) {
+		profile_bpf__destroy(o);
+		ld->rt_fd = -1;
+		return err;
+	}
+	ld->rt_skel = o;
+	return 0;
+}
+
+/* Whether any process of a runtime of mask was registered for the walks. */
+static bool runtime_met(const struct loader *ld, unsigned mask)
+{
+	const struct profile_bpf *s = ld->skel;
+	__u32 key;
+
+	return ((mask & RUNTIME_PYTHON) && !bpf_map_get_next_key(bpf_map__fd(s->maps.py_procs), NULL, &key)) ||
+	       ((mask & RUNTIME_V8) && !bpf_map_get_next_key(bpf_map__fd(s->maps.v8_procs), NULL, &key)) ||
+	       ((mask & RUNTIME_JVM) && !bpf_map_get_next_key(bpf_map__fd(s->maps.jvm_procs), NULL, &key));
+}
+
+void loader_runtimes_tick(struct loader *ld)
+{
+	int err;
+
+	if (!ld || !ld->rt_lazy || ld->rt_done || !runtime_met(ld, ld->rt_lazy))
+		return;
+	ld->rt_done = true;
+	libbpf_set_print(ld->verbose ? libbpf_print_verbose : libbpf_print_none);
+	err = load_runtimes(ld);
+	libbpf_set_print(ld->verbose ? libbpf_print_verbose : libbpf_print_quiet);
+	ld->rt_ms = (mono_ns() - ld->t0) / 1e6;
+	if (err) {
+		ld->rt_failed = ld->rt_lazy;
+		fprintf(stderr, "prof-record: warning: cannot load the walk of %s%s%s frames (%s; -v says why): they are not recorded\n",
+			ld->rt_lazy & RUNTIME_PYTHON ? "Python " : "", ld->rt_lazy & RUNTIME_V8 ? "V8 " : "",
+			ld->rt_lazy & RUNTIME_JVM ? "Java" : "", strerror(-err));
+		return;
+	}
+	if (ld->verbose) {
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+
+		bpf_obj_get_info_by_fd(ld->rt_fd, &info, &len);
+		fprintf(stderr, "prof-record: a runtime met: its walks loaded %.1f ms after the start (program do_perf_event_cfi with them: %u instructions verified)\n",
+			ld->rt_ms, info.verified_insns);
+	}
+}
+
+uint32_t loader_runtimes_lacking(const struct loader *ld)
+{
+	return (ld->rt_failed & RUNTIME_PYTHON ? BPROF_META_NO_PYTHON_WALK : 0) |
+	       (ld->rt_failed & RUNTIME_V8 ? BPROF_META_NO_V8_WALK : 0) |
+	       (ld->rt_failed & RUNTIME_JVM ? BPROF_META_NO_JVM_WALK : 0);
 }
 
 struct profile_bpf *loader_skeleton(const struct loader *ld)
@@ -1034,6 +1176,7 @@ void loader_destroy(struct loader *ld)
 		if (ld->prog_fds[i] >= 0)
 			close(ld->prog_fds[i]);
 	free(ld->prog_fds);
+	profile_bpf__destroy(ld->rt_skel);
 	profile_bpf__destroy(ld->skel);
 	free(ld);
 }
@@ -1084,14 +1227,14 @@ int loader_v8_fd(struct profile_bpf *obj)
 	return bpf_map__fd(obj->maps.v8_procs);
 }
 
-bool loader_walks_v8(const struct profile_bpf *obj)
+bool loader_walks_v8(const struct loader *ld)
 {
-	return obj->rodata->v8_enabled;
+	return ld->skel->rodata->v8_enabled || (ld->rt_lazy & RUNTIME_V8);
 }
 
-bool loader_walks_python(const struct profile_bpf *obj)
+bool loader_walks_python(const struct loader *ld)
 {
-	return obj->rodata->python_enabled;
+	return ld->skel->rodata->python_enabled || (ld->rt_lazy & RUNTIME_PYTHON);
 }
 
 bool loader_walks_by_tail_calls(const struct profile_bpf *obj)
@@ -1105,9 +1248,9 @@ void loader_jvm_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd)
 	*stats_fd = bpf_map__fd(obj->maps.jvm_stats);
 }
 
-bool loader_walks_jvm(const struct profile_bpf *obj)
+bool loader_walks_jvm(const struct loader *ld)
 {
-	return obj->rodata->jvm_enabled;
+	return ld->skel->rodata->jvm_enabled || (ld->rt_lazy & RUNTIME_JVM);
 }
 
 int loader_exec_gen_fd(const struct profile_bpf *obj)

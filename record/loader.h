@@ -72,19 +72,27 @@ int loader_attach(struct loader *ld, const struct env *env);
 void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);
 /* Whether the loaded walk records Python frames (not on kernels without
  * bpf_loop, nor with --no-python). */
-bool loader_walks_python(const struct profile_bpf *obj);
+bool loader_walks_python(const struct loader *ld);
 /* Whether the unwinder walks by tail calls (kernels without bpf_loop),
  * which walk no runtime's frames: what META's NO_PYTHON_WALK says */
 bool loader_walks_by_tail_calls(const struct profile_bpf *obj);
 /* The V8 walk's map "v8_procs" (bpf/v8/v8.bpf.c), and whether the loaded
  * walk records V8 frames (not on kernels without bpf_loop, nor --no-v8). */
 int loader_v8_fd(struct profile_bpf *obj);
-bool loader_walks_v8(const struct profile_bpf *obj);
+bool loader_walks_v8(const struct loader *ld);
 /* The HotSpot walk's maps (bpf/jvm_walk.h): "jvm_procs" and "jvm_stats". */
 void loader_jvm_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);
 /* Whether the walk records HotSpot frames (as loader_walks_python; not
  * with --no-jvm). */
-bool loader_walks_jvm(const struct profile_bpf *obj);
+bool loader_walks_jvm(const struct loader *ld);
+/* A recording that may meet the runtimes (the whole system...) loads
+ * their walks when a process of one is first registered in its walk's
+ * map: called at each tick of the event loop (a few map lookups until
+ * then).  Warns when they cannot be loaded. */
+void loader_runtimes_tick(struct loader *ld);
+/* The META flags (BPROF_META_NO_*_WALK) of the runtimes whose walks
+ * were to be loaded when met and could not be. */
+uint32_t loader_runtimes_lacking(const struct loader *ld);
 int loader_exec_gen_fd(const struct profile_bpf *obj);
 /* The BPF map tgid -> struct profile_map_gen (mapping generations); -1
  * where the hook did not load. */

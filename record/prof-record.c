@@ -108,6 +108,7 @@ static pid_t spawn_command(char **argv, int *release_fd)
  * frames' recorder side (record/python/), which needs the same objects
  * and mappings. */
 struct observers {
+	struct loader *ld; /* the runtimes' walks, loaded when first met */
 	struct unwinder *unw;
 	struct pyrec *py;
 	struct v8rec *v8;
@@ -164,6 +165,7 @@ static void unwinder_tick_cb(void *ctx)
 	unwinder_tick(ob->unw);
 	if (ob->jvm)
 		jvmrec_tick(ob->jvm);
+	loader_runtimes_tick(ob->ld);
 }
 
 /* The end pass of --off-cpu/--wall announced the images of threads still
@@ -186,7 +188,8 @@ static void end_before_walk(void *arg)
 
 /* Let the manifest feed the unwinder what it learns: objects and their
  * ELF as it opens them, images' mappings as they change. */
-static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const struct env *env,
+static int start_unwinder(struct loader *ld, struct profile_bpf *obj, struct manifest *man,
+			  const struct env *env,
 			  struct unwinder **out, struct tabcache **cache, struct pyrec **py,
 			  struct v8rec **v8, struct jvmrec **jvm)
 {
@@ -215,21 +218,22 @@ static int start_unwinder(struct profile_bpf *obj, struct manifest *man, const s
 	int procs_fd, stats_fd;
 
 	loader_python_fds(obj, &procs_fd, &stats_fd);
-	if (loader_walks_python(obj) &&
+	if (loader_walks_python(ld) &&
 	    pyrec_create(py, procs_fd, stats_fd, libbpf_num_possible_cpus())) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
 	}
-	if (loader_walks_v8(obj) && v8rec_create(v8, loader_v8_fd(obj))) {
+	if (loader_walks_v8(ld) && v8rec_create(v8, loader_v8_fd(obj))) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
 	}
 	loader_jvm_fds(obj, &procs_fd, &stats_fd);
-	if (loader_walks_jvm(obj) &&
+	if (loader_walks_jvm(ld) &&
 	    jvmrec_create(jvm, procs_fd, stats_fd, libbpf_num_possible_cpus())) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
 	}
+	observers.ld = ld;
 	observers.unw = *out;
 	observers.py = *py;
 	observers.v8 = *v8;
@@ -272,6 +276,7 @@ struct recorder {
 	uint64_t files_failed;
 	bool access_failed;
 	uint32_t meta_lacks;            /* BPROF_META_NO_*: what the kernel could not give */
+	const struct loader *ld;        /* and the runtimes' walks it could not load */
 };
 
 /*
@@ -348,7 +353,7 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 	if (dump_meta(&rec->meta, r->env, &options, r->event, start_real, duration_ns,
 		      r->nr_sampled))
 		goto nomem;
-	rec->meta.flags |= r->meta_lacks;
+	rec->meta.flags |= r->meta_lacks | loader_runtimes_lacking(r->ld);
 
 	writing = 1;
 	if (exiting >= 2) {
@@ -566,7 +571,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
-	if (cfi && start_unwinder(obj, man, &env, &unw, &tcache, &py, &v8, &jvm))
+	if (cfi && start_unwinder(ld, obj, man, &env, &unw, &tcache, &py, &v8, &jvm))
 		goto cleanup;
 	if (sampler_create(&smp, obj, loader_sampler_fd(ld), man, nr_cpus))
 		goto cleanup;
@@ -626,6 +631,7 @@ int main(int argc, char **argv)
 		.kn_able = loader_kernel_has(ld, KFEAT_SYSCALL_PROG),
 		.slice_origin = r.slice_origin,
 		/* said in the file too, not only at the start (META flags) */
+		.ld = ld,
 		.meta_lacks = (!env.kernel_only && !loader_tracks_gens(ld) ? BPROF_META_NO_GENERATIONS : 0) |
 			      /* the kernel's lack, not --no-python's or a
 			       * recording that meets no Python (runtimes.h) */

@@ -47,8 +47,17 @@ vr=$(verified)
 check "--runtimes walks all three, and they cost the verifier more ($vr > $v)" \
 	bash -c "grep -q 'frames of runtimes walked: Python V8 HotSpot (--runtimes)' '$T_DIR/p.err' && test $vr -gt $v"
 "$BPROF_RECORD" -v -F 99 -o "$T_DIR/p.bprof" --force -- sh -c true 2>"$T_DIR/p.err" >/dev/null
-check "a command that starts others (sh) walks all three" \
-	grep -q "frames of runtimes walked: Python V8 HotSpot (the command sh starts other programs)" "$T_DIR/p.err"
+check "a command that starts others (sh) walks all three, when first met" \
+	grep -q "frames of runtimes walked when first met: Python V8 HotSpot (the command sh starts other programs)" "$T_DIR/p.err"
+# ... so its start verifies what a plain recording's does: the walks are
+# loaded only when one of those programs is met (tests/record/python.sh)
+vs=$(verified)
+check "... and its start verifies no more than a plain recording's ($vs, plain $v)" \
+	bash -c "[ $vs -le $((v + 200)) ] && ! grep -q 'a runtime met' '$T_DIR/p.err'"
+"$BPROF_RECORD" -v -F 99 -o "$T_DIR/p.bprof" --force 1 2>"$T_DIR/p.err" >/dev/null
+vs=$(verified)
+check "a whole-system recording walks the runtimes when first met, and starts as a plain one ($vs, plain $v)" \
+	bash -c "grep -q 'frames of runtimes walked when first met: Python V8 HotSpot (every process of the system)' '$T_DIR/p.err' && [ $vs -le $((v + 200)) ]"
 check "--runtimes with --no-jvm: verified less than all three" \
 	bash -c "'$BPROF_RECORD' -v -F 99 -o '$T_DIR/p.bprof' --force --runtimes --no-jvm -- true 2>&1 >/dev/null |
 		awk '/^prof-record: program .*instructions verified/ { s += \$(NF - 2) } END { exit !(s < $vr) }'"

@@ -57,6 +57,21 @@ check "the thread started while recording has Python frames" \
 check "the key callback runs under sorted's native frames" \
 	grep -Eq "run_callback \([^)]*\);[^;(]+;(.*;)?keyfunc \(" "$T_DIR/py.folded"
 
+# A recording that may meet Python (a shell's command) loads the walk when
+# the interpreter is first met (record/loader.c, rt_lazy), not at its start
+"$BPROF_RECORD" -v -F 199 -o "$T_DIR/lazy.bprof" -- sh -c 'exec "$0" "$1" 3' "$PY" "$PYW/pywork.py" \
+	2>"$T_DIR/lazy.err" >/dev/null
+grep -E "runtimes walked|runtime met" "$T_DIR/lazy.err" || true
+check "sh's recording: the Python walk loaded when the interpreter was met" \
+	grep -q "a runtime met: its walks loaded" "$T_DIR/lazy.err"
+"$BPROF_REPORT" -q -f "$T_DIR/lazy.bprof" > "$T_DIR/lazy.folded"
+check "sh's recording: Python chains and lines match the script (>= 99 % valid)" \
+	pycheck "$T_DIR/lazy.folded" --min-valid 99 --roots "<module>,Worker.spin" "${chains[@]}"
+read -r lz_py lz_all < <(awk -v c="$(basename "$PY" | cut -c1-15)" 'index($0, c ";") == 1 { t += $NF; if ($0 ~ /\.py:[0-9]+\)/) p += $NF }
+	END { print p + 0, t + 0 }' "$T_DIR/lazy.folded")
+check "sh's recording: >= 75 % of the interpreter's samples have Python frames ($lz_py of $lz_all)" \
+	test $((lz_py * 100)) -ge $((lz_all * 75))
+
 "$BPROF_REPORT" -q -f -a "$out" > "$T_DIR/a.folded"
 check "-a marks Python frames _[py]" grep -q "leaf (.*pywork.py:[0-9]*)_\[py\]" "$T_DIR/a.folded"
 # the evaluation loop's native frames: hidden by default, kept on request
