@@ -13,7 +13,7 @@ STATIC=${BPROF_STATIC_BUILD:-$BPROF_SRC/build-static}
 KVM=${BPROF_KERNEL_VM:-$BPROF_SRC/../shared/tools/kernel-vm}
 [ -x "$KVM" ] || skip "no kernel-vm at $KVM"
 if bash "$BPROF_SRC/tests/kernels/run.sh" -b "$BPROF_BUILD" -s "$STATIC" \
-	6.1:load,plain,wall,dlswap,python,rotate,nobody; then
+	6.1:load,plain,wall,dlswap,python,pylazy,rotate,nobody; then
 	ok "the kernel matrix's core on Debian 12's 6.1"
 else
 	fail "the kernel matrix's core on Debian 12's 6.1"

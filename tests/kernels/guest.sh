@@ -34,7 +34,7 @@ rec() {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $SCEN "* ]]; }
 all=("$@")
-for SCEN in load perf plain fp wall offcpu dlswap python rotate rotatewall nobody; do
+for SCEN in load perf plain fp wall offcpu dlswap python pylazy rotate rotatewall nobody; do
 	want "${all[@]}" || continue
 	case $SCEN in
 	load) # the fixed cost: five recordings of true, CPU time by bash's times
@@ -67,6 +67,13 @@ for SCEN in load perf plain fp wall offcpu dlswap python rotate rotatewall nobod
 			rec python -F 199 -o /out/python.bprof -- "$PY" "$S/tests/workloads/python/pywork.py" 3
 		else
 			echo "no python staged" >/out/python.err; echo 127 >/out/python.rc
+		fi ;;
+	pylazy) # a shell's command: the walks loaded when the interpreter is met
+		if [ -n "$PY" ]; then
+			rec pylazy -F 199 -o /out/pylazy.bprof -- sh -c 'exec "$0" "$1" 3' "$PY" \
+				"$S/tests/workloads/python/pywork.py"
+		else
+			echo "no python staged" >/out/pylazy.err; echo 127 >/out/pylazy.rc
 		fi ;;
 	rotate)
 		mkdir -p /out/rotate

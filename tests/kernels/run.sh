@@ -7,7 +7,7 @@
 #
 #   KERNEL     a kernel-vm version: 6.1 (Debian 12), 5.10 (Debian 11), 6.12
 #              (bookworm-backports); default all three
-#   SCENARIO   load perf plain fp wall offcpu dlswap python rotate rotatewall nobody (default all)
+#   SCENARIO   load perf plain fp wall offcpu dlswap python pylazy rotate rotatewall nobody (default all)
 #   -b BUILD   the normal build (workloads, prof-report): default build
 #   -s STATIC  the static recorder's build: default build-static
 #   -o DIR     keep the guests' outputs there (default: a temporary folder)
@@ -251,6 +251,16 @@ for arg in "$@"; do
 			check "the interpreter's native stacks complete (>= 95 %: $pct %)" test "${pct:-0}" -ge 95
 			row_py="no ($py)"
 		fi
+	fi
+	if want pylazy && [ "$py" = 1 ]; then
+		# the sampler's tail call to the walks loaded when first met
+		check "sh -c 'exec python': exits 0, the walks loaded when the interpreter was met" \
+			bash -c "[ $(rc_of pylazy) = 0 ] && grep -q 'a runtime met: its walks loaded' '$OUT/pylazy.err'"
+		folded pylazy >"$OUT/pylazy.folded"
+		check "sh -c 'exec python': Python chains and lines match pywork.py (>= 99 % valid)" \
+			python3 "$SRC/tests/workloads/python/pycheck.py" "$SRC/tests/workloads/python/pywork.py" \
+			"$OUT/pylazy.folded" --min-valid 99 --roots "<module>,Worker.spin" \
+			--expect "<module>;main;recurse;recurse;recurse;recurse;recurse;recurse;leaf"
 	fi
 	if want rotate; then
 		check "--rotate exits 0" test "$(rc_of rotate)" = 0
