@@ -325,9 +325,10 @@ static int nr_programs(struct bpf_object *o)
 }
 
 static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi, bool tail,
-				   bool noprealloc, bool lock_tp, bool in_kernel, int **prog_fds, int *err)
+				   bool noprealloc, bool lock_tp, bool in_kernel, bool offcpu_lean,
+				   int **prog_fds, int *err)
 {
-	struct profile_bpf *obj = profile_bpf__open();
+	struct profile_bpf *obj = offcpu_skel_open(offcpu_lean);
 	struct bpf_program *prog;
 	int j = 0;
 
@@ -715,7 +716,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	unsigned avail = OPT_PROG_GENS, tries[4];
 	size_t nr_tries = 0;
 	struct kfeat kf;
-	bool noprealloc, tail = false;
+	bool noprealloc, tail = false, offcpu_lean;
 	int ids[FEAT_NR], *prog_fds = NULL, miss;
 	/* BPROF_LOAD=libbpf: the path of kernels before 5.17, for tests */
 	const char *how = getenv("BPROF_LOAD");
@@ -745,6 +746,11 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		*err = -EOPNOTSUPP;
 		return NULL;
 	}
+	/* --off-cpu, --wall where the kernel lacks what their programs use:
+	 * the object with the older kernels' (offcpu/) */
+	offcpu_lean = offcpu_lean_needed(env, &kf, msg, sizeof(msg));
+	if (offcpu_lean)
+		fprintf(stderr, "prof-record: %s\n", msg);
 	*cfi = env->unwind != OPTS_UNWIND_FP;
 	miss = kfeat_first_missing(&kf, cfi_needs, sizeof(cfi_needs) / sizeof(cfi_needs[0]));
 	if (*cfi && miss >= 0) {
@@ -798,10 +804,12 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		/* by a loader program first; where that fails (before Linux
 		 * 5.17, or a program the kernel refuses), libbpf says why */
 		if (in_kernel)
-			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, true, &prog_fds, err);
+			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, true,
+				       offcpu_lean, &prog_fds, err);
 		by_loader = obj != NULL;
 		if (!obj)
-			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, false, &prog_fds, err);
+			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, false,
+				       offcpu_lean, &prog_fds, err);
 		if (!obj && env->verbose)
 			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
 				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));
@@ -844,6 +852,11 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 			fprintf(stderr, "prof-record: warning: cannot chain the unwinder's walk (%s): user stacks stop after %d frames\n",
 				strerror(errno), UNWIND_TAIL_FRAMES);
 	}
+	int chain_err = offcpu_chain(obj, prog_fd_in(obj, prog_fds, obj->progs.handle_offcpu_resume));
+
+	if (chain_err)
+		fprintf(stderr, "prof-record: warning: cannot chain the off-CPU user-stack walk (%s): those stacks stop after %d frames\n",
+			strerror(-chain_err), UNWIND_TAIL_FRAMES);
 	ld->skel = obj;
 	ld->prog_fds = prog_fds;
 	ld->nr_progs = nr_programs(obj->obj);

@@ -25,6 +25,21 @@ struct kfeat;
  * false. */
 bool offcpu_supported(const struct env *env, const struct kfeat *kf, char *msg, size_t len);
 
+/* Whether the kernel with the features kf needs the variant of the
+ * programs for older kernels (bpf/offcpu/offcpu_lean.bpf.c) to record what
+ * env asks (or BPROF_OFFCPU_LEAN=1 forces it); then, in msg, what the
+ * kernel lacks and what the recording misses for it. */
+bool offcpu_lean_needed(const struct env *env, const struct kfeat *kf, char *msg, size_t len);
+
+/* The BPF object, opened: profile.bpf.o, or with lean profile_lean.bpf.o
+ * through the same skeleton.  NULL with errno set on failure. */
+struct profile_bpf *offcpu_skel_open(bool lean);
+
+/* After load: the lean variant's resume program (resume_fd) put in its
+ * own tail-call slot, so that its user-stack walks go on past one run.
+ * 0 (also for the other variant), or -errno. */
+int offcpu_chain(struct profile_bpf *obj, int resume_fd);
+
 /* Before load: the programs' read-only data, which programs load, the
  * counts map's size (counts: the on-CPU map's).  cfi: the unwinder is
  * loaded. */
