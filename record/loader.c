@@ -748,9 +748,11 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	}
 	/* --off-cpu, --wall where the kernel lacks what their programs use:
 	 * the object with the older kernels' (offcpu/) */
-	offcpu_lean = offcpu_lean_needed(env, &kf, msg, sizeof(msg));
+	char lean_why[768];
+
+	offcpu_lean = offcpu_lean_needed(env, &kf, lean_why, sizeof(lean_why));
 	if (offcpu_lean)
-		fprintf(stderr, "prof-record: %s\n", msg);
+		fprintf(stderr, "prof-record: %s\n", lean_why);
 	*cfi = env->unwind != OPTS_UNWIND_FP;
 	miss = kfeat_first_missing(&kf, cfi_needs, sizeof(cfi_needs) / sizeof(cfi_needs[0]));
 	if (*cfi && miss >= 0) {
