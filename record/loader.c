@@ -854,7 +854,8 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 			fprintf(stderr, "prof-record: warning: cannot chain the unwinder's walk (%s): user stacks stop after %d frames\n",
 				strerror(errno), UNWIND_TAIL_FRAMES);
 	}
-	int chain_err = offcpu_chain(obj, prog_fd_in(obj, prog_fds, obj->progs.handle_offcpu_resume));
+	int chain_err = offcpu_chain(obj, prog_fd_in(obj, prog_fds, obj->progs.handle_offcpu_resume),
+				     prog_fd_in(obj, prog_fds, obj->progs.handle_offcpu_end));
 
 	if (chain_err)
 		fprintf(stderr, "prof-record: warning: cannot chain the off-CPU user-stack walk (%s): those stacks stop after %d frames\n",

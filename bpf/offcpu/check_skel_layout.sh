@@ -3,14 +3,14 @@
 # (profile_lean.bpf.o) can be opened through the main object's skeleton
 # (record/offcpu/offcpu_rec.c): the same types (its global variables, so
 # their offsets in .rodata, .data and .bss), and every map and program of
-# the main skeleton, by name.  The lean object's own map (its tail-call
-# slot, offcpu_resume_self) is allowed: libbpf creates it, record/ finds it
-# by name.  The embedded object bytes differ, of course, and are left out.
+# the main skeleton, by name.  The lean object's own maps (offcpu_lean_*:
+# its tail-call slots and the end pass's walk) are allowed: libbpf creates
+# them, record/ finds the slots by name.  The embedded object bytes differ, of course, and are left out.
 set -eu
 types() {
 	sed -e 's/profile_lean_bpf/profile_bpf/g' -e 's/PROFILE_LEAN_BPF/PROFILE_BPF/g' "$1" |
 		awk '/__elf_bytes\(size_t \*sz\)/ { skip = 1 } skip && /^}/ { skip = 0; next } !skip' |
-		grep -v -e 'offcpu_resume_self' -e 's->maps\[' -e 's->progs\[' -e '_cnt = ' -e 'skel_sz = '
+		grep -v -e 'offcpu_lean_' -e 's->maps\[' -e 's->progs\[' -e '_cnt = ' -e 'skel_sz = '
 }
 names() {
 	sed -n 's/.*s->\(maps\|progs\)\[[0-9]*\]\.name = "\([^"]*\)".*/\1 \2/p' "$1" | sort

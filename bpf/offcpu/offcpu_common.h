@@ -113,6 +113,10 @@ struct {
  * its phase (OFFCPU_END_*, set by prof-record). */
 __u64 offcpu_end_left = 0;
 __u32 offcpu_end_phase = OFFCPU_END_FINAL;
+/* The walk phase's thread, for kernels whose task iterator cannot be
+ * given one (before 6.1: offcpu_lean.bpf.c's pass then visits every
+ * thread and walks this one only; offcpu.bpf.c's link names it). */
+__u32 offcpu_end_tid = 0;
 
 static __always_inline struct profile_ustack *offcpu_stack_buf(void);
 static __always_inline long offcpu_store(struct profile_ustack *st, __u32 gen);

@@ -32,8 +32,10 @@
  *   6.1) ids below that are the stack maps';
  * - the start pass takes a thread's time back with a plain store, not a
  *   compare-and-swap (5.12);
- * - no walk of the user stacks of threads still blocked at the end: the
- *   blocks are counted, without user stack (prof-record says so).
+ * - the end pass's walk of a blocked thread's copied stack is the same
+ *   chain of tail calls (the iterator's own), over every thread but for
+ *   the one prof-record names (offcpu_end_tid): task iterators take no
+ *   thread before 6.1.
  */
 /* as tailwalk.bpf.c: no atomic or (5.12), no stack window, no chunk cache */
 #define UNWIND_NO_ATOMIC_OR
@@ -67,6 +69,8 @@ struct offcpu_lean_walk {
 	__u32 walking; /* a walk is under way: the next run continues it */
 	__u32 gen;     /* --rotate's set */
 	__u32 seq;     /* offcpu_seq_begin()'s CPU, for offcpu_seq_end() */
+	__u32 cfi;     /* the walk has the process's tables (else frame
+			* pointers, the unwinder's; the end pass only) */
 };
 
 struct {
@@ -82,7 +86,24 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
-} offcpu_resume_self SEC(".maps");
+} offcpu_lean_resume_self SEC(".maps");
+
+/* The end pass's walk, apart from the resume program's: an iterator may be
+ * preempted, and the resume program may run on its CPU meanwhile. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_lean_walk);
+	__uint(max_entries, 1);
+} offcpu_lean_end_walk SEC(".maps");
+
+/* handle_offcpu_end itself, put in slot 0 by prof-record after load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} offcpu_lean_end_self SEC(".maps");
 
 static __always_inline struct offcpu_lean_walk *offcpu_walk_state(void)
 {
@@ -290,7 +311,7 @@ int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 			return 0;
 		}
 	}
-	bpf_tail_call(ctx, &offcpu_resume_self, 0);
+	bpf_tail_call(ctx, &offcpu_lean_resume_self, 0);
 	/* no tail call left (or the slot is empty): a truncated stack */
 	w->s.result = -1;
 	offcpu_walk_done(w, task);
@@ -375,20 +396,81 @@ int handle_offcpu_start_cg(struct bpf_iter__task *ctx)
 	return offcpu_start_pass(ctx);
 }
 
-/* The end pass: offcpu.bpf.c's COLLECT and FINAL phases (no thread is
- * named for a walk: without bpf_loop the walk of a copied stack would be
- * a second chain of tail calls), the block's end as offcpu_end_time(). */
+/* The end pass's walk phase (offcpu.bpf.c's offcpu_end_walk()): task's
+ * user stack from prof-record's copy at the same addresses, by the tail
+ * walk's steps from its saved registers, the next frames in the next run
+ * of this program (a tail call keeps the context: the same task); then
+ * its state deleted.  A pass over every thread (no task iterator takes a
+ * thread before 6.1): only offcpu_end_tid's. */
+static __always_inline int offcpu_end_walk(struct bpf_iter__task *ctx, struct task_struct *task,
+					   __u32 tid)
+{
+	__u32 zero = 0, gen, seq;
+	struct offcpu_lean_walk *w = bpf_map_lookup_elem(&offcpu_lean_end_walk, &zero);
+	const struct unwind_proc *proc = NULL;
+	struct offcpu_task *t;
+
+	if (!w || tid != offcpu_end_tid)
+		return 0;
+	if (!w->walking || w->tid != tid) {
+		w->walking = 0;
+		t = offcpu_task_of(tid, false);
+		if (!t)
+			return 0;
+		if (!t->pend_n || task->self_exec_id != t->pend.k.exec_id) {
+			offcpu_flush(t);
+			bpf_map_delete_elem(&offcpu_tasks, &tid);
+			return 0;
+		}
+		seq = offcpu_seq_begin(&gen);
+		if (offcpu_user_regs(task, &w->s.pt) || !task->mm) {
+			offcpu_count_walked(t, -EFAULT, gen, seq);
+			bpf_map_delete_elem(&offcpu_tasks, &tid);
+			return 0;
+		}
+		w->wk.pid = t->pend.k.pid;
+		w->wk.exec_id = t->pend.k.exec_id;
+		proc = offcpu_proc(t, &w->wk);
+		w->cfi = proc != NULL;
+		w->tid = tid;
+		w->gen = gen;
+		w->seq = seq;
+		w->walking = 1;
+		unwind_walk_start(&w->s);
+		unwind_count(UNWIND_STAT_SAMPLES);
+	} else if (w->cfi) {
+		proc = bpf_map_lookup_elem(&unwind_procs, &w->wk);
+	}
+	for (int i = 0; i < UNWIND_TAIL_FRAMES; i++) {
+		if (unwind_walk_frame(&w->s, proc)) {
+			offcpu_walk_done(w, task);
+			bpf_map_delete_elem(&offcpu_tasks, &tid);
+			return 0;
+		}
+	}
+	bpf_tail_call(ctx, &offcpu_lean_end_self, 0);
+	w->s.result = -1;
+	offcpu_walk_done(w, task);
+	bpf_map_delete_elem(&offcpu_tasks, &tid);
+	return 0;
+}
+
+/* The end pass: offcpu.bpf.c's three phases (which it says why), the
+ * block's end as its offcpu_end_time(). */
 SEC("iter/task")
 int handle_offcpu_end(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
+	struct offcpu_lean_walk *w;
 	struct offcpu_task *t;
 	__u64 now, arrived;
-	__u32 tid;
+	__u32 tid, zero = 0;
 
 	if (!task || offcpu_mode == 0)
 		return 0;
 	tid = task->pid;
+	if (offcpu_end_phase == OFFCPU_END_WALK)
+		return offcpu_end_walk(ctx, task, tid);
 	t = offcpu_task_of(tid, false);
 	if (!t)
 		return 0;
@@ -401,6 +483,16 @@ int handle_offcpu_end(struct bpf_iter__task *ctx)
 				now = arrived;
 		}
 		offcpu_switch_in(task, t, now);
+	}
+	w = bpf_map_lookup_elem(&offcpu_lean_end_walk, &zero);
+	if (offcpu_end_phase == OFFCPU_END_COLLECT && w && t->pend_n && user_stacks && task->mm &&
+	    task->self_exec_id == t->pend.k.exec_id && !offcpu_user_regs(task, &w->s.pt)) {
+		struct offcpu_end_rec rec = { .pid = task->tgid, .tid = tid, .sp = w->s.pt.sp };
+
+		/* its tables, before the walk phase (offcpu.bpf.c) */
+		announce_image(task, rec.pid, t->pend.k.exec_id);
+		bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+		return 0; /* kept for the walk phase */
 	}
 	offcpu_flush(t);
 	bpf_map_delete_elem(&offcpu_tasks, &tid);

@@ -27,6 +27,7 @@
 #include "offcpu/offcpu_rec.h"
 #include "profile.skel.h"
 #include "profile_lean.skel.h"
+#include "unwind.h"
 
 /* What offcpu.bpf.c's programs use that older kernels lack: the thread
  * states (task storage), the blocked thread's user registers
@@ -83,17 +84,21 @@ bool offcpu_lean_needed(const struct env *env, const struct kfeat *kf, char *msg
 		return false;
 	if (!n && len)
 		at = (size_t)snprintf(msg, len, "BPROF_OFFCPU_LEAN=1");
+	/* their walks are the tail walk's: 4 frames a run, 33 tail calls */
 	if (at < len)
-		snprintf(msg + at, len - at,
-			 ": %s records with the programs for older kernels; threads still blocked when the recording ends are counted without their user stacks",
-			 opt);
+		at += (size_t)snprintf(msg + at, len - at,
+				       ": %s records with the programs for older kernels: off-CPU user stacks stop at %d frames and hold no Python frames",
+				       opt, 34 * UNWIND_TAIL_FRAMES);
+	/* their start pass has no kfuncs to test a thread's cgroup */
+	if (env->cgroup && at < len)
+		snprintf(msg + at, len - at, "; --cgroup's threads blocked at the start count from their first switch-out");
 	return true;
 }
 
 /* Whether obj is profile_lean.bpf.o: its tail-call slot is its own. */
 static struct bpf_map *lean_self(const struct profile_bpf *obj)
 {
-	return bpf_object__find_map_by_name(obj->obj, "offcpu_resume_self");
+	return bpf_object__find_map_by_name(obj->obj, "offcpu_lean_resume_self");
 }
 
 struct profile_bpf *offcpu_skel_open(bool lean)
@@ -123,16 +128,18 @@ struct profile_bpf *offcpu_skel_open(bool lean)
 	return obj;
 }
 
-int offcpu_chain(struct profile_bpf *obj, int resume_fd)
+int offcpu_chain(struct profile_bpf *obj, int resume_fd, int end_fd)
 {
-	struct bpf_map *self = lean_self(obj);
+	struct bpf_map *self = lean_self(obj),
+		       *end_self = bpf_object__find_map_by_name(obj->obj, "offcpu_lean_end_self");
 	__u32 zero = 0;
 
 	if (!self || !offcpu_enabled(obj))
 		return 0;
-	if (resume_fd < 0)
+	if (resume_fd < 0 || end_fd < 0 || !end_self)
 		return -ENOENT;
-	if (bpf_map_update_elem(bpf_map__fd(self), &zero, &resume_fd, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(self), &zero, &resume_fd, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(end_self), &zero, &end_fd, BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -389,6 +396,8 @@ int offcpu_end(struct profile_bpf *obj, const struct loader *ld, void (*before_w
 		n = map_stack_copy(&r, &at);
 		if (!n)
 			continue; /* the final pass counts it without a user stack */
+		/* the lean programs' pass visits every thread: this one walks */
+		obj->bss->offcpu_end_tid = r.tid;
 		if (!run_iter(end_fd, (int)r.tid, NULL, NULL))
 			(*walked)++;
 		munmap(at, n);

@@ -35,10 +35,10 @@ bool offcpu_lean_needed(const struct env *env, const struct kfeat *kf, char *msg
  * through the same skeleton.  NULL with errno set on failure. */
 struct profile_bpf *offcpu_skel_open(bool lean);
 
-/* After load: the lean variant's resume program (resume_fd) put in its
- * own tail-call slot, so that its user-stack walks go on past one run.
- * 0 (also for the other variant), or -errno. */
-int offcpu_chain(struct profile_bpf *obj, int resume_fd);
+/* After load: the lean variant's resume and end programs (resume_fd,
+ * end_fd) put in their own tail-call slots, so that their user-stack
+ * walks go on past one run.  0 (also for the other variant), or -errno. */
+int offcpu_chain(struct profile_bpf *obj, int resume_fd, int end_fd);
 
 /* Before load: the programs' read-only data, which programs load, the
  * counts map's size (counts: the on-CPU map's).  cfi: the unwinder is
