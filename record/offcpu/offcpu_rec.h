@@ -21,8 +21,9 @@ struct profile_bpf;
 struct kfeat;
 
 /* Whether off-CPU time can be recorded as env asks on a kernel with the
- * features kf; when not, a message naming what is missing in msg, and
- * false. */
+ * features kf; when not, why in msg, and false.  Every kernel the recorder
+ * loads on records it, with one of the two variants of the programs
+ * (offcpu_lean_needed()): only what no variant can do is refused. */
 bool offcpu_supported(const struct env *env, const struct kfeat *kf, char *msg, size_t len);
 
 /* Whether the kernel with the features kf needs the variant of the
