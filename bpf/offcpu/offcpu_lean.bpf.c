@@ -119,6 +119,48 @@ static __always_inline struct profile_ustack *offcpu_stack_buf(void)
 	return w ? &w->s.stack : NULL;
 }
 
+/* Whether two stacks of the kernel's walk are the same: as
+ * same_stack_inline(), to their 127 words (PROFILE_MAX_STACK_DEPTH) rather
+ * than a walked stack's 247, which the verifier walks step by step in
+ * every program that stores a stack. */
+static __always_inline bool offcpu_same_kstack(const struct profile_ustack *a,
+					       const struct profile_ustack *b)
+{
+	if (a->nr != b->nr)
+		return false;
+	for (int i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
+		if (i >= (int)a->nr)
+			break;
+		if (a->ips[i] != b->ips[i])
+			return false;
+	}
+	return true;
+}
+
+/* Store st under the first of two candidate ids that is free or already
+ * holds it (store_stack_at()'s rule); the id, or < 0 on loss. */
+static __always_inline long offcpu_store_at(void *map, struct profile_ustack *st, __u32 ids[2])
+{
+	for (int t = 0; t < 2; t++) {
+		struct profile_ustack *old = bpf_map_lookup_elem(map, &ids[t]);
+		long err;
+
+		if (!old) {
+			err = bpf_map_update_elem(map, &ids[t], st, BPF_NOEXIST);
+			if (!err)
+				return ids[t];
+			if (err != -EEXIST)
+				return -ENOMEM; /* full: as store_stack_at() */
+			old = bpf_map_lookup_elem(map, &ids[t]);
+			if (!old)
+				return -ENOMEM;
+		}
+		if (offcpu_same_kstack(old, st))
+			return ids[t];
+	}
+	return -EEXIST;
+}
+
 /* FNV-1a over the addresses as an inline loop: bpf_loop is 5.17.  The
  * stacks stored here are the kernel's walks (127 words at most). */
 static __always_inline long offcpu_store(struct profile_ustack *st, __u32 gen)
@@ -126,6 +168,8 @@ static __always_inline long offcpu_store(struct profile_ustack *st, __u32 gen)
 	__u64 h = 0xcbf29ce484222325ULL;
 	__u32 ids[2];
 
+	if (st->nr > PROFILE_MAX_STACK_DEPTH)
+		st->nr = PROFILE_MAX_STACK_DEPTH;
 	for (int i = 0; i < PROFILE_MAX_STACK_DEPTH; i++) {
 		if (i >= (int)st->nr)
 			break;
@@ -134,7 +178,7 @@ static __always_inline long offcpu_store(struct profile_ustack *st, __u32 gen)
 	h = stack_hash_mix(h);
 	ids[0] = PROFILE_KWALK_STACK_BASE | ((__u32)h & PROFILE_OWN_STACK_MASK);
 	ids[1] = PROFILE_KWALK_STACK_BASE | ((__u32)(h >> 32) & PROFILE_OWN_STACK_MASK);
-	return gen ? store_stack_at(&ustacks_b, st, ids, true) : store_stack_at(&ustacks, st, ids, true);
+	return gen ? offcpu_store_at(&ustacks_b, st, ids) : offcpu_store_at(&ustacks, st, ids);
 }
 
 /* The thread's state, created when asked (zeroed); NULL when it has none,
