@@ -84,11 +84,14 @@ bool offcpu_lean_needed(const struct env *env, const struct kfeat *kf, char *msg
 		return false;
 	if (!n && len)
 		at = (size_t)snprintf(msg, len, "BPROF_OFFCPU_LEAN=1");
-	/* their walks are the tail walk's: 4 frames a run, 33 tail calls */
 	if (at < len)
+		at += (size_t)snprintf(msg + at, len - at, ": %s records with the programs for older kernels", opt);
+	/* their walks are the tail walk's: 4 frames a run, 33 tail calls
+	 * (frame pointers: the kernel's walk, as the other variant's) */
+	if (env->unwind != OPTS_UNWIND_FP && at < len)
 		at += (size_t)snprintf(msg + at, len - at,
-				       ": %s records with the programs for older kernels: off-CPU user stacks stop at %d frames and hold no Python frames",
-				       opt, 34 * UNWIND_TAIL_FRAMES);
+				       ": off-CPU user stacks stop at %d frames and hold no Python frames",
+				       34 * UNWIND_TAIL_FRAMES);
 	/* their start pass has no kfuncs to test a thread's cgroup */
 	if (env->cgroup && at < len)
 		snprintf(msg + at, len - at, "; --cgroup's threads blocked at the start count from their first switch-out");
