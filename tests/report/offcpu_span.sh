@@ -145,11 +145,13 @@ fi
 
 # no -p: every thread of the machine; the other sleeper's whole recording
 # is counted too, and no state is left
-# (a process blocked 50 ms of it: a thread with a small share for
-# --min-share below, which a quiet machine may not have - 0 of 20 threads
-# below 2 % on the development VM)
-(sleep 0.5; exec sleep 0.05) &
+# (short sleeps one after another, whatever the recorder's start-up takes:
+# processes with a small share for --min-share below, which a quiet
+# machine may not have - 0 of 20 threads below 2 % on the development VM)
+(for _ in $(seq 1000); do sleep 0.02; done) &
+naps=$!
 "$BPROF_RECORD" -v -F $HZ --off-cpu -o "$T_DIR/all.bprof" 2 2> "$T_DIR/all.log"
+kill $naps 2>/dev/null || true
 "$BPROF_REPORT" -q -f --off-cpu "$T_DIR/all.bprof" > "$T_DIR/all.folded"
 s=$(sum "$T_DIR/all.folded" "^sleep;")
 echo "all threads: sleep(1) $s (~$((2 * HZ)), more if other tests' sleeps ran)"
