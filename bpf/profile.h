@@ -59,6 +59,12 @@ struct profile_key {
  * stored in "ustacks" gets 29 bits of a hash of its addresses as its id,
  * below PROFILE_CFI_STACK_BASE like the ids of bpf_get_stackid() */
 #define PROFILE_OWN_STACK_MASK 0x1fffffff
+/* The off-CPU programs of kernels before 6.1 (offcpu/offcpu_lean.bpf.c)
+ * store the kernel's walks (bpf_get_task_stack, a frame-pointer user
+ * stack) in "ustacks" too, under this bit and 29 bits of the hash: below
+ * PROFILE_CFI_STACK_BASE like every id of the kernel's walk, above both
+ * own_stacks' ids and the stack maps' (whose ids are their index). */
+#define PROFILE_KWALK_STACK_BASE 0x20000000
 #define PROFILE_USTACK_LEAF_CFI  (1u << 0) /* the interrupted frame was unwound
 					    * with a table: its caller is exact */
 #define PROFILE_USTACK_COMPLETE  (1u << 1) /* reached the outermost frame */

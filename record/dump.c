@@ -286,7 +286,7 @@ int dump_counts(struct profile_bpf *obj, unsigned gen, struct bprof_recording *r
 	/* the stacks in "ustacks", read in batches; one not found there (the
 	 * kernel takes no batches, or its element went meanwhile) is looked
 	 * up by id below */
-	if (nr_uniq && (own || w.ids[nr_uniq - 1] >= PROFILE_CFI_STACK_BASE)) {
+	if (nr_uniq && (own || w.ids[nr_uniq - 1] >= PROFILE_KWALK_STACK_BASE)) {
 		w.got = calloc(nr_uniq, sizeof(*w.got));
 		if (!w.got)
 			goto nomem;
@@ -302,12 +302,14 @@ int dump_counts(struct profile_bpf *obj, unsigned gen, struct bprof_recording *r
 		memset(ips, 0, sizeof(ips));
 		/* ids from the second-chance map are offset by base2; stacks
 		 * walked by the unwinder have ids of their own, and so has
-		 * every stack when the kernel's stack maps are not used */
+		 * every stack when the kernel's stack maps are not used, and
+		 * every stack the off-CPU programs of older kernels took
+		 * (PROFILE_KWALK_STACK_BASE) */
 		int32_t local = id >= base2 ? id - base2 : id;
 		int lerr = 0;
 		uint32_t flags = 0;
 
-		if (own || id >= PROFILE_CFI_STACK_BASE) {
+		if (own || id >= PROFILE_KWALK_STACK_BASE) {
 			const struct profile_ustack *u = w.got ? w.got[i] : NULL;
 
 			if (!u) {

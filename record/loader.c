@@ -59,6 +59,7 @@ struct loader {
 	int rt_fd;
 	double rt_ms;   /* when, since the loader opened */
 	uint64_t t0;
+	bool offcpu_lean; /* the object is profile_lean.bpf.o (offcpu_skel_open) */
 };
 
 static int libbpf_print_verbose(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -335,10 +336,10 @@ static int nr_programs(struct bpf_object *o)
 }
 
 static struct profile_bpf *open_one(const struct env *env, unsigned optional, bool cfi, bool tail,
-				   bool noprealloc, bool lock_tp, bool in_kernel, int **prog_fds,
-				   unsigned *lazy_rt, int *err)
+				   bool noprealloc, bool lock_tp, bool in_kernel, bool offcpu_lean,
+				   int **prog_fds, unsigned *lazy_rt, int *err)
 {
-	struct profile_bpf *obj = profile_bpf__open();
+	struct profile_bpf *obj = offcpu_skel_open(offcpu_lean);
 	struct bpf_program *prog;
 	int j = 0;
 
@@ -752,7 +753,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	unsigned avail = OPT_PROG_GENS, tries[4];
 	size_t nr_tries = 0;
 	struct kfeat kf;
-	bool noprealloc, tail = false;
+	bool noprealloc, tail = false, offcpu_lean;
 	int ids[FEAT_NR], *prog_fds = NULL, miss;
 	/* BPROF_LOAD=libbpf: the path of kernels before 5.17, for tests */
 	const char *how = getenv("BPROF_LOAD");
@@ -782,6 +783,13 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		*err = -EOPNOTSUPP;
 		return NULL;
 	}
+	/* --off-cpu, --wall where the kernel lacks what their programs use:
+	 * the object with the older kernels' (offcpu/) */
+	char lean_why[768];
+
+	offcpu_lean = offcpu_lean_needed(env, &kf, lean_why, sizeof(lean_why));
+	if (offcpu_lean)
+		fprintf(stderr, "prof-record: %s\n", lean_why);
 	*cfi = env->unwind != OPTS_UNWIND_FP;
 	miss = kfeat_first_missing(&kf, cfi_needs, sizeof(cfi_needs) / sizeof(cfi_needs[0]));
 	if (*cfi && miss >= 0) {
@@ -838,12 +846,12 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		/* by a loader program first; where that fails (before Linux
 		 * 5.17, or a program the kernel refuses), libbpf says why */
 		if (in_kernel)
-			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, true, &prog_fds,
-				       &ld->rt_lazy, err);
+			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, true,
+				       offcpu_lean, &prog_fds, &ld->rt_lazy, err);
 		by_loader = obj != NULL;
 		if (!obj)
-			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, false, &prog_fds,
-				       &ld->rt_lazy, err);
+			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, false,
+				       offcpu_lean, &prog_fds, &ld->rt_lazy, err);
 		if (!obj && env->verbose)
 			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
 				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));
@@ -886,10 +894,17 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 			fprintf(stderr, "prof-record: warning: cannot chain the unwinder's walk (%s): user stacks stop after %d frames\n",
 				strerror(errno), UNWIND_TAIL_FRAMES);
 	}
+	int chain_err = offcpu_chain(obj, prog_fd_in(obj, prog_fds, obj->progs.handle_offcpu_resume),
+				     prog_fd_in(obj, prog_fds, obj->progs.handle_offcpu_end));
+
+	if (chain_err)
+		fprintf(stderr, "prof-record: warning: cannot chain the off-CPU user-stack walk (%s): those stacks stop after %d frames\n",
+			strerror(-chain_err), UNWIND_TAIL_FRAMES);
 	ld->skel = obj;
 	ld->prog_fds = prog_fds;
 	ld->nr_progs = nr_programs(obj->obj);
 	ld->verbose = env->verbose;
+	ld->offcpu_lean = offcpu_lean;
 	ld->rt_fd = -1;
 	ld->t0 = t0;
 	return ld;
@@ -904,7 +919,9 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
  */
 static int load_runtimes(struct loader *ld)
 {
-	struct profile_bpf *o = profile_bpf__open();
+	/* the same object as the first (the off-CPU programs of older
+	 * kernels are another), so that its maps are the same */
+	struct profile_bpf *o = offcpu_skel_open(ld->offcpu_lean);
 	struct bpf_map *m, *m1 = NULL;
 	struct bpf_program *p;
 	__u32 zero = 0;

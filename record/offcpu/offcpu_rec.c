@@ -26,30 +26,125 @@
 #include "loader.h"
 #include "offcpu/offcpu_rec.h"
 #include "profile.skel.h"
+#include "profile_lean.skel.h"
+#include "unwind.h"
+
+/* What offcpu.bpf.c's programs use that older kernels lack: the thread
+ * states (task storage), the blocked thread's user registers
+ * (bpf_task_pt_regs), the stacks' hash (bpf_loop), the stacks stored like
+ * own_stacks' (ids of their own in "ustacks", a hash map that grows); any
+ * one missing, offcpu_lean.bpf.c's programs load instead. */
+static const enum kfeat_id offcpu_needs[] = { KFEAT_TASK_STORAGE, KFEAT_CURRENT_TASK_BTF,
+					      KFEAT_TASK_PT_REGS, KFEAT_LOOP, KFEAT_NOPREALLOC };
+#define OFFCPU_NR_NEEDS (sizeof(offcpu_needs) / sizeof(offcpu_needs[0]))
+
+/* The lean variant's thread states: a preallocated hash map by tid (about
+ * 170 bytes an entry); a thread switched out while it is full is counted
+ * lost.  Entries are deleted when threads exit, so this bounds the threads
+ * that live at once and block, not those of the whole recording. */
+#define OFFCPU_LEAN_THREADS 32768
+/* ... and, with frame pointers only (no unwinder's stacks to share the
+ * map with), the room for its stacks in "ustacks" (2 KiB each,
+ * preallocated before 6.1): the distinct blocked stacks of a recording */
+#define OFFCPU_LEAN_STACKS 4096
 
 bool offcpu_supported(const struct env *env, const struct kfeat *kf, char *msg, size_t len)
 {
-	/* the thread states (task storage), the blocked thread's user
-	 * registers (bpf_task_pt_regs), the stacks stored like own_stacks'
-	 * (ids of their own in "ustacks", a hash map that grows) */
-	static const enum kfeat_id needs[] = { KFEAT_TASK_STORAGE, KFEAT_CURRENT_TASK_BTF,
-					       KFEAT_TASK_PT_REGS, KFEAT_NOPREALLOC };
 	const char *opt = env->off_cpu == OFFCPU_MODE_WALL ? "--wall" : "--off-cpu";
-	int miss;
 
+	(void)kf;
 	if (!env->off_cpu)
 		return true;
 	if (env->cycles) {
 		snprintf(msg, len, "%s counts time in periods of the cpu-clock event; not with -e cycles", opt);
 		return false;
 	}
-	miss = kfeat_first_missing(kf, needs, sizeof(needs) / sizeof(needs[0]));
-	if (miss >= 0) {
-		snprintf(msg, len, "%s needs %s, which this kernel lacks; on-CPU recording works without it",
-			 opt, kfeat_describe(miss));
-		return false;
-	}
 	return true;
+}
+
+bool offcpu_lean_needed(const struct env *env, const struct kfeat *kf, char *msg, size_t len)
+{
+	const char *opt = env->off_cpu == OFFCPU_MODE_WALL ? "--wall" : "--off-cpu";
+	const char *force = getenv("BPROF_OFFCPU_LEAN");
+	size_t at = 0;
+	int n = 0;
+
+	if (!env->off_cpu)
+		return false;
+	for (size_t i = 0; i < OFFCPU_NR_NEEDS; i++) {
+		if (kf->has[offcpu_needs[i]])
+			continue;
+		if (at < len)
+			at += (size_t)snprintf(msg + at, len - at, "%s%s", n++ ? ", " : "this kernel lacks ",
+					       kfeat_describe(offcpu_needs[i]));
+	}
+	/* BPROF_OFFCPU_LEAN=1: the older kernels' programs anyway (tests on
+	 * the development kernel, as BPROF_TAILWALK) */
+	if (!n && !(force && !strcmp(force, "1")))
+		return false;
+	if (!n && len)
+		at = (size_t)snprintf(msg, len, "BPROF_OFFCPU_LEAN=1");
+	if (at < len)
+		at += (size_t)snprintf(msg + at, len - at, ": %s records with the programs for older kernels", opt);
+	/* their walks are the tail walk's: 4 frames a run, 33 tail calls
+	 * (frame pointers: the kernel's walk, as the other variant's) */
+	if (env->unwind != OPTS_UNWIND_FP && at < len)
+		at += (size_t)snprintf(msg + at, len - at,
+				       ": off-CPU user stacks stop at %d frames and hold no Python frames",
+				       34 * UNWIND_TAIL_FRAMES);
+	/* their start pass has no kfuncs to test a thread's cgroup */
+	if (env->cgroup && at < len)
+		snprintf(msg + at, len - at, "; --cgroup's threads blocked at the start count from their first switch-out");
+	return true;
+}
+
+/* Whether obj is profile_lean.bpf.o: its tail-call slot is its own. */
+static struct bpf_map *lean_self(const struct profile_bpf *obj)
+{
+	return bpf_object__find_map_by_name(obj->obj, "offcpu_lean_resume_self");
+}
+
+struct profile_bpf *offcpu_skel_open(bool lean)
+{
+	struct profile_bpf *obj;
+	int err;
+
+	if (!lean)
+		return profile_bpf__open();
+	/* profile_bpf__open() with the lean object's bytes: the same maps,
+	 * programs and settings by name and layout (bpf/CMakeLists.txt checks
+	 * it at build time), so the rest of the recorder uses it as the
+	 * skeleton it knows */
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return NULL;
+	err = profile_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)profile_lean_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		profile_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
+int offcpu_chain(struct profile_bpf *obj, int resume_fd, int end_fd)
+{
+	struct bpf_map *self = lean_self(obj),
+		       *end_self = bpf_object__find_map_by_name(obj->obj, "offcpu_lean_end_self");
+	__u32 zero = 0;
+
+	if (!self || !offcpu_enabled(obj))
+		return 0;
+	if (resume_fd < 0 || end_fd < 0 || !end_self)
+		return -ENOENT;
+	if (bpf_map_update_elem(bpf_map__fd(self), &zero, &resume_fd, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(end_self), &zero, &end_fd, BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 /* Whether the running kernel has the kfuncs of --cgroup's start pass. */
@@ -69,13 +164,13 @@ static bool cgroup_kfuncs(void)
 
 void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, long counts)
 {
-	bool on = env->off_cpu != 0;
+	bool on = env->off_cpu != 0, lean = lean_self(obj) != NULL;
 
 	/* A task storage map cannot be created before Linux 5.11: unless in
 	 * use, a hash map of one entry that no loaded program names stands
 	 * in for it (not autocreate: libbpf 1.1's loader program cannot
-	 * skip a map) */
-	if (!on) {
+	 * skip a map); the lean variant's is a hash map already */
+	if (!on || lean) {
 		bpf_map__set_type(obj->maps.offcpu_tasks, BPF_MAP_TYPE_HASH);
 		bpf_map__set_max_entries(obj->maps.offcpu_tasks, 1);
 	}
@@ -114,6 +209,20 @@ void offcpu_configure(struct profile_bpf *obj, const struct env *env, bool cfi, 
 	bpf_map__set_max_entries(obj->maps.offcpu_counts, counts > 0 ? counts : 1);
 	/* --rotate: the second set, as counts_b */
 	bpf_map__set_max_entries(obj->maps.offcpu_counts_b, env->rotate && counts > 0 ? counts : 1);
+	if (lean) {
+		bpf_map__set_max_entries(obj->maps.offcpu_tasks, OFFCPU_LEAN_THREADS);
+		/* kernel stacks and frame-pointer user stacks go to "ustacks"
+		 * (PROFILE_KWALK_STACK_BASE), which frame pointers alone
+		 * leave at one entry */
+		if (bpf_map__max_entries(obj->maps.ustacks) < OFFCPU_LEAN_STACKS)
+			bpf_map__set_max_entries(obj->maps.ustacks, OFFCPU_LEAN_STACKS);
+		/* These programs run under the scheduler's locks: before 6.1
+		 * (no own_stacks then) an element allocated there may wake
+		 * kswapd and take a runqueue lock again, so the counts are
+		 * preallocated, as everything else they update. */
+		if (!obj->rodata->own_stacks)
+			return;
+	}
 	bpf_map__set_map_flags(obj->maps.offcpu_counts,
 			       bpf_map__map_flags(obj->maps.offcpu_counts) | BPF_F_NO_PREALLOC);
 	bpf_map__set_map_flags(obj->maps.offcpu_counts_b,
@@ -290,6 +399,8 @@ int offcpu_end(struct profile_bpf *obj, const struct loader *ld, void (*before_w
 		n = map_stack_copy(&r, &at);
 		if (!n)
 			continue; /* the final pass counts it without a user stack */
+		/* the lean programs' pass visits every thread: this one walks */
+		obj->bss->offcpu_end_tid = r.tid;
 		if (!run_iter(end_fd, (int)r.tid, NULL, NULL))
 			(*walked)++;
 		munmap(at, n);

@@ -21,9 +21,25 @@ struct profile_bpf;
 struct kfeat;
 
 /* Whether off-CPU time can be recorded as env asks on a kernel with the
- * features kf; when not, a message naming what is missing in msg, and
- * false. */
+ * features kf; when not, why in msg, and false.  Every kernel the recorder
+ * loads on records it, with one of the two variants of the programs
+ * (offcpu_lean_needed()): only what no variant can do is refused. */
 bool offcpu_supported(const struct env *env, const struct kfeat *kf, char *msg, size_t len);
+
+/* Whether the kernel with the features kf needs the variant of the
+ * programs for older kernels (bpf/offcpu/offcpu_lean.bpf.c) to record what
+ * env asks (or BPROF_OFFCPU_LEAN=1 forces it); then, in msg, what the
+ * kernel lacks and what the recording misses for it. */
+bool offcpu_lean_needed(const struct env *env, const struct kfeat *kf, char *msg, size_t len);
+
+/* The BPF object, opened: profile.bpf.o, or with lean profile_lean.bpf.o
+ * through the same skeleton.  NULL with errno set on failure. */
+struct profile_bpf *offcpu_skel_open(bool lean);
+
+/* After load: the lean variant's resume and end programs (resume_fd,
+ * end_fd) put in their own tail-call slots, so that their user-stack
+ * walks go on past one run.  0 (also for the other variant), or -errno. */
+int offcpu_chain(struct profile_bpf *obj, int resume_fd, int end_fd);
 
 /* Before load: the programs' read-only data, which programs load, the
  * counts map's size (counts: the on-CPU map's).  cfi: the unwinder is

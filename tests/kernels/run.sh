@@ -44,13 +44,15 @@ file -L "$REC" | grep -q 'statically linked' || { echo "kernels: $REC is not sta
 # What each kernel can do (1) or lacks (the feature prof-record must name).
 #   sampler: the program that walks (do_perf_event_cfi with bpf_loop,
 #   do_perf_event_lean by tail calls); gens: mapping generations; offcpu:
-#   --off-cpu and --wall; python: Python frames (on the bpf_loop walk)
+#   --off-cpu and --wall (refused: what the kernel lacks); offcpu_lean: what
+#   the kernel lacks for offcpu.bpf.c's programs, where offcpu_lean.bpf.c's
+#   record instead; python: Python frames (on the bpf_loop walk)
 declare -A EXPECT=(
 	[6.1,sampler]=do_perf_event_cfi [6.1,gens]=1 [6.1,offcpu]=1 [6.1,python]=1
 	[6.12,sampler]=do_perf_event_cfi [6.12,gens]=1 [6.12,offcpu]=1 [6.12,python]=1
 	[5.10,sampler]=do_perf_event_lean
 	[5.10,gens]='the BPF helper bpf_loop (Linux 5.17)'
-	[5.10,offcpu]='BPF task storage maps for tracing programs (Linux 5.11)'
+	[5.10,offcpu_lean]='BPF task storage maps for tracing programs (Linux 5.11), the BPF helper bpf_get_current_task_btf (Linux 5.11), the BPF helper bpf_task_pt_regs (Linux 5.15), the BPF helper bpf_loop (Linux 5.17), hash maps that grow in perf_event programs (Linux 6.1)'
 	[5.10,python]='the BPF helper bpf_loop (Linux 5.17)'
 	[5.10,memcg]='BPF memory charged to the memory cgroup, not to the locked-memory limit (Linux 5.11)'
 	[5.10,loader]='BPF syscall programs (Linux 5.14)'
@@ -164,7 +166,7 @@ for arg in "$@"; do
 	secs=$(($(date +%s) - t0))
 	guest=$(awk '/^guest: [0-9]/ { sub(/,$/, "", $2); print $2; exit }' "$OUT/console.log")
 	want() { [ -z "$scen" ] || [[ " $scen " == *" $1 "* ]]; }
-	sampler=${EXPECT[$K,sampler]:-do_perf_event_cfi} gens=${EXPECT[$K,gens]:-1} off=${EXPECT[$K,offcpu]:-1} py=${EXPECT[$K,python]:-1} memcg=${EXPECT[$K,memcg]:-1} loader=${EXPECT[$K,loader]:-1}
+	sampler=${EXPECT[$K,sampler]:-do_perf_event_cfi} gens=${EXPECT[$K,gens]:-1} off=${EXPECT[$K,offcpu]:-1} offlean=${EXPECT[$K,offcpu_lean]:-} py=${EXPECT[$K,python]:-1} memcg=${EXPECT[$K,memcg]:-1} loader=${EXPECT[$K,loader]:-1}
 	row_load=- row_plain=- row_wall=- row_gens=- row_py=- row_insns=- row_fixed=- row_bpf=- row_main=-
 	pfixed=- pmain=-
 
@@ -213,7 +215,18 @@ for arg in "$@"; do
 			check "--${m/offcpu/off-cpu} exits 0" test "$(rc_of $m)" = 0
 			n=$(samples $m ';sleep_long;.*\[off-cpu')
 			check "--${m/offcpu/off-cpu}: sleep_long's blocked time ($n samples)" test "$n" -gt 20
+			# its share of the two sleeps, 75 % by their lengths
+			ns=$(samples $m ';sleep_short;.*\[off-cpu')
+			share=$((n + ns > 0 ? 100 * n / (n + ns) : 0))
+			check "--${m/offcpu/off-cpu}: sleep_long's share of the sleeps, 75 % expected ($share %)" test "$share" -ge 65 -a "$share" -le 85
 			row_wall=yes
+			if [ -n "$offlean" ]; then
+				check "--${m/offcpu/off-cpu} says what the kernel lacks ($offlean)" \
+					grep -qF "this kernel lacks $offlean: --${m/offcpu/off-cpu} records with the programs for older kernels" "$OUT/$m.err"
+				row_wall="yes, lean programs ($share % sleep_long)"
+			else
+				check "--${m/offcpu/off-cpu}: the programs of 6.1+" bash -c "! grep -q 'programs for older kernels' '$OUT/$m.err'"
+			fi
 		else
 			check "--${m/offcpu/off-cpu} refused" test "$(rc_of $m)" != 0
 			check "--${m/offcpu/off-cpu} names what the kernel lacks ($off)" grep -qF "$off, which this kernel lacks" "$OUT/$m.err"

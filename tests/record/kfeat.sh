@@ -86,16 +86,34 @@ check "no bpf_find_vma: the bpf_loop sampler still" loaded novma do_perf_event_c
 check "no bpf_find_vma: says there are no mapping generations" \
 	says novma "warning: this kernel lacks the BPF helper bpf_find_vma (Linux 5.17): no mapping generations"
 
-# --off-cpu and --wall: refused, naming what is missing, for each need
+# --off-cpu and --wall: without any one of what offcpu.bpf.c's programs use,
+# offcpu_lean.bpf.c's record, naming what is missing
+sleeps() { # NAME REGEX: the off-CPU samples of the sleeper's stacks that match
+	"$BPROF_REPORT" -q -f --off-cpu "$T_DIR/$1.bprof" | awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }'
+}
 for f in "task_storage:BPF task storage maps for tracing programs (Linux 5.11)" \
+	"current_task_btf:the BPF helper bpf_get_current_task_btf (Linux 5.11)" \
 	"task_pt_regs:the BPF helper bpf_task_pt_regs (Linux 5.15)" \
+	"loop:the BPF helper bpf_loop (Linux 5.17)" \
 	"noprealloc:hash maps that grow in perf_event programs (Linux 6.1)"; do
 	off=${f%%:*} what=${f#*:}
 	for m in --off-cpu --wall; do
-		rec "off-$off" "$off" "$m" -F 99 -o "$T_DIR/off.bprof" -- true
-		check "$m without $off: refused (exit $(rc "off-$off")), naming $what" \
-			bash -c "[ $(rc "off-$off") != 0 ] && grep -qF -- '$m needs $what, which this kernel lacks' '$T_DIR/off-$off.err'"
+		name=off-$off${m#--}
+		rec "$name" "$off" "$m" -F 99 -o "$T_DIR/$name.bprof" -- "$W/offcpu" 1
+		n=$(sleeps "$name" '^sleeper;clone3;start_thread;sleeper;sleep_long;nap;')
+		check "$m without $off: records with the older kernels' programs, naming $what ($n samples in sleep_long, whole stacks)" \
+			bash -c "[ $(rc "$name") = 0 ] && grep -qF -- 'this kernel lacks $what: $m records with the programs for older kernels' '$T_DIR/$name.err' && [ $n -gt 40 ]"
 	done
 done
+
+# all of 5.10's lacks at once: the tail-call sampler and the lean programs
+rec off510 "loop,find_vma,noprealloc,task_storage,current_task_btf,task_pt_regs" --off-cpu -F 99 \
+	-o "$T_DIR/off510.bprof" -- "$W/offcpu" 2
+l=$(sleeps off510 '^sleeper;clone3;start_thread;sleeper;sleep_long;nap;__GI___clock_nanosleep;')
+s=$(sleeps off510 '^sleeper;clone3;start_thread;sleeper;sleep_short;nap;__GI___clock_nanosleep;')
+check "5.10-like --off-cpu: records, with the tail-call sampler" \
+	bash -c "[ $(rc off510) = 0 ] && grep -q 'program do_perf_event_lean:' '$T_DIR/off510.err'"
+check "5.10-like --off-cpu: sleep_long's share of the naps' whole stacks 75 % +- 8 ($l, $s)" \
+	python3 -c "import sys; t = $l + $s; sys.exit(0 if t > 100 and abs(100 * $l / t - 75) <= 8 else 1)"
 
 finish

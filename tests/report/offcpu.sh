@@ -13,8 +13,17 @@
 #   __libc_start_call_main.
 # - Off-CPU lines end in "[off-cpu:S]"; --on-cpu and --off-cpu select.
 # - --wall: a thread's on- and off-CPU samples add up to its wall time.
+# - BPROF_OFFCPU_LEAN=1 (report_offcpu_lean): all of the above with the
+#   programs of kernels that lack task storage, bpf_task_pt_regs, bpf_loop
+#   or growing hash maps (bpf/offcpu/offcpu_lean.bpf.c), which say so.
 source "$BPROF_SRC/tests/e2e/lib.sh"
 require_bpf
+
+if [ "${BPROF_OFFCPU_LEAN:-}" = 1 ]; then
+	"$BPROF_RECORD" -F 99 --off-cpu -o "$T_DIR/lean.bprof" -- "$BPROF_WORKLOADS/offcpu" 1 2> "$T_DIR/lean.err"
+	check "BPROF_OFFCPU_LEAN=1: the recorder says which programs record and what they miss" \
+		grep -qF 'BPROF_OFFCPU_LEAN=1: --off-cpu records with the programs for older kernels: off-CPU user stacks stop at 136 frames and hold no Python frames' "$T_DIR/lean.err"
+fi
 
 SECS=4
 # sum FOLDED REGEX: the samples of the lines that match
