@@ -5,7 +5,9 @@ The recorder's fixed cost: start-up + final dump of a recording of `true`,
 the recorder's CPU time (user+sys, wait4 rusage), median of 5 runs (7 in a
 full run) with their range: prof-record -- true (the default: --unwind=auto,
 its unwind tables read from the table cache, warmed by one run first),
---off-cpu, --wall, --unwind=fp and --no-table-cache (the tables built), each
+--off-cpu, --wall, --unwind=fp and --no-table-cache (the tables built), and a
+whole-system recording of 1 s (the typical day's: every runtime may be
+met; against perf record -g -a -- sleep 1), each
 for the current build and the --baseline recorder (default a0d852c, main
 before the fixed cost went from ~40 ms to ~240 ms; built once in
 BUILD-base/COMMIT), run back to back in alternating order, against perf
@@ -32,6 +34,9 @@ VARIANTS = (
     ("wall", "prof-record --wall", ["--wall"]),
     ("fp", "prof-record --unwind=fp", ["--unwind=fp"]),
     ("auto-cold", "prof-record, tables built (--no-table-cache)", ["--no-table-cache"]),
+    # the typical day's recording: the whole system (every runtime may be
+    # met), here for 1 s of a quiet machine; perf's row below is -a sleep 1
+    ("system", "prof-record 1 (whole system, 1 s)", ["@system"]),
 )
 
 
@@ -60,7 +65,10 @@ def part_fixed(args, B, T, R):
 
     def one(w, extra):
         tc = [] if "--no-table-cache" in extra else ["--table-cache", cache[w]]
-        cpu = fixed_cost([recs[w], "-q", *extra, *tc, "-o", out, "--", "true"])
+        if extra == ["@system"]:
+            cpu = fixed_cost([recs[w], "-q", *tc, "-o", out, "1"])
+        else:
+            cpu = fixed_cost([recs[w], "-q", *extra, *tc, "-o", out, "--", "true"])
         if os.path.exists(out):
             os.unlink(out)
         return cpu
@@ -71,12 +79,13 @@ def part_fixed(args, B, T, R):
         f"(load {loadavg()})")
     res = {(w, k): [] for w in recs for k, _, _ in VARIANTS}
     res["perf"] = []
+    res["perf-system"] = []
     home = os.path.join(tmp, "home-fixed")
     for i in range(reps):
         order = list(recs) if i % 2 == 0 else list(recs)[::-1]
         for k, _, extra in VARIANTS:
             for w in order:
-                if all(recorder_has(recs[w], o.split("=")[0]) for o in extra):
+                if all(o.startswith("@") or recorder_has(recs[w], o.split("=")[0]) for o in extra):
                     cpu = one(w, extra)
                     if cpu is not None:
                         res[(w, k)].append(cpu)
@@ -85,6 +94,12 @@ def part_fixed(args, B, T, R):
                           "--", "true"], env=perf_env(home))
         if cpu is not None:
             res["perf"].append(cpu)
+        if os.path.exists(pout):
+            os.unlink(pout)
+        cpu = fixed_cost(["perf", "record", "-q", "-e", "cpu-clock", "-g", "-a", "-o", pout,
+                          "--", "sleep", "1"], env=perf_env(home))
+        if cpu is not None:
+            res["perf-system"].append(cpu)
         if os.path.exists(pout):
             os.unlink(pout)
     shutil.rmtree(home, ignore_errors=True)
@@ -98,6 +113,7 @@ def part_fixed(args, B, T, R):
     pm = m["perf"]
     for k, label, extra in VARIANTS:
         c, b = m[("cur", k)], m.get(("base", k))
+        pk = m["perf-system"] if k == "system" else pm  # its perf row
         if base is None:
             bcell = "n/a (does not build)"
         elif not res[("base", k)]:
@@ -105,11 +121,14 @@ def part_fixed(args, B, T, R):
                      if not all(recorder_has(base, o.split("=")[0]) for o in extra) else "failed")
         else:
             bcell = spread(res[("base", k)], fmt_s)
-        T.row(label, spread(res[("cur", k)], fmt_s), bcell, ratio(c, b), ratio(c, pm),
-              ratio(b, pm))
+        T.row(label, spread(res[("cur", k)], fmt_s), bcell, ratio(c, b), ratio(c, pk),
+              ratio(b, pk))
     T.row("perf record -g -a -- true", spread(res["perf"], fmt_s), "", "", "1.00x", "")
+    T.row("perf record -g -a -- sleep 1 (for the whole-system row)", spread(res["perf-system"], fmt_s),
+          "", "", "1.00x", "")
     R["fixed"] = {k: m[("cur", k)] for k, _, _ in VARIANTS}
     R["fixed"]["perf"] = pm
+    R["fixed"]["perf-system"] = m["perf-system"]
     R["fixed"]["base"] = {k: m.get(("base", k)) for k, _, _ in VARIANTS}
     R["fixed"]["base_label"] = blabel
 
