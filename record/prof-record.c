@@ -158,14 +158,15 @@ static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
 
 /* the event loop's tick: tables walks asked for, when the budget was
  * spent; JVMs whose code cache was not made yet */
-static void unwinder_tick_cb(void *ctx)
+static int unwinder_tick_cb(void *ctx)
 {
 	struct observers *ob = ctx;
+	int ms = unwinder_tick(ob->unw);
 
-	unwinder_tick(ob->unw);
 	if (ob->jvm)
 		jvmrec_tick(ob->jvm);
 	loader_runtimes_tick(ob->ld);
+	return ms;
 }
 
 /* The end pass of --off-cpu/--wall announced the images of threads still
@@ -590,6 +591,8 @@ int main(int argc, char **argv)
 		 * program and libraries now, not in its first milliseconds */
 		if (unw) {
 			size_t n = preload_command(man, env.command[0]);
+
+			unwinder_flush(unw); /* placed before it starts too */
 
 			if (env.verbose)
 				fprintf(stderr, "prof-record: %zu objects of %s opened before it starts\n", n,

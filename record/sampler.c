@@ -359,12 +359,12 @@ void sampler_set_jvm(struct sampler *s, struct jvmrec *jvm)
 int sampler_run(struct sampler *s, struct sampler_run *run)
 {
 	uint64_t last_rescan = run->start_ns;
-	int err;
+	int err, tick_ms = 0;
 
 	/* The recording: events are rare (one per new process image). */
 	while (!*run->exiting) {
 		uint64_t now = sampler_mono_ns();
-		int timeout = 100;
+		int timeout = tick_ms > 0 && tick_ms < 100 ? tick_ms : 100;
 
 		/* the end of the recording first: a last interval of a few
 		 * ms would be a file of its own */
@@ -388,7 +388,7 @@ int sampler_run(struct sampler *s, struct sampler_run *run)
 			return -ENOMEM;
 		}
 		if (run->tick)
-			run->tick(run->tick_ctx);
+			tick_ms = run->tick(run->tick_ctx);
 		now = sampler_mono_ns();
 		if (now - last_rescan >= RESCAN_NS) {
 			if (manifest_rescan(s->pc.man)) {

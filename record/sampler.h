@@ -58,7 +58,9 @@ struct sampler_run {
 	pid_t child;                          /* the -- COMMAND, or 0 */
 	int status;                           /* out: its wait status when child_done */
 	bool child_done;                      /* out: the command exited (and was reaped) */
-	void (*tick)(void *ctx);              /* after each poll (at most 100 ms apart); may be NULL */
+	/* after each poll (at most 100 ms apart); may be NULL; returns how
+	 * soon it wants the next, in ms (0: when the loop likes) */
+	int (*tick)(void *ctx);
 	void *tick_ctx;
 };
 

@@ -107,7 +107,7 @@ static void print_unwind(FILE *f, const struct bprof_recording *rec)
 	fprintf(f, "; %llu process mapping tables (%llu failed)\n",
 		(unsigned long long)c[BPROF_UNW_IMAGES], (unsigned long long)c[BPROF_UNW_IMAGE_FAILURES]);
 	if (c[BPROF_UNW_OBJECTS_EVICTED] || c[BPROF_UNW_OBJECTS_RELOADED])
-		fprintf(f, "  budget spent:                    %llu unused tables evicted, %llu tables loaded when a walk needed them\n",
+		fprintf(f, "  budget spent:                    %llu idle tables evicted, %llu tables loaded when a walk needed them\n",
 			(unsigned long long)c[BPROF_UNW_OBJECTS_EVICTED],
 			(unsigned long long)c[BPROF_UNW_OBJECTS_RELOADED]);
 	if (!u->nr_misses)

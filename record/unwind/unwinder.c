@@ -54,12 +54,16 @@ struct unw_obj {
 struct unw_tab {
 	uint32_t idx;         /* the first manifest object with this table */
 	uint32_t state;       /* enum unwind_obj_state, as last written */
-	bool sampled;         /* a walk wanted it while it was not loaded */
+	bool sampled;         /* a walk wanted it while it was not loaded,
+			       * or used it before it was evicted */
 	uint64_t tried_gen;   /* no room at this space_gen: retry when it moves */
+	uint64_t tried_ns;    /* ... or UNWINDER_IDLE_NS after this try */
+	uint64_t cleared_ns;  /* LOADED: when its USED flag was last cleared
+			       * (0: no walk has used it yet) */
 	uint64_t nr_rows;
 	size_t nr_pages;
 	struct ehtab_page *pages;
-	uint32_t *rows;       /* NO_ROOM only */
+	uint32_t *rows;       /* PENDING and NO_ROOM only */
 };
 
 /* build-id -> obj_id, so that copies of one library share a table */
@@ -88,8 +92,11 @@ struct unwinder {
 	struct unw_ext *free; /* sorted by start, never adjacent */
 	size_t nr_free, cap_free;
 	uint64_t space_gen;   /* moves when rows are freed or maps added */
+	uint64_t aged_ns;     /* the last age_tables() */
 	uint64_t rows_used, pages_used;
 	uint32_t rules_loaded, next_obj_id, images_live, nr_no_room;
+	uint32_t *pending;    /* obj_ids built, to be placed (unwinder_flush) */
+	size_t nr_pending, cap_pending;
 	struct ehtab_rules *rules;
 	struct unw_obj *objs; /* by manifest index */
 	size_t nr_objs;
@@ -253,6 +260,7 @@ void unwinder_destroy(struct unwinder *u)
 		free(u->tabs[i].rows);
 	}
 	free(u->tabs);
+	free(u->pending);
 	free(u->bids);
 	free(u->proc);
 	ehtab_rules_destroy(u->rules);
@@ -765,9 +773,9 @@ static bool cache_key(const struct bprof_object *o, Elf *elf, struct tabcache_ke
 	return true;
 }
 
-/* Build obj_id's table from elf (or read it from the cache) and load it,
- * or keep it for later when it does not fit; its new state. */
-static uint32_t build_and_load(struct unwinder *u, uint32_t obj_id, struct unw_tab *tab,
+/* Build obj_id's table from elf (or read it from the cache), to be placed
+ * by unwinder_flush(); its new state (PENDING, or NO_TABLE). */
+static uint32_t build_table(struct unwinder *u, uint32_t obj_id, struct unw_tab *tab,
 			       Elf *elf, const struct bprof_object *o)
 {
 	struct ehtab *t = NULL;
@@ -798,23 +806,26 @@ static uint32_t build_and_load(struct unwinder *u, uint32_t obj_id, struct unw_t
 	u->st.build_ns += cpu_ns() - t0;
 	if (berr || !pk.nr_rows)
 		goto out;
-	t0 = cpu_ns();
+	if (u->nr_pending == u->cap_pending) {
+		size_t cap = u->cap_pending ? 2 * u->cap_pending : 64;
+		uint32_t *p = realloc(u->pending, cap * sizeof(*p));
+
+		if (!p) {
+			u->st.objects_failed++;
+			goto out;
+		}
+		u->pending = p;
+		u->cap_pending = cap;
+	}
+	/* placed with the image's other tables (unwinder_flush) */
 	tab->nr_rows = pk.nr_rows;
 	tab->nr_pages = pk.nr_pages;
 	tab->pages = pk.pages;
+	tab->rows = pk.rows;
 	pk.pages = NULL;
-	berr = place(u, obj_id, tab->pages, tab->nr_pages, pk.rows, pk.nr_rows);
-	if (berr == -ENOSPC) {
-		/* no room: kept here until a walk wants it */
-		tab->rows = pk.rows;
-		pk.rows = NULL;
-		state = UNWIND_OBJ_NO_ROOM;
-	} else if (!berr) {
-		state = UNWIND_OBJ_LOADED;
-	} else {
-		u->st.objects_failed++;
-	}
-	u->st.load_ns += cpu_ns() - t0;
+	pk.rows = NULL;
+	u->pending[u->nr_pending++] = obj_id;
+	state = UNWIND_OBJ_PENDING;
 out:
 	ehtab_packed_free(&pk);
 	ehtab_destroy(t);
@@ -843,29 +854,96 @@ void unwinder_object(struct unwinder *u, uint32_t idx, Elf *elf, const struct bp
 	}
 	s->obj_id = u->next_obj_id++;
 	t->idx = idx;
-	state = build_and_load(u, s->obj_id, t, elf, o);
+	state = build_table(u, s->obj_id, t, elf, o);
 	set_state(u, s->obj_id, state);
-	if (state == UNWIND_OBJ_LOADED)
-		u->st.objects_loaded++;
-	else if (state == UNWIND_OBJ_NO_TABLE)
+	if (state == UNWIND_OBJ_NO_TABLE)
 		u->st.objects_no_table++;
 	remember_bid(u, o, s->obj_id);
 }
 
+/*
+ * Place the tables built since the last call, in the order their objects
+ * were met.  The row maps they need beyond the free rows are added first,
+ * in one batch: each batch waits for an RCU grace period, and one batch
+ * per table made a mid-recording exec of clang++ wait 65 ms with no
+ * process table, its first 40 samples at 499 Hz walked by frame pointer.
+ * A table that does not fit in the budget is kept here (NO_ROOM).
+ */
+void unwinder_flush(struct unwinder *u)
+{
+	uint64_t want = 0, spare, t0;
+	size_t pages = 0;
+
+	if (!u->nr_pending)
+		return;
+	t0 = cpu_ns();
+	for (size_t i = 0; i < u->nr_pending; i++) {
+		const struct unw_tab *t = &u->tabs[u->pending[i]];
+
+		want += t->nr_rows + t->nr_rows / 64;
+		pages += t->nr_pages;
+	}
+	spare = free_total(u);
+	if (want > spare) {
+		uint64_t n = (want - spare + UNWIND_ROWS_PER_MAP - 1) / UNWIND_ROWS_PER_MAP;
+
+		if (n > u->maps.row_maps - u->nr_inner)
+			n = u->maps.row_maps - u->nr_inner;
+		/* as many as the budget allows; place() adds any more */
+		while (n && add_inners(u, n > 64 ? 64 : (uint32_t)n, pages) == -ENOSPC)
+			n--;
+	}
+	for (size_t i = 0; i < u->nr_pending; i++) {
+		uint32_t id = u->pending[i];
+		struct unw_tab *t = &u->tabs[id];
+		int err = place(u, id, t->pages, t->nr_pages, t->rows, t->nr_rows);
+
+		if (!err) {
+			free(t->rows);
+			t->rows = NULL;
+			set_state(u, id, UNWIND_OBJ_LOADED);
+			u->st.objects_loaded++;
+		} else if (err == -ENOSPC) {
+			set_state(u, id, UNWIND_OBJ_NO_ROOM); /* until a walk wants it */
+		} else {
+			free(t->rows);
+			t->rows = NULL;
+			set_state(u, id, UNWIND_OBJ_NO_TABLE);
+			u->st.objects_failed++;
+		}
+	}
+	u->nr_pending = 0;
+	u->st.load_ns += cpu_ns() - t0;
+}
+
+/*
+ * A table a walk used is evicted only when no walk has used it for this
+ * long: long enough that a table in use is not thrown out for another
+ * (each eviction costs a grace period and a copy), short enough that one
+ * sample in a library's constructors does not keep its table for the whole
+ * recording against the library the program then runs in (clang++: libz3's
+ * constructors, then libLLVM for the rest).
+ */
+#define UNWINDER_IDLE_NS 50000000ULL
+#define UNWINDER_WAIT_TICK_MS 20 /* the event loop's tick while one waits */
+
 static int cmp_victim(const void *a, const void *b, void *ctx)
 {
 	const struct unwinder *u = ctx;
-	uint64_t x = u->tabs[*(const uint32_t *)a].nr_rows, y = u->tabs[*(const uint32_t *)b].nr_rows;
+	const struct unw_tab *x = &u->tabs[*(const uint32_t *)a], *y = &u->tabs[*(const uint32_t *)b];
 
-	return x < y ? 1 : x > y ? -1 : 0; /* largest first */
+	/* tables no walk ever used first, then those idle; largest first */
+	if ((x->cleared_ns != 0) != (y->cleared_ns != 0))
+		return x->cleared_ns ? 1 : -1;
+	return x->nr_rows < y->nr_rows ? 1 : x->nr_rows > y->nr_rows ? -1 : 0;
 }
 
 /*
  * Make room for want (NO_ROOM, wanted by a walk) by evicting loaded tables
- * that no walk has used, largest first, and load it.  Nothing is evicted
- * unless the rows and the budget then suffice.
+ * that no walk has used, or none for UNWINDER_IDLE_NS, and load it.
+ * Nothing is evicted unless the rows and the budget then suffice.
  */
-static bool load_wanted(struct unwinder *u, uint32_t want_id)
+static bool load_wanted(struct unwinder *u, uint32_t want_id, uint64_t now)
 {
 	struct unw_tab *w = &u->tabs[want_id];
 	uint32_t *victims = NULL, nv = 0;
@@ -887,7 +965,10 @@ static bool load_wanted(struct unwinder *u, uint32_t want_id)
 	for (uint32_t id = 1; id < u->nr_tabs; id++) {
 		uint64_t v = __atomic_load_n(state_word(u, id), __ATOMIC_ACQUIRE);
 
-		if (u->tabs[id].state == UNWIND_OBJ_LOADED && !(v & UNWIND_OBJ_USED))
+		const struct unw_tab *t = &u->tabs[id];
+
+		if (t->state == UNWIND_OBJ_LOADED && !(v & UNWIND_OBJ_USED) &&
+		    (!t->cleared_ns || now - t->cleared_ns >= UNWINDER_IDLE_NS))
 			victims[nv++] = id;
 	}
 	qsort_r(victims, nv, sizeof(*victims), cmp_victim, u);
@@ -901,7 +982,9 @@ static bool load_wanted(struct unwinder *u, uint32_t want_id)
 	for (uint32_t i = 0; i < n; i++) {
 		struct unw_tab *t = &u->tabs[victims[i]];
 
-		/* walks stop reading it, then its pages go */
+		/* walks stop reading it, then its pages go; one a walk used
+		 * is listed as sampled if it is still out at the end */
+		t->sampled |= t->cleared_ns != 0;
 		set_state(u, victims[i], UNWIND_OBJ_NO_ROOM);
 		unload_pages(u, victims[i], t->pages, t->nr_pages);
 	}
@@ -929,10 +1012,39 @@ out:
 	return ok;
 }
 
-void unwinder_tick(struct unwinder *u)
+/*
+ * The walks' USED flags, read and cleared: a table whose flag is still
+ * clear UNWINDER_IDLE_NS later was not used in between.  Only done while
+ * some table is out (NO_ROOM), so a recording within its budget never
+ * writes the flags.
+ */
+static void age_tables(struct unwinder *u, uint64_t now)
 {
-	if (!u || !u->nr_no_room)
-		return;
+	for (uint32_t id = 1; id < u->nr_tabs; id++) {
+		struct unw_tab *t = &u->tabs[id];
+		uint64_t *w;
+
+		if (t->state != UNWIND_OBJ_LOADED)
+			continue;
+		w = state_word(u, id);
+		if (__atomic_load_n(w, __ATOMIC_ACQUIRE) & UNWIND_OBJ_USED) {
+			__atomic_fetch_and(w, ~(uint64_t)UNWIND_OBJ_USED, __ATOMIC_ACQ_REL);
+			t->cleared_ns = now;
+		}
+	}
+}
+
+int unwinder_tick(struct unwinder *u)
+{
+	bool waiting = false;
+	uint64_t now;
+
+	if (!u)
+		return 0;
+	unwinder_flush(u); /* objects met outside an image's reading */
+	if (!u->nr_no_room)
+		return 0;
+	now = mono_ns();
 	for (uint32_t id = 1; id < u->nr_tabs && u->nr_no_room; id++) {
 		struct unw_tab *t = &u->tabs[id];
 		uint64_t v, t0;
@@ -943,19 +1055,33 @@ void unwinder_tick(struct unwinder *u)
 		if (!(v & UNWIND_OBJ_WANTED))
 			continue;
 		t->sampled = true;
-		if (t->tried_gen == u->space_gen + 1)
-			continue; /* nothing changed since it did not fit */
+		/* nothing changed since it did not fit, and no table can
+		 * have become idle since */
+		if (t->tried_gen == u->space_gen + 1 && now - t->tried_ns < UNWINDER_IDLE_NS) {
+			waiting = true;
+			continue;
+		}
 		t0 = cpu_ns();
-		if (load_wanted(u, id)) {
+		if (load_wanted(u, id, now)) {
+			t->cleared_ns = now; /* a walk wants it: in use */
 			u->st.objects_loaded++;
 			u->st.objects_reloaded++;
 		} else {
 			t->tried_gen = u->space_gen + 1;
+			t->tried_ns = now;
+			waiting = true;
 		}
 		u->st.load_ns += cpu_ns() - t0;
 	}
+	/* aged while anything is out, so that a table idle since before a
+	 * want is evicted at once */
+	if (waiting || now - u->aged_ns >= UNWINDER_IDLE_NS) {
+		age_tables(u, now);
+		u->aged_ns = now;
+	}
 	if (u->st.peak_bytes < table_bytes(u))
 		u->st.peak_bytes = table_bytes(u);
+	return waiting ? UNWINDER_WAIT_TICK_MS : 0;
 }
 
 long unwinder_misses(const struct unwinder *u, struct unwinder_miss **out)
@@ -1036,6 +1162,7 @@ void unwinder_image(struct unwinder *u, uint32_t pid, uint32_t exec_id, uint32_t
 	struct unwind_proc *p = u->proc;
 	uint32_t n = 0;
 
+	unwinder_flush(u); /* its objects' tables, before walks can meet them */
 	memset(p, 0, sizeof(*p));
 	for (uint32_t i = 0; i < nr && n < UNWIND_MAX_MAPPINGS; i++) {
 		struct unwind_mapping *m = &p->m[n];

@@ -77,19 +77,28 @@ void unwinder_set_cache(struct unwinder *u, struct tabcache *c);
 /*
  * Object idx of the manifest was opened: elf is its ELF image (only valid
  * during the call; NULL when the file could not be read), o its identity.
- * Builds and loads its table unless an object with the same build-id has
- * one already.  Called again for the same idx when the manifest learns more
- * (an unreadable entry later read through a live mapping).
+ * Builds its table (placed by unwinder_flush()) unless an object with the
+ * same build-id has one already.  Called again for the same idx when the
+ * manifest learns more (an unreadable entry later read through a live
+ * mapping).
  */
 void unwinder_object(struct unwinder *u, uint32_t idx, Elf *elf, const struct bprof_object *o);
+/*
+ * Place the tables unwinder_object() built since the last call, their new
+ * row maps added in one batch (each batch waits for an RCU grace period).
+ * unwinder_image() and unwinder_tick() do it first; call it when objects
+ * were opened for no image (a command's, before it starts).
+ */
+void unwinder_flush(struct unwinder *u);
 
 /*
  * Load the tables that walks asked for (UNWIND_OBJ_WANTED: they did not
  * fit in the budget when their object was mapped), evicting tables no
- * walk has used if that makes room.  Called from the event loop; cheap
- * when nothing is wanted.
+ * walk has used, or none lately, if that makes room.  Called from the
+ * event loop; cheap when nothing is wanted.  Returns how soon (ms) it
+ * wants to be called again while a wanted table waits for room, else 0.
  */
-void unwinder_tick(struct unwinder *u);
+int unwinder_tick(struct unwinder *u);
 
 /* The executable mappings of image (pid, exec_id), sorted by start. */
 void unwinder_image(struct unwinder *u, uint32_t pid, uint32_t exec_id, uint32_t gen,
