@@ -107,11 +107,13 @@ check "evict: libz3 is listed as not fitting" \
 	grep -qE '^    /.*/libz3\.so\.4: [0-9]+ rows ' "$T_DIR/evict.info"
 check "evict: and named in the warning" \
 	grep -q 'did not fit in --unwind-memory=10M .*libz3\.so\.4' "$T_DIR/evict.err"
-# the samples between the want and the load fall back: <= 100 ms on a
-# quiet machine, longer when clang++ shares the CPUs with other work (seen
-# here on 2026-11-27: 77 %, 85 %, 91 % in three runs of the suite's load)
-check "evict: >= 75% of clang++'s stacks complete ($k/$t)" \
-	test $((k * 100)) -ge $((t * 75)) -a "$t" -ge 100
+# the samples between the want and the load fall back (python's tables
+# must have been idle 50 ms), and so do those before clang's mapping table
+# is written (~50 ms after its exec): 76-86 % of clang's stacks complete in
+# 14 runs on a quiet machine (2026-11-27), more loss when clang++ shares
+# the CPUs with other work.  A budget that never frees a used table: 0 %.
+check "evict: >= 70% of clang++'s stacks complete ($k/$t)" \
+	test $((k * 100)) -ge $((t * 70)) -a "$t" -ge 100
 
 # 4. --unwind-table-size (the older option) is mapped onto the budget
 "$BPROF_RECORD" -q --unwind-table-size=1048576 -o "$T_DIR/rows.bprof" -- true 2>/dev/null
