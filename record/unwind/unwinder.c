@@ -556,6 +556,22 @@ static uint64_t free_total(const struct unwinder *u)
 	return n;
 }
 
+/* The maps that want rows need beyond the free ones, in one batch, as
+ * many as the budget allows (with room for pages more page entries): what
+ * does not fit then is tried page by page. */
+static void grow_rows(struct unwinder *u, uint64_t want, size_t pages)
+{
+	uint64_t spare = free_total(u), n;
+
+	if (want <= spare)
+		return;
+	n = (want - spare + UNWIND_ROWS_PER_MAP - 1) / UNWIND_ROWS_PER_MAP;
+	if (n > u->maps.row_maps - u->nr_inner)
+		n = u->maps.row_maps - u->nr_inner;
+	while (n && add_inners(u, n > 64 ? 64 : (uint32_t)n, pages) == -ENOSPC)
+		n--;
+}
+
 /* Copy rows to the global row index at, across inner maps. */
 static void write_rows(struct unwinder *u, uint32_t at, const uint32_t *rows, uint32_t n)
 {
@@ -660,17 +676,7 @@ static int place(struct unwinder *u, uint32_t obj_id, struct ehtab_page *pg, siz
 		goto out;
 	}
 	/* the maps the table needs beyond the free rows, added at once */
-	uint64_t spare = free_total(u), want = nr_rows + nr_rows / 64;
-
-	if (want > spare) {
-		uint64_t n = (want - spare + UNWIND_ROWS_PER_MAP - 1) / UNWIND_ROWS_PER_MAP;
-
-		if (n > u->maps.row_maps - u->nr_inner)
-			n = u->maps.row_maps - u->nr_inner;
-		/* within the budget: what does not fit is tried page by page */
-		while (n && add_inners(u, n > 64 ? 64 : (uint32_t)n, nr) == -ENOSPC)
-			n--;
-	}
+	grow_rows(u, nr_rows + nr_rows / 64, nr);
 	for (i = 0; i < nr; i++) {
 		while (!take_rows(u, pg[i].nr, &at[i])) {
 			err = add_inners(u, 1, nr);
@@ -871,7 +877,7 @@ void unwinder_object(struct unwinder *u, uint32_t idx, Elf *elf, const struct bp
  */
 void unwinder_flush(struct unwinder *u)
 {
-	uint64_t want = 0, spare, t0;
+	uint64_t want = 0, t0;
 	size_t pages = 0;
 
 	if (!u->nr_pending)
@@ -883,16 +889,7 @@ void unwinder_flush(struct unwinder *u)
 		want += t->nr_rows + t->nr_rows / 64;
 		pages += t->nr_pages;
 	}
-	spare = free_total(u);
-	if (want > spare) {
-		uint64_t n = (want - spare + UNWIND_ROWS_PER_MAP - 1) / UNWIND_ROWS_PER_MAP;
-
-		if (n > u->maps.row_maps - u->nr_inner)
-			n = u->maps.row_maps - u->nr_inner;
-		/* as many as the budget allows; place() adds any more */
-		while (n && add_inners(u, n > 64 ? 64 : (uint32_t)n, pages) == -ENOSPC)
-			n--;
-	}
+	grow_rows(u, want, pages); /* place() adds any more it needs */
 	for (size_t i = 0; i < u->nr_pending; i++) {
 		uint32_t id = u->pending[i];
 		struct unw_tab *t = &u->tabs[id];
