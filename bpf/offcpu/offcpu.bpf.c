@@ -256,20 +256,10 @@ static __always_inline int offcpu_start_pass(struct bpf_iter__task *ctx, bool cg
 {
 	struct task_struct *task = ctx->task;
 	struct offcpu_task *t;
-	__u32 tgid, tid, state;
+	__u32 state;
 	__u64 now;
 
-	if (!task || offcpu_mode == 0)
-		return 0;
-	tgid = task->tgid;
-	tid = task->pid;
-	if (!tid)
-		return 0;
-	if (!offcpu_kthreads && (task->flags & PF_KTHREAD))
-		return 0;
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
-		return 0;
-	if (filter_tid && !bpf_map_lookup_elem(&tids, &tid))
+	if (!task || offcpu_mode == 0 || !offcpu_thread_wanted(task))
 		return 0;
 	if (task->on_cpu || task->exit_state)
 		return 0;

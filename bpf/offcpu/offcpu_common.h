@@ -263,8 +263,10 @@ static __always_inline void offcpu_count_walked(struct offcpu_task *t, long user
 	offcpu_seq_end(seq);
 }
 
-/* Whether the thread being switched out (current) is one we record. */
-static __always_inline bool offcpu_wanted(struct task_struct *p)
+/* Whether thread p passes the filters every pass shares: not idle, not a
+ * kernel thread unless asked for, -p and --tid.  --cgroup's test is each
+ * caller's own (current's helper, or the kfuncs of the start pass). */
+static __always_inline bool offcpu_thread_wanted(struct task_struct *p)
 {
 	__u32 tgid = p->tgid, tid = p->pid;
 
@@ -276,9 +278,14 @@ static __always_inline bool offcpu_wanted(struct task_struct *p)
 		return false;
 	if (filter_tid && !bpf_map_lookup_elem(&tids, &tid))
 		return false;
-	if (filter_cgroup && !bpf_current_task_under_cgroup(&cgroup_map, 0))
-		return false;
 	return true;
+}
+
+/* Whether the thread being switched out (current) is one we record. */
+static __always_inline bool offcpu_wanted(struct task_struct *p)
+{
+	return offcpu_thread_wanted(p) &&
+	       !(filter_cgroup && !bpf_current_task_under_cgroup(&cgroup_map, 0));
 }
 
 /* next is switched in after a tracked block: its samples, if any. */

@@ -262,6 +262,19 @@ int BPF_PROG(handle_offcpu_switch, bool preempt, struct task_struct *prev, struc
 	return 0;
 }
 
+/* A walk of thread tid's stack begins in w, its registers in w->s.pt;
+ * runs of the program go on with it until it is done. */
+static __always_inline void offcpu_walk_begin(struct offcpu_lean_walk *w, __u32 tid, __u32 gen,
+					      __u32 seq)
+{
+	w->tid = tid;
+	w->gen = gen;
+	w->seq = seq;
+	w->walking = 1;
+	unwind_walk_start(&w->s);
+	unwind_count(UNWIND_STAT_SAMPLES);
+}
+
 /* The walk of w is over: its stack stored, the pending block counted. */
 static __always_inline void offcpu_walk_done(struct offcpu_lean_walk *w, struct task_struct *cur)
 {
@@ -340,12 +353,7 @@ int BPF_PROG(handle_offcpu_resume, struct task_struct *task)
 			offcpu_count_walked(t, err, gen, seq);
 			return 0;
 		}
-		w->tid = tid;
-		w->gen = gen;
-		w->seq = seq;
-		w->walking = 1;
-		unwind_walk_start(&w->s);
-		unwind_count(UNWIND_STAT_SAMPLES);
+		offcpu_walk_begin(w, tid, gen, seq);
 	} else {
 		proc = bpf_map_lookup_elem(&unwind_procs, &w->wk);
 	}
@@ -389,21 +397,12 @@ static __always_inline int offcpu_start_pass(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
 	struct offcpu_task *t;
-	__u32 tgid, tid, state;
+	__u32 tid, state;
 	__u64 now;
 
-	if (!task || offcpu_mode == 0)
+	if (!task || offcpu_mode == 0 || !offcpu_thread_wanted(task))
 		return 0;
-	tgid = task->tgid;
 	tid = task->pid;
-	if (!tid)
-		return 0;
-	if (!offcpu_kthreads && (task->flags & PF_KTHREAD))
-		return 0;
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
-		return 0;
-	if (filter_tid && !bpf_map_lookup_elem(&tids, &tid))
-		return 0;
 	if (task->on_cpu || task->exit_state || filter_cgroup)
 		return 0;
 	state = offcpu_state_of(false, offcpu_task_state(task));
@@ -476,12 +475,7 @@ static __always_inline int offcpu_end_walk(struct bpf_iter__task *ctx, struct ta
 		w->wk.exec_id = t->pend.k.exec_id;
 		proc = offcpu_proc(t, &w->wk);
 		w->cfi = proc != NULL;
-		w->tid = tid;
-		w->gen = gen;
-		w->seq = seq;
-		w->walking = 1;
-		unwind_walk_start(&w->s);
-		unwind_count(UNWIND_STAT_SAMPLES);
+		offcpu_walk_begin(w, tid, gen, seq);
 	} else if (w->cfi) {
 		proc = bpf_map_lookup_elem(&unwind_procs, &w->wk);
 	}
