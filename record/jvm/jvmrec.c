@@ -24,9 +24,9 @@
 
 #include <bpf/bpf.h>
 
+#include "elfobj.h"
 #include "jvmrec.h"
 
-#define JVMREC_MAX_LOADS 8
 /* Ticks (100 ms apart at most) a JVM's code cache is waited for. */
 #define JVMREC_MAX_TRIES 600
 /* Entries of a table read before it is taken as corrupt. */
@@ -53,8 +53,7 @@ enum { S_STRUCTS, S_S_TYPE, S_S_FIELD, S_S_STATIC, S_S_OFFSET, S_S_ADDRESS, S_S_
 struct jvmobj {
 	bool jvm;
 	uint64_t sym[JVM_NR_SYMS];
-	uint32_t nr_loads;
-	struct { uint64_t offset, vaddr, filesz; bool exec; } loads[JVMREC_MAX_LOADS];
+	struct elfobj_loads loads;
 };
 
 /* What naming reads, beyond the walk's offsets. */
@@ -130,57 +129,31 @@ void jvmrec_destroy(struct jvmrec *j)
 	free(j);
 }
 
+static void jvm_symbol(const char *name, const GElf_Sym *s, void *ctx)
+{
+	struct jvmobj *o = ctx;
+
+	if (strncmp(name, "gHotSpotVM", 10))
+		return;
+	for (size_t k = 0; k < JVM_NR_SYMS; k++)
+		if (!strcmp(name, jvm_syms[k]))
+			o->sym[k] = s->st_value;
+}
+
 void jvmrec_object(struct jvmrec *j, uint32_t idx, Elf *elf)
 {
 	struct jvmobj o = { 0 };
-	Elf_Scn *scn = NULL;
-	size_t nph;
 	bool all = true;
 
 	if (!elf || idx >= (1u << 24))
 		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym s;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (!name || strncmp(name, "gHotSpotVM", 10))
-				continue;
-			for (size_t k = 0; k < JVM_NR_SYMS; k++)
-				if (!strcmp(name, jvm_syms[k]))
-					o.sym[k] = s.st_value;
-		}
-	}
+	elfobj_symbols(elf, SHT_DYNSYM, "gHotSpotVM", jvm_symbol, &o);
 	for (size_t k = 0; k < JVM_NR_SYMS; k++)
 		all = all && o.sym[k];
 	if (!all)
 		return; /* not a JVM: nothing kept */
 	o.jvm = true;
-	if (!elf_getphdrnum(elf, &nph))
-		for (size_t i = 0; i < nph && o.nr_loads < JVMREC_MAX_LOADS; i++) {
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			o.loads[o.nr_loads].offset = ph.p_offset;
-			o.loads[o.nr_loads].vaddr = ph.p_vaddr;
-			o.loads[o.nr_loads].filesz = ph.p_filesz;
-			o.loads[o.nr_loads].exec = ph.p_flags & PF_X;
-			o.nr_loads++;
-		}
+	elfobj_loads_read(elf, &o.loads);
 	if (idx >= j->nr_objs) {
 		uint32_t n = idx + 64;
 		struct jvmobj *v = realloc(j->objs, n * sizeof(*v));
@@ -192,24 +165,6 @@ void jvmrec_object(struct jvmrec *j, uint32_t idx, Elf *elf)
 		j->nr_objs = n;
 	}
 	j->objs[idx] = o;
-}
-
-/* The load bias of an object mapped at start from file offset off (as
- * pyrec.c: the executable PT_LOAD first). */
-static bool bias_of(const struct jvmobj *o, uint64_t start, uint64_t off, uint64_t *bias)
-{
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t i = 0; i < o->nr_loads; i++) {
-			uint64_t first = o->loads[i].offset & ~0xfffULL;
-
-			if ((pass == 0) != o->loads[i].exec)
-				continue;
-			if (off >= first && off < o->loads[i].offset + o->loads[i].filesz) {
-				*bias = start - off + o->loads[i].offset - o->loads[i].vaddr;
-				return true;
-			}
-		}
-	return false;
 }
 
 static struct jvmproc *find_proc(struct jvmrec *j, uint32_t pid, uint32_t exec_id)
@@ -229,7 +184,7 @@ void jvmrec_image(struct jvmrec *j, uint32_t pid, uint32_t exec_id,
 
 	for (i = 0; i < nr; i++)
 		if (maps[i].obj < j->nr_objs && j->objs[maps[i].obj].jvm &&
-		    bias_of(&j->objs[maps[i].obj], maps[i].start, maps[i].offset, &bias))
+		    elfobj_loads_bias(&j->objs[maps[i].obj].loads, maps[i].start, maps[i].offset, &bias))
 			break;
 	if (i == nr || find_proc(j, pid, exec_id))
 		return;

@@ -22,10 +22,9 @@
 
 #include <bpf/bpf.h>
 
+#include "elfobj.h"
 #include "pyoff.h"
 #include "pyrec.h"
-
-#define PYREC_MAX_LOADS 8
 
 /* What an object is, as far as Python goes. */
 struct pyobj {
@@ -34,8 +33,7 @@ struct pyobj {
 	uint32_t version;
 	uint64_t runtime, eval, eval_size, code_type, unicode_type, bytes_type; /* vaddrs */
 	struct pyoff off;
-	uint32_t nr_loads;
-	struct { uint64_t offset, vaddr, filesz; bool exec; } loads[PYREC_MAX_LOADS];
+	struct elfobj_loads loads;
 };
 
 /* A process image with an interpreter. */
@@ -92,80 +90,47 @@ void pyrec_destroy(struct pyrec *py)
 	free(py);
 }
 
-/* The bytes at vaddr in the file, from the section that holds them. */
-static bool read_vaddr(Elf *elf, uint64_t vaddr, void *dst, size_t len)
+struct py_syms {
+	struct pyobj *o;
+	uint64_t *version_at;
+};
+
+static void py_symbol(const char *name, const GElf_Sym *s, void *ctx)
 {
-	Elf_Scn *scn = NULL;
+	struct py_syms *c = ctx;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_ALLOC))
-			continue;
-		if (vaddr < sh.sh_addr || vaddr - sh.sh_addr > sh.sh_size ||
-		    len > sh.sh_size - (vaddr - sh.sh_addr))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size < sh.sh_size)
-			return false;
-		memcpy(dst, (const char *)d->d_buf + (vaddr - sh.sh_addr), len);
-		return true;
-	}
-	return false;
+	if (name[0] != '_' && name[0] != 'P')
+		return;
+	if (!strcmp(name, "_PyRuntime"))
+		c->o->runtime = s->st_value;
+	else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
+		c->o->eval = s->st_value;
+		c->o->eval_size = s->st_size;
+	} else if (!strcmp(name, "Py_Version"))
+		*c->version_at = s->st_value;
+	else if (!strcmp(name, "PyCode_Type"))
+		c->o->code_type = s->st_value;
+	else if (!strcmp(name, "PyUnicode_Type"))
+		c->o->unicode_type = s->st_value;
+	else if (!strcmp(name, "PyBytes_Type"))
+		c->o->bytes_type = s->st_value;
 }
 
+/* An interpreter has _PyEval_EvalFrameDefault: in .dynsym (libpython, and
+ * python binaries that export their symbols), else in .symtab. */
 static void find_symbols(Elf *elf, struct pyobj *o, uint64_t *version_at)
 {
-	for (int pass = 0; pass < 2; pass++) {
-		Elf_Scn *scn = NULL;
+	struct py_syms c = { .o = o, .version_at = version_at };
 
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-			size_t n;
-
-			if (!gelf_getshdr(scn, &sh) ||
-			    sh.sh_type != (pass ? SHT_SYMTAB : SHT_DYNSYM) || !sh.sh_entsize)
-				continue;
-			d = elf_getdata(scn, NULL);
-			if (!d)
-				continue;
-			n = sh.sh_size / sh.sh_entsize;
-			for (size_t i = 0; i < n; i++) {
-				GElf_Sym s;
-				const char *name;
-
-				if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
-					continue;
-				name = elf_strptr(elf, sh.sh_link, s.st_name);
-				if (!name || (name[0] != '_' && name[0] != 'P'))
-					continue;
-				if (!strcmp(name, "_PyRuntime"))
-					o->runtime = s.st_value;
-				else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
-					o->eval = s.st_value;
-					o->eval_size = s.st_size;
-				} else if (!strcmp(name, "Py_Version"))
-					*version_at = s.st_value;
-				else if (!strcmp(name, "PyCode_Type"))
-					o->code_type = s.st_value;
-				else if (!strcmp(name, "PyUnicode_Type"))
-					o->unicode_type = s.st_value;
-				else if (!strcmp(name, "PyBytes_Type"))
-					o->bytes_type = s.st_value;
-			}
-		}
-		if (o->runtime && o->eval)
-			return; /* .dynsym had them: a .symtab would add nothing */
-	}
+	elfobj_symbols(elf, SHT_DYNSYM, "_PyEval_EvalFrameDefault", py_symbol, &c);
+	if (!o->runtime || !o->eval)
+		elfobj_symbols(elf, SHT_SYMTAB, "_PyEval_EvalFrameDefault", py_symbol, &c);
 }
 
 void pyrec_object(struct pyrec *py, uint32_t idx, Elf *elf)
 {
 	struct pyobj o = { .seen = true }, *slot;
 	uint64_t version_at = 0;
-	size_t nph;
 
 	if (!elf || idx >= (1u << 24))
 		return;
@@ -176,7 +141,7 @@ void pyrec_object(struct pyrec *py, uint32_t idx, Elf *elf)
 	if (version_at) {
 		uint8_t v[4];
 
-		if (read_vaddr(elf, version_at, v, sizeof(v)))
+		if (elfobj_read_vaddr(elf, version_at, v, sizeof(v)) == 1)
 			o.version = v[0] | v[1] << 8 | v[2] << 16 | (uint32_t)v[3] << 24;
 	}
 	o.status = BPROF_PY_UNKNOWN_VERSION;
@@ -189,7 +154,7 @@ void pyrec_object(struct pyrec *py, uint32_t idx, Elf *elf)
 		const char *why;
 		int err = -ENOENT;
 
-		if (read_vaddr(elf, o.runtime, dbg, sizeof(dbg)))
+		if (elfobj_read_vaddr(elf, o.runtime, dbg, sizeof(dbg)) == 1)
 			err = pyoff_debug(dbg, sizeof(dbg), o.version, &o.off, &why);
 		else if (PYOFF_MINOR(o.version) == 0x030d)
 			err = -EINVAL;
@@ -198,18 +163,7 @@ void pyrec_object(struct pyrec *py, uint32_t idx, Elf *elf)
 	}
 	if (o.status == BPROF_PY_WALKED && (!o.code_type || !o.unicode_type || !o.bytes_type))
 		o.status = BPROF_PY_NO_OFFSETS;
-	if (!elf_getphdrnum(elf, &nph))
-		for (size_t i = 0; i < nph && o.nr_loads < PYREC_MAX_LOADS; i++) {
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			o.loads[o.nr_loads].offset = ph.p_offset;
-			o.loads[o.nr_loads].vaddr = ph.p_vaddr;
-			o.loads[o.nr_loads].filesz = ph.p_filesz;
-			o.loads[o.nr_loads].exec = ph.p_flags & PF_X;
-			o.nr_loads++;
-		}
+	elfobj_loads_read(elf, &o.loads);
 keep:
 	if (idx >= py->nr_objs) {
 		uint32_t n = idx + 64;
@@ -223,24 +177,6 @@ keep:
 	}
 	slot = &py->objs[idx];
 	*slot = o;
-}
-
-/* The load bias of an object mapped at start from file offset off (an
- * executable mapping: the executable PT_LOAD first, as the unwinder). */
-static bool bias_of(const struct pyobj *o, uint64_t start, uint64_t off, uint64_t *bias)
-{
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t i = 0; i < o->nr_loads; i++) {
-			uint64_t first = o->loads[i].offset & ~0xfffULL;
-
-			if ((pass == 0) != o->loads[i].exec)
-				continue;
-			if (off >= first && off < o->loads[i].offset + o->loads[i].filesz) {
-				*bias = start - off + o->loads[i].offset - o->loads[i].vaddr;
-				return true;
-			}
-		}
-	return false;
 }
 
 static struct pyproc *find_proc(struct pyrec *py, uint32_t pid, uint32_t exec_id)
@@ -265,7 +201,7 @@ void pyrec_image(struct pyrec *py, uint32_t pid, uint32_t exec_id,
 		o = &py->objs[maps[i].obj];
 		break;
 	}
-	if (!o || (o->status == BPROF_PY_WALKED && !bias_of(o, maps[i].start, maps[i].offset, &bias)))
+	if (!o || (o->status == BPROF_PY_WALKED && !elfobj_loads_bias(&o->loads, maps[i].start, maps[i].offset, &bias)))
 		return;
 	p = find_proc(py, pid, exec_id);
 	if (!p) {

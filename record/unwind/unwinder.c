@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <linux/types.h>
 #include "ehtab.h"
+#include "elfobj.h"
 #include "gotab.h"
 #include "profile.h"
 #include "unwind.h"
@@ -38,11 +39,7 @@
 /* What the unwinder knows of one manifest object. */
 struct unw_obj {
 	uint32_t obj_id;      /* 0: none (not seen, or no ELF) */
-	uint32_t nr_loads;
-	struct unw_load {
-		uint64_t offset, vaddr, filesz;
-		bool exec;
-	} *loads;             /* PT_LOAD segments: file offset -> vaddr */
+	struct elfobj_loads loads; /* PT_LOAD segments: file offset -> vaddr */
 };
 
 /*
@@ -252,8 +249,6 @@ void unwinder_destroy(struct unwinder *u)
 	free(u->inner_fd);
 	free(u->inner_mem);
 	free(u->free);
-	for (size_t i = 0; i < u->nr_objs; i++)
-		free(u->objs[i].loads);
 	free(u->objs);
 	for (size_t i = 0; i < u->nr_tabs; i++) {
 		free(u->tabs[i].pages);
@@ -342,33 +337,6 @@ static struct unw_tab *tab_slot(struct unwinder *u, uint32_t obj_id)
 		return NULL;
 	u->tabs = p;
 	return &p[obj_id];
-}
-
-static int read_loads(struct unw_obj *s, Elf *elf)
-{
-	size_t phnum = 0, n = 0;
-
-	free(s->loads);
-	s->loads = NULL;
-	s->nr_loads = 0;
-	if (elf_getphdrnum(elf, &phnum) || !phnum || phnum > 65535)
-		return -EINVAL;
-	s->loads = calloc(phnum, sizeof(*s->loads));
-	if (!s->loads)
-		return -ENOMEM;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		s->loads[n].offset = ph.p_offset;
-		s->loads[n].vaddr = ph.p_vaddr;
-		s->loads[n].filesz = ph.p_filesz;
-		s->loads[n].exec = ph.p_flags & PF_X;
-		n++;
-	}
-	s->nr_loads = n;
-	return n ? 0 : -EINVAL;
 }
 
 static struct unw_bid *find_bid(struct unwinder *u, const struct bprof_object *o)
@@ -847,8 +815,11 @@ void unwinder_object(struct unwinder *u, uint32_t idx, Elf *elf, const struct bp
 
 	if (!s || s->obj_id)
 		return; /* a table once decided stays: its id is in mapping tables */
-	if (!elf || elf_kind(elf) != ELF_K_ELF || read_loads(s, elf))
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		return; /* no ELF: walks through it fall back to frame pointers */
+	elfobj_loads_read(elf, &s->loads);
+	if (!s->loads.nr)
+		return;
 	if ((o->flags & BPROF_OBJ_HAS_BUILD_ID) && (b = find_bid(u, o))) {
 		s->obj_id = b->obj_id;
 		u->st.objects_shared++;
@@ -1126,32 +1097,6 @@ uint64_t unwinder_budget_needed(const struct unwinder *u)
 	return (need + (1 << 20) - 1) >> 20 << 20;
 }
 
-/* vaddr = address - bias for the PT_LOAD that holds file offset off */
-/*
- * The mappings are executable: an executable PT_LOAD first.  lld (and
- * BOLT) may start the code segment in the page where the read-only one
- * ends, at another vaddr - offset: the first page of the code's mapping is
- * then in both segments' file ranges, and the read-only one's bias would be
- * off by a page (seen: rustc's libLLVM and librustc_driver, every table
- * lookup a page away, 6 % of rustc's stacks complete).
- */
-static bool mapping_bias(const struct unw_obj *s, uint64_t start, uint64_t off, uint64_t *bias)
-{
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t i = 0; i < s->nr_loads; i++) {
-			const struct unw_load *l = &s->loads[i];
-			uint64_t first = l->offset & ~0xfffULL;
-
-			if ((pass == 0) != l->exec)
-				continue;
-			if (off >= first && off < l->offset + l->filesz) {
-				*bias = start - off + l->offset - l->vaddr;
-				return true;
-			}
-		}
-	return false;
-}
-
 void unwinder_image(struct unwinder *u, uint32_t pid, uint32_t exec_id, uint32_t gen,
 		    const struct manifest_mapping *maps, uint32_t nr)
 {
@@ -1173,7 +1118,7 @@ void unwinder_image(struct unwinder *u, uint32_t pid, uint32_t exec_id, uint32_t
 		m->start = maps[i].start;
 		m->end = maps[i].end;
 		if (s && s->obj_id &&
-		    mapping_bias(s, maps[i].start, maps[i].offset, (uint64_t *)&m->bias))
+		    elfobj_loads_bias(&s->loads, maps[i].start, maps[i].offset, (uint64_t *)&m->bias))
 			m->obj_id = s->obj_id;
 		n++;
 	}

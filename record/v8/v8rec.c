@@ -29,9 +29,9 @@
 
 #include <bpf/bpf.h>
 
+#include "elfobj.h"
 #include "v8rec.h"
 
-#define V8REC_MAX_LOADS 8
 #define V8REC_CODE_RANGE (512ULL << 20) /* V8's x64 code range without pointer compression */
 #define V8REC_MAX_UNITS (4u << 20)      /* longest string (source) read, UTF-16 units */
 #define V8REC_NR_SOURCES 16
@@ -110,8 +110,7 @@ struct v8obj {
 	uint32_t status;           /* enum bprof_v8_status */
 	struct v8off off;
 	uint64_t blob_start, blob_end; /* vaddrs of the Builtins_* code */
-	uint32_t nr_loads;
-	struct { uint64_t offset, vaddr, filesz; bool exec; } loads[V8REC_MAX_LOADS];
+	struct elfobj_loads loads;
 };
 
 struct v8proc {
@@ -171,87 +170,55 @@ void v8rec_destroy(struct v8rec *v)
 	free(v);
 }
 
-/* The int at vaddr in the file; a symbol in .bss is 0. */
-static bool read_int(Elf *elf, uint64_t vaddr, int *out)
+struct v8_syms {
+	Elf *elf;
+	struct v8obj *o;
+	bool *found;
+};
+
+/* .dynsym: the v8dbg values, read from the file (a value in .bss is 0) */
+static void v8_dbg_symbol(const char *name, const GElf_Sym *s, void *ctx)
 {
-	Elf_Scn *scn = NULL;
+	struct v8_syms *c = ctx;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
+	if (strncmp(name, "v8dbg_", 6))
+		return;
+	c->o->v8 = true;
+	for (size_t k = 0; k < NR_V8SYMS; k++) {
+		size_t pl = strlen(v8syms[k].prefix);
+		int val;
 
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || vaddr < sh.sh_addr ||
-		    vaddr - sh.sh_addr >= sh.sh_size || sh.sh_size - (vaddr - sh.sh_addr) < 4)
+		if (strncmp(name, v8syms[k].prefix, pl) ||
+		    (name[pl] && v8syms[k].prefix[pl - 1] != '_') ||
+		    elfobj_read_vaddr(c->elf, s->st_value, &val, sizeof(val)) < 0)
 			continue;
-		if (sh.sh_type == SHT_NOBITS) {
-			*out = 0;
-			return true;
-		}
-		if (sh.sh_type != SHT_PROGBITS)
-			return false;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size < sh.sh_size)
-			return false;
-		memcpy(out, (const char *)d->d_buf + (vaddr - sh.sh_addr), 4);
-		return true;
+		*(int *)((char *)&c->o->off + v8syms[k].off) = val;
+		c->found[k] = true;
 	}
-	return false;
 }
 
-/* The v8dbg values (.dynsym) and the blob's extent (.symtab's Builtins_*). */
+/* .symtab: the extent of the embedded blob's Builtins_* code */
+static void v8_blob_symbol(const char *name, const GElf_Sym *s, void *ctx)
+{
+	struct v8obj *o = ((struct v8_syms *)ctx)->o;
+
+	if (strncmp(name, "Builtins_", 9) || GELF_ST_TYPE(s->st_info) != STT_FUNC)
+		return;
+	if (!o->blob_start || s->st_value < o->blob_start)
+		o->blob_start = s->st_value;
+	if (s->st_value + s->st_size > o->blob_end)
+		o->blob_end = s->st_value + s->st_size;
+}
+
+/* The v8dbg values (.dynsym) and the blob's extent (.symtab's Builtins_*):
+ * no v8dbg in .dynsym, not V8, and its .symtab not worth reading. */
 static void find_symbols(Elf *elf, struct v8obj *o, bool *found)
 {
-	for (int pass = 0; pass < 2; pass++) {
-		Elf_Scn *scn = NULL;
+	struct v8_syms c = { .elf = elf, .o = o, .found = found };
 
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-			size_t n;
-
-			if (!gelf_getshdr(scn, &sh) ||
-			    sh.sh_type != (pass ? SHT_SYMTAB : SHT_DYNSYM) || !sh.sh_entsize)
-				continue;
-			d = elf_getdata(scn, NULL);
-			if (!d)
-				continue;
-			n = sh.sh_size / sh.sh_entsize;
-			for (size_t i = 0; i < n; i++) {
-				GElf_Sym s;
-				const char *name;
-
-				if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
-					continue;
-				name = elf_strptr(elf, sh.sh_link, s.st_name);
-				if (!name)
-					continue;
-				if (pass && !strncmp(name, "Builtins_", 9) &&
-				    GELF_ST_TYPE(s.st_info) == STT_FUNC) {
-					if (!o->blob_start || s.st_value < o->blob_start)
-						o->blob_start = s.st_value;
-					if (s.st_value + s.st_size > o->blob_end)
-						o->blob_end = s.st_value + s.st_size;
-					continue;
-				}
-				if (pass || strncmp(name, "v8dbg_", 6))
-					continue;
-				o->v8 = true;
-				for (size_t k = 0; k < NR_V8SYMS; k++) {
-					size_t pl = strlen(v8syms[k].prefix);
-					int val;
-
-					if (strncmp(name, v8syms[k].prefix, pl) ||
-					    (name[pl] && v8syms[k].prefix[pl - 1] != '_') ||
-					    !read_int(elf, s.st_value, &val))
-						continue;
-					*(int *)((char *)&o->off + v8syms[k].off) = val;
-					found[k] = true;
-				}
-			}
-		}
-		if (!o->v8)
-			return; /* no v8dbg in .dynsym: not V8, .symtab not worth reading */
-	}
+	elfobj_symbols(elf, SHT_DYNSYM, "v8dbg_", v8_dbg_symbol, &c);
+	if (o->v8)
+		elfobj_symbols(elf, SHT_SYMTAB, "Builtins_", v8_blob_symbol, &c);
 }
 
 /* Where, in the layout node 20's V8 has (the Code object holds its
@@ -281,7 +248,6 @@ void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf)
 {
 	struct v8obj o = { 0 };
 	bool found[NR_V8SYMS] = { false };
-	size_t nph;
 
 	if (!elf || idx >= (1u << 24))
 		return;
@@ -310,18 +276,7 @@ void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf)
 		o.off.si_first_vars = 3;
 	if (!o.off.si_ncontextlocals)
 		o.off.si_ncontextlocals = 2;
-	if (!elf_getphdrnum(elf, &nph))
-		for (size_t i = 0; i < nph && o.nr_loads < V8REC_MAX_LOADS; i++) {
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			o.loads[o.nr_loads].offset = ph.p_offset;
-			o.loads[o.nr_loads].vaddr = ph.p_vaddr;
-			o.loads[o.nr_loads].filesz = ph.p_filesz;
-			o.loads[o.nr_loads].exec = ph.p_flags & PF_X;
-			o.nr_loads++;
-		}
+	elfobj_loads_read(elf, &o.loads);
 keep:
 	if (idx >= v->nr_objs) {
 		uint32_t n = idx + 64;
@@ -334,17 +289,6 @@ keep:
 		v->nr_objs = n;
 	}
 	v->objs[idx] = o;
-}
-
-/* The file offset of vaddr (a PT_LOAD's), or false. */
-static bool file_offset(const struct v8obj *o, uint64_t vaddr, uint64_t *off)
-{
-	for (uint32_t i = 0; i < o->nr_loads; i++)
-		if (vaddr >= o->loads[i].vaddr && vaddr < o->loads[i].vaddr + o->loads[i].filesz) {
-			*off = vaddr - o->loads[i].vaddr + o->loads[i].offset;
-			return true;
-		}
-	return false;
 }
 
 static struct v8proc *find_proc(struct v8rec *v, uint32_t pid, uint32_t exec_id)
@@ -389,7 +333,7 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 	}
 	p->status = o->status;
 	if (o->status != BPROF_V8_WALKED || !o->blob_start ||
-	    !file_offset(o, o->blob_start, &boff))
+	    !elfobj_loads_offset(&o->loads, o->blob_start, &boff))
 		return;
 	blen = o->blob_end - o->blob_start;
 	/* The blob where the object's text maps it (the lowest address: the
