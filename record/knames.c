@@ -97,8 +97,18 @@ bool knames_parse(const char *text, uint64_t addr, struct kernel_sym *s)
 		return false;
 	if (mod ? p != mod - 2 : *p != 0)
 		return false;
-	if (off > addr || !size || off >= size)
+	if (off > addr || !size || off > size)
 		return false;
+	if (off == size) {
+		/* just past the symbol: the kernel's BPF programs answer so
+		 * for the address where one ends (so that a return address
+		 * after a final call names its program).  Not in it: no
+		 * symbol here, as far as the snapshot goes.  Taking it for
+		 * an error read all of /proc/kallsyms instead, at most ends
+		 * of recordings where the loader's program had run. */
+		s->found = false;
+		return true;
+	}
 	memcpy(s->name, text, (size_t)(plus - text));
 	s->start = addr - off;
 	s->size = size;

@@ -44,10 +44,19 @@ Test(knames, parse)
 	cr_assert(knames_parse("0xffffffffc0001234", 0xffffffffc0001234ull, &s));
 	cr_assert_not(s.found);
 
+	/* just past a BPF program (the kernel counts its end in it): no
+	 * symbol, but an answer */
+	s.found = true;
+	cr_assert(knames_parse("bpf_prog_b927ae9f3e2a646e___loader.prog+0x2b03/0x2b03 [bpf]",
+			       0xffffffffc002c46full, &s));
+	cr_assert_not(s.found);
+	cr_assert(knames_parse("name+0x2/0x2", 0x1000, &s));
+	cr_assert_not(s.found);
+
 	/* what is not one of those forms */
 	static const char *bad[] = {
 		"", "+0x1/0x2", "name", "name+0x1", "name+0x1/", "name+0x1/0x2 [", "name+0x1/0x2 [m",
-		"name+0xg/0x2", "name+0x2/0x2", "name+0x1/0", "name+0x1/0x2x", "name+0x11111111111111111/0x2",
+		"name+0xg/0x2", "name+0x3/0x2", "name+0x1/0", "name+0x1/0x2x", "name+0x11111111111111111/0x2",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		cr_assert_not(knames_parse(bad[i], 0x1000, &s), "accepted \"%s\"", bad[i]);
