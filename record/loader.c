@@ -967,21 +967,11 @@ static int load_runtimes(struct loader *ld)
 }
 
 /* Whether any process of a runtime of mask was registered for the walks. */
-static bool runtime_met(const struct loader *ld, unsigned mask)
-{
-	const struct profile_bpf *s = ld->skel;
-	__u32 key;
-
-	return ((mask & RUNTIME_PYTHON) && !bpf_map_get_next_key(bpf_map__fd(s->maps.py_procs), NULL, &key)) ||
-	       ((mask & RUNTIME_V8) && !bpf_map_get_next_key(bpf_map__fd(s->maps.v8_procs), NULL, &key)) ||
-	       ((mask & RUNTIME_JVM) && !bpf_map_get_next_key(bpf_map__fd(s->maps.jvm_procs), NULL, &key));
-}
-
-void loader_runtimes_tick(struct loader *ld)
+void loader_runtimes_tick(struct loader *ld, unsigned met)
 {
 	int err;
 
-	if (!ld || !ld->rt_lazy || ld->rt_done || !runtime_met(ld, ld->rt_lazy))
+	if (!ld || !ld->rt_lazy || ld->rt_done || !(met & ld->rt_lazy))
 		return;
 	ld->rt_done = true;
 	libbpf_set_print(ld->verbose ? libbpf_print_verbose : libbpf_print_none);

@@ -87,9 +87,10 @@ void loader_jvm_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);
 bool loader_walks_jvm(const struct loader *ld);
 /* A recording that may meet the runtimes (the whole system...) loads
  * their walks when a process of one is first registered in its walk's
- * map: called at each tick of the event loop (a few map lookups until
- * then).  Warns when they cannot be loaded. */
-void loader_runtimes_tick(struct loader *ld);
+ * map: called at each tick of the event loop with the runtimes (RUNTIME_*)
+ * whose recorders registered one so far.  Warns when they cannot be
+ * loaded. */
+void loader_runtimes_tick(struct loader *ld, unsigned met);
 /* The META flags (BPROF_META_NO_*_WALK) of the runtimes whose walks
  * were to be loaded when met and could not be. */
 uint32_t loader_runtimes_lacking(const struct loader *ld);

@@ -33,6 +33,7 @@
 #include "dump.h"
 #include "kernel.h"
 #include "knames.h"
+#include "runtimes.h"
 #include "loader.h"
 #include "manifest.h"
 #include "preload.h"
@@ -165,7 +166,9 @@ static int unwinder_tick_cb(void *ctx)
 
 	if (ob->jvm)
 		jvmrec_tick(ob->jvm);
-	loader_runtimes_tick(ob->ld);
+	loader_runtimes_tick(ob->ld, (pyrec_met(ob->py) ? RUNTIME_PYTHON : 0) |
+					     (v8rec_met(ob->v8) ? RUNTIME_V8 : 0) |
+					     (jvmrec_met(ob->jvm) ? RUNTIME_JVM : 0));
 	return ms;
 }
 

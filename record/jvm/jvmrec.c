@@ -79,6 +79,7 @@ struct jvmproc {
 
 struct jvmrec {
 	int procs_fd, stats_fd, nr_cpus;
+	bool met;             /* a process was put in jvm_procs */
 	struct jvmobj *objs;
 	uint32_t nr_objs;
 	struct jvmproc *procs;
@@ -557,8 +558,13 @@ void jvmrec_tick(struct jvmrec *j)
 		}
 		p->ready = true;
 		if (!bpf_map_update_elem(j->procs_fd, &p->pid, &p->walk, BPF_ANY))
-			p->live = true;
+			p->live = j->met = true;
 	}
+}
+
+bool jvmrec_met(const struct jvmrec *j)
+{
+	return j && j->met;
 }
 
 uint32_t jvmrec_nr_jvms(const struct jvmrec *j)

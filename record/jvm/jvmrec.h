@@ -31,6 +31,8 @@ void jvmrec_object(struct jvmrec *j, uint32_t idx, Elf *elf);
 void jvmrec_image(struct jvmrec *j, uint32_t pid, uint32_t exec_id,
 		  const struct manifest_mapping *maps, uint32_t nr);
 void jvmrec_image_gone(struct jvmrec *j, uint32_t pid, uint32_t exec_id);
+/* Whether a process has been given to the walk (jvm_procs) yet. */
+bool jvmrec_met(const struct jvmrec *j);
 
 /* The event loop's tick: JVMs found but whose code cache was not made
  * yet (libjvm is mapped long before) are looked at again. */

@@ -47,6 +47,7 @@ struct pyproc {
 
 struct pyrec {
 	int procs_fd, stats_fd, nr_cpus;
+	bool met;             /* a process was put in py_procs */
 	struct pyobj *objs;
 	uint32_t nr_objs;
 	struct pyproc *procs;
@@ -236,7 +237,12 @@ void pyrec_image(struct pyrec *py, uint32_t pid, uint32_t exec_id,
 	p->unicode_type = o->unicode_type + bias;
 	p->bytes_type = o->bytes_type + bias;
 	if (!bpf_map_update_elem(py->procs_fd, &pid, &p->walk, BPF_ANY))
-		p->live = true;
+		p->live = py->met = true;
+}
+
+bool pyrec_met(const struct pyrec *py)
+{
+	return py && py->met;
 }
 
 void pyrec_image_gone(struct pyrec *py, uint32_t pid, uint32_t exec_id)

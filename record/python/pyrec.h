@@ -28,6 +28,8 @@ void pyrec_destroy(struct pyrec *py);
 void pyrec_object(struct pyrec *py, uint32_t idx, Elf *elf);
 void pyrec_image(struct pyrec *py, uint32_t pid, uint32_t exec_id,
 		 const struct manifest_mapping *maps, uint32_t nr);
+/* Whether a process has been given to the walk (py_procs) yet. */
+bool pyrec_met(const struct pyrec *py);
 void pyrec_image_gone(struct pyrec *py, uint32_t pid, uint32_t exec_id);
 
 /* A code object the walk met first (PYTHON_EVENT_CODE, size bytes): its

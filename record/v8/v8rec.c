@@ -130,6 +130,7 @@ struct v8source {
 
 struct v8rec {
 	int procs_fd;
+	bool met;             /* a process was put in v8_procs */
 	struct v8obj *objs;
 	uint32_t nr_objs;
 	struct v8proc *procs;
@@ -383,7 +384,12 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 		p->walk.code_end[k] = copies[k] + V8REC_CODE_RANGE;
 	}
 	if (!bpf_map_update_elem(v->procs_fd, &pid, &p->walk, BPF_ANY))
-		p->live = true;
+		p->live = v->met = true;
+}
+
+bool v8rec_met(const struct v8rec *v)
+{
+	return v && v->met;
 }
 
 void v8rec_image_gone(struct v8rec *v, uint32_t pid, uint32_t exec_id)

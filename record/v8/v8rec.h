@@ -30,6 +30,8 @@ void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf);
 void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 		 const struct manifest_mapping *maps, uint32_t nr);
 void v8rec_image_gone(struct v8rec *v, uint32_t pid, uint32_t exec_id);
+/* Whether a process has been given to the walk (v8_procs) yet. */
+bool v8rec_met(const struct v8rec *v);
 
 /* An SFI the walk met first (V8_EVENT_SFI): named from the process now. */
 void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e);
