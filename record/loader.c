@@ -622,6 +622,11 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	if (in_kernel) {
 		*err = load_in_kernel(obj, *prog_fds, env->verbose);
 	} else {
+		/* -v where the kernel reports no verified_insns (before
+		 * 5.16): the verifier's own count for the tail walk, from its
+		 * log's statistics (BPF_LOG_STATS), which libbpf prints */
+		if (env->verbose && tail)
+			bpf_program__set_log_level(obj->progs.do_perf_event_lean, 4);
 		*err = profile_bpf__load(obj);
 		/* the loader owns its programs' fds either way */
 		bpf_object__for_each_program(prog, obj->obj)
