@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * python.bpf.c - CPython frames in the unwinder's walk (python.h for the
- * stack words): the maps, the thread state, the announcement of new code
- * objects, and the step (python_walk.h, the pure function shared with the
- * replay tests).  Compiled on its own and linked with the other tracers
- * (bprof.bpf.h); the native walk (profile.bpf.c) calls the two global
- * functions at the end of this file, and knows nothing else of Python.
+ * stack words): the maps, and the global python_frame() the bpf_loop walk
+ * calls (profile.bpf.c), which knows nothing else of Python.  The thread
+ * state, the announcement of new code objects and the step (python_walk.h,
+ * the pure function shared with the replay tests) are python_frame.h's,
+ * inline, which the tail walk of kernels without bpf_loop includes too
+ * (tailwalk/tailwalk.bpf.c).  Compiled on its own and linked with the
+ * other tracers (bprof.bpf.h).
  *
  * When the native walk reaches a _PyEval_EvalFrameDefault frame of a
  * process prof-record found an interpreter in (the "py_procs" hash), the

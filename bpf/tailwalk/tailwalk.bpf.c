@@ -17,8 +17,13 @@
  * The kernel allows 33 tail calls: TAILWALK_FRAMES frames a run bound the
  * walk at 34 x TAILWALK_FRAMES (unwind.h), above the kernel's own 127.
  *
- * What it leaves out, which needs the helpers above: mapping generations
- * and Python frames (prof-record says so when it loads it); and the
+ * Python frames are named as in the bpf_loop walk, by the same step
+ * inline (python/python_frame.h): a Python frame takes one of a run's
+ * TAILWALK_FRAMES turns, and the thread's state, when not in the cache,
+ * is looked for among the first PYTHON_LEAN_THREADS threads only.
+ *
+ * What it leaves out, which needs the helpers above: mapping generations,
+ * V8 and HotSpot frames (prof-record says so when it loads it); and the
  * tables' USED and WANTED flags, which need an atomic or (5.12).
  */
 /* The searches inline (unwind_step.h's default): a global function with
