@@ -849,6 +849,9 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	 * refused it with them (said, and kept in META) */
 	struct env no_py = *env;
 	const struct env *try_env = env;
+	char rt_why[PATH_MAX];
+	bool tail_py = tail && !env->no_python &&
+		       (runtimes_expected(env, rt_why, sizeof(rt_why)) & RUNTIME_PYTHON);
 
 	no_py.no_python = true;
 	for (size_t i = 0; i < nr_tries && !obj; i++) {
@@ -868,7 +871,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		if (!obj && env->verbose)
 			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
 				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));
-		if (!obj && last && tail && try_env == env && !env->no_python) {
+		if (!obj && last && tail_py && try_env == env && *err != -EPERM && *err != -ENOMEM) {
 			fprintf(stderr, "prof-record: this kernel's verifier refused the tail-call walk with Python frames (-v shows its log): Python frames are not recorded (native stacks are)\n");
 			ld->rt_failed |= RUNTIME_PYTHON;
 			try_env = &no_py;
