@@ -381,7 +381,9 @@ long unwind_walk_regs(struct unwind_scratch *s, __u32 pid, __u32 exec_id,
  * python_walk_begin(): whether (pid, exec_id) runs an interpreter the walk
  * should name frames of (1; s->py and s->py_proc set up) or not (0).
  * python_frame(): at the walk's frame n, 1 when it put a Python frame in
- * s->stack (the native step is skipped), 0 when the native step is to run.
+ * s->stack (the native step is skipped), 0 when the native step is to run;
+ * the tail walk, which may call no global function with pointer
+ * arguments, has its body inline (python_frame_at, python/python_frame.h).
  */
 /* python/python.bpf.c's setting (prof-record: Python frames walked), read
  * by the native walk too, so that the verifier drops what it calls of

@@ -448,16 +448,20 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	bpf_program__set_autoload(obj->progs.do_perf_event_cfi, cfi && !tail);
 	obj->rodata->tailwalk_cfi = tail;
 	obj->rodata->fp_fallback = env->unwind != OPTS_UNWIND_CFI;
-	/* Python frames ride on the unwinder's bpf_loop walk
-	 * (bpf/python/python.bpf.c) */
-	/* of the runtimes the recording may meet (runtimes.h): the others'
-	 * code is dropped by the verifier, not checked */
+	/* Python frames ride on the unwinder's walks, the bpf_loop one's and
+	 * the tail walk's (bpf/python/python_frame.h); V8's and HotSpot's on
+	 * the bpf_loop walk only.  Of the runtimes the recording may meet
+	 * (runtimes.h): the others' code is dropped by the verifier, not
+	 * checked */
 	*lazy_rt = 0;
-	if (cfi && !tail) {
+	if (cfi) {
 		char why[PATH_MAX];
 
 		rt = runtimes_expected(env, why, sizeof(why));
-		bool may = rt == RUNTIME_ALL && !env->all_runtimes;
+		bool may = rt == RUNTIME_ALL && !env->all_runtimes && !tail;
+
+		if (tail)
+			rt &= RUNTIME_PYTHON;
 
 		if (env->no_python)
 			rt &= ~RUNTIME_PYTHON;
@@ -469,7 +473,8 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		 * that starts others): the walks are loaded when a process of
 		 * one is first met (rt_lazy in profile.bpf.c), not verified at
 		 * every start.  A recording that will meet one (its command
-		 * is Python, -p of a JVM) or --runtimes loads them at once. */
+		 * is Python, -p of a JVM) or --runtimes loads them at once, as
+		 * does the tail walk (its sampler has no sampler_rt call). */
 		if (rt && may)
 			*lazy_rt = rt;
 		if (env->verbose)
@@ -617,6 +622,11 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	if (in_kernel) {
 		*err = load_in_kernel(obj, *prog_fds, env->verbose);
 	} else {
+		/* -v where the kernel reports no verified_insns (before
+		 * 5.16): the verifier's own count for the tail walk, from its
+		 * log's statistics (BPF_LOG_STATS), which libbpf prints */
+		if (env->verbose && tail)
+			bpf_program__set_log_level(obj->progs.do_perf_event_lean, 4);
 		*err = profile_bpf__load(obj);
 		/* the loader owns its programs' fds either way */
 		bpf_object__for_each_program(prog, obj->obj)
@@ -793,12 +803,9 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	*cfi = env->unwind != OPTS_UNWIND_FP;
 	miss = kfeat_first_missing(&kf, cfi_needs, sizeof(cfi_needs) / sizeof(cfi_needs[0]));
 	if (*cfi && miss >= 0) {
-		/* the tables walked by tail calls (bpf/tailwalk/), without
-		 * Python frames */
+		/* the tables walked by tail calls (bpf/tailwalk/), with
+		 * Python frames but not V8's or HotSpot's */
 		tail = true;
-		if (!env->no_python)
-			fprintf(stderr, "prof-record: this kernel lacks %s: Python frames are not recorded (native stacks are)\n",
-				kfeat_describe(miss));
 		if (!env->no_v8)
 			fprintf(stderr, "prof-record: this kernel lacks %s: V8 JavaScript frames are not recorded (native stacks are)\n",
 				kfeat_describe(miss));
@@ -838,6 +845,15 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		tries[nr_tries++] = OPT_PROG_VMAS;
 	if (avail)
 		tries[nr_tries++] = 0;
+	/* the tail walk's sampler without Python frames, where the verifier
+	 * refused it with them (said, and kept in META) */
+	struct env no_py = *env;
+	const struct env *try_env = env;
+	char rt_why[PATH_MAX];
+	bool tail_py = tail && !env->no_python &&
+		       (runtimes_expected(env, rt_why, sizeof(rt_why)) & RUNTIME_PYTHON);
+
+	no_py.no_python = true;
 	for (size_t i = 0; i < nr_tries && !obj; i++) {
 		bool last = i + 1 == nr_tries;
 
@@ -846,15 +862,22 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		/* by a loader program first; where that fails (before Linux
 		 * 5.17, or a program the kernel refuses), libbpf says why */
 		if (in_kernel)
-			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, true,
+			obj = open_one(try_env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, true,
 				       offcpu_lean, &prog_fds, &ld->rt_lazy, err);
 		by_loader = obj != NULL;
 		if (!obj)
-			obj = open_one(env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, false,
+			obj = open_one(try_env, tries[i], *cfi, tail, noprealloc, ids[FEAT_LOCK_TP] > 0, false,
 				       offcpu_lean, &prog_fds, &ld->rt_lazy, err);
 		if (!obj && env->verbose)
 			fprintf(stderr, "prof-record: loading with optional programs 0x%x%s failed: %s\n",
 				tries[i], *cfi ? " and the unwinder" : "", strerror(-*err));
+		if (!obj && last && tail_py && try_env == env && *err != -EPERM && *err != -ENOMEM) {
+			fprintf(stderr, "prof-record: this kernel's verifier refused the tail-call walk with Python frames (-v shows its log): Python frames are not recorded (native stacks are)\n");
+			ld->rt_failed |= RUNTIME_PYTHON;
+			try_env = &no_py;
+			i = (size_t)-1;
+			continue;
+		}
 		if (!obj && last && *cfi && env->unwind == OPTS_UNWIND_AUTO) {
 			/* it has what the unwinder needs (kfeat), yet refused
 			 * it: the verifier's log says why */

@@ -639,10 +639,9 @@ int main(int argc, char **argv)
 		/* said in the file too, not only at the start (META flags) */
 		.ld = ld,
 		.meta_lacks = (!env.kernel_only && !loader_tracks_gens(ld) ? BPROF_META_NO_GENERATIONS : 0) |
-			      /* the kernel's lack, not --no-python's or a
-			       * recording that meets no Python (runtimes.h) */
-			      (cfi && !env.no_python && !env.kernel_only && loader_walks_by_tail_calls(obj)
-				       ? BPROF_META_NO_PYTHON_WALK : 0) |
+			      /* the kernel's lack, not --no-* or a recording
+			       * that meets no such runtime (runtimes.h); the
+			       * tail walk's Python frames: loader_runtimes_lacking() */
 			      (cfi && !env.no_v8 && !env.kernel_only && loader_walks_by_tail_calls(obj)
 				       ? BPROF_META_NO_V8_WALK : 0) |
 			      (cfi && !env.no_jvm && !env.kernel_only && loader_walks_by_tail_calls(obj)

@@ -17,8 +17,13 @@
  * The kernel allows 33 tail calls: TAILWALK_FRAMES frames a run bound the
  * walk at 34 x TAILWALK_FRAMES (unwind.h), above the kernel's own 127.
  *
- * What it leaves out, which needs the helpers above: mapping generations
- * and Python frames (prof-record says so when it loads it); and the
+ * Python frames are named as in the bpf_loop walk, by the same step
+ * inline (python/python_frame.h): a Python frame takes one of a run's
+ * TAILWALK_FRAMES turns, and the thread's state, when not in the cache,
+ * is looked for among the first PYTHON_LEAN_THREADS threads only.
+ *
+ * What it leaves out, which needs the helpers above: mapping generations,
+ * V8 and HotSpot frames (prof-record says so when it loads it); and the
  * tables' USED and WANTED flags, which need an atomic or (5.12).
  */
 /* The searches inline (unwind_step.h's default): a global function with
@@ -31,6 +36,9 @@
 #include "unwind_env.h"
 #include "unwind_step.h"
 #include "unwind_walk.h"
+/* the thread list walked by a bounded loop, not bpf_loop's callback */
+#define PYTHON_NO_BPF_LOOP
+#include "python/python_frame.h"
 
 #define TAILWALK_FRAMES UNWIND_TAIL_FRAMES
 _Static_assert(34 * TAILWALK_FRAMES >= 127, "the walk reaches the kernel's depth in 33 tail calls");
@@ -208,6 +216,11 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 		st->gen = gen;
 		st->walking = 1;
 		unwind_walk_start(&st->s);
+		/* Python frames (python/python_frame.h) as in the bpf_loop
+		 * walk: the sampled thread is current */
+		st->s.walk_rt = 0;
+		if (python_walk_begin(&st->s, tgid, key.exec_id))
+			st->s.walk_rt |= WALK_RT_PYTHON;
 		unwind_count(UNWIND_STAT_SAMPLES);
 	} else {
 		wk.pid = st->key.pid;
@@ -215,6 +228,11 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 		proc = bpf_map_lookup_elem(&unwind_procs, &wk);
 	}
 	for (int i = 0; i < TAILWALK_FRAMES; i++) {
+		/* a Python frame takes a native frame's turn: the run's
+		 * instructions stay those of TAILWALK_FRAMES steps */
+		if (python_enabled && (st->s.walk_rt & WALK_RT_PYTHON) &&
+		    python_wants_frame(&st->s, st->s.stack.nr) && python_frame_at(&st->s, st->s.stack.nr))
+			continue;
 		if (unwind_walk_frame(&st->s, proc)) {
 			tw_finish(st);
 			return 0;

@@ -58,12 +58,20 @@ check "the key callback runs under sorted's native frames" \
 	grep -Eq "run_callback \([^)]*\);[^;(]+;(.*;)?keyfunc \(" "$T_DIR/py.folded"
 
 # A recording that may meet Python (a shell's command) loads the walk when
-# the interpreter is first met (record/loader.c, rt_lazy), not at its start
+# the interpreter is first met (record/loader.c, rt_lazy), not at its start;
+# the tail walk's sampler (BPROF_TAILWALK=1, record_python_tailwalk: the
+# walk of kernels without bpf_loop) has it from the start
 "$BPROF_RECORD" -v -F 199 -o "$T_DIR/lazy.bprof" -- sh -c 'exec "$0" "$1" 3' "$PY" "$PYW/pywork.py" \
 	2>"$T_DIR/lazy.err" >/dev/null
-grep -E "runtimes walked|runtime met" "$T_DIR/lazy.err" || true
-check "sh's recording: the Python walk loaded when the interpreter was met" \
-	grep -q "a runtime met: its walks loaded" "$T_DIR/lazy.err"
+grep -E "runtimes walked|runtime met|do_perf_event[a-z_]*: [0-9]+ instructions" "$T_DIR/lazy.err" || true
+if [ "${BPROF_TAILWALK:-}" = 1 ]; then
+	check "BPROF_TAILWALK=1: tailwalk.bpf.c's sampler walked, Python with it from the start" \
+		bash -c "grep -q 'program do_perf_event_lean: [0-9]* instructions' '$T_DIR/lazy.err' &&
+			grep -q 'frames of runtimes walked: Python' '$T_DIR/lazy.err'"
+else
+	check "sh's recording: the Python walk loaded when the interpreter was met" \
+		grep -q "a runtime met: its walks loaded" "$T_DIR/lazy.err"
+fi
 "$BPROF_REPORT" -q -f "$T_DIR/lazy.bprof" > "$T_DIR/lazy.folded"
 check "sh's recording: Python chains and lines match the script (>= 99 % valid)" \
 	pycheck "$T_DIR/lazy.folded" --min-valid 99 --roots "<module>,Worker.spin" "${chains[@]}"
@@ -93,6 +101,7 @@ if command -v go >/dev/null 2>&1 && go tool pprof -h >/dev/null 2>&1; then
 fi
 "$BPROF_REPORT" --info "$out" > "$T_DIR/info.txt" 2>&1
 check "--info lists the interpreter as walked" grep -q "CPython 3\.1[1-3]\.[0-9]*: Python frames walked" "$T_DIR/info.txt"
+check "--info does not say Python frames were not recorded" bash -c "! grep -q '^not recorded: *Python' '$T_DIR/info.txt'"
 check "--info: no walk ended on a wrong frame (not code, bad instruction, loop)" \
 	awk '/^  stop_(not_code|bad_instruction|loop) / { if ($2 != 0) bad = 1 } END { exit bad }' "$T_DIR/info.txt"
 
