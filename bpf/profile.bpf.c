@@ -1269,14 +1269,20 @@ struct gen_change {
 	bool maybe;  /* mremap without MREMAP_FIXED: begins no generation */
 };
 
-/* The change the system call of r made, with the mm's write lock held
- * (mmap, mprotect, pkey_mprotect, mremap with PROT_EXEC or of memory that
- * may execute); area: where vm_unmapped_area put it, if it chose (NULL:
- * it did not).  false: no such change. */
-static __always_inline bool gen_change_of(const struct user_regs *r, const __u64 *area, struct gen_change *c)
+/* The change the system call whose saved user registers are at regs
+ * made, with the mm's write lock held (mmap, mprotect, pkey_mprotect,
+ * mremap with PROT_EXEC or of memory that may execute); area: where
+ * vm_unmapped_area put it, if it chose (NULL: it did not).  false: no
+ * such change. */
+static __always_inline bool gen_change_of(const void *regs, const __u64 *area, struct gen_change *c)
 {
+	struct user_regs rr, *r = &rr;
 	__u64 len, prot;
-	long nr = r->orig_ax;
+	long nr;
+
+	if (!regs || bpf_probe_read_kernel(&rr, sizeof(rr), regs))
+		return false;
+	nr = r->orig_ax;
 
 	c->maybe = false;
 	c->flags = 0;
@@ -1311,44 +1317,42 @@ static __always_inline bool gen_change_of(const struct user_regs *r, const __u64
 	return true;
 }
 
-/* The address vm_unmapped_area chose for this thread's hold of the lock
- * (handle_gen_area), taken: false if it chose none. */
-static __always_inline bool gen_take_area(__u32 tid, __u64 *area)
+/* Whether this mmap_lock_released is of a write lock of mm, the task's
+ * own (not fork's child's, not exec's new one), in a process recorded;
+ * *area: the address vm_unmapped_area chose in this hold of the lock
+ * (handle_gen_area), taken; *have_area: it chose one. */
+static __always_inline bool gen_lock_mine(struct bpf_raw_tracepoint_args *ctx, __u64 mm, __u64 *area,
+					  bool *have_area)
 {
-	__u64 *a = bpf_map_lookup_elem(&gen_area, &tid);
+	__u64 id = bpf_get_current_pid_tgid(), *a;
+	__u32 tid = id, tgid = id >> 32;
 
-	if (!a)
+	if (!mmap_lock_write(ctx))
+		return false; /* a read lock */
+	a = bpf_map_lookup_elem(&gen_area, &tid);
+	*have_area = a;
+	if (a) {
+		*area = *a;
+		bpf_map_delete_elem(&gen_area, &tid);
+	}
+	if (mm != ctx->args[0])
 		return false;
-	*area = *a;
-	bpf_map_delete_elem(&gen_area, &tid);
-	return true;
+	return !filter_pid || bpf_map_lookup_elem(&pids, &tgid);
 }
 
 /* The mmap_lock_released tracepoint (mm, write). */
 SEC("raw_tp")
 int handle_gen_lock(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), area = 0;
-	__u32 tid = id, tgid = id >> 32;
-	struct task_struct *task;
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct gen_change c;
-	struct user_regs r;
+	__u64 area = 0;
 	bool have_area;
-	void *regs;
 
-	if (!mmap_lock_write(ctx))
-		return 0; /* a read lock */
-	have_area = gen_take_area(tid, &area);
-	task = bpf_get_current_task_btf();
-	if ((__u64)task->mm != ctx->args[0])
-		return 0; /* another mm (fork's child, exec's new one) */
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+	if (!gen_lock_mine(ctx, (__u64)task->mm, &area, &have_area))
 		return 0;
-	regs = (void *)bpf_task_pt_regs(task);
-	if (!regs || bpf_probe_read_kernel(&r, sizeof(r), regs))
-		return 0;
-	if (gen_change_of(&r, have_area ? &area : NULL, &c))
-		gen_push(tgid, BPF_CORE_READ(task, self_exec_id), c.start, c.end, c.maybe, c.flags);
+	if (gen_change_of((void *)bpf_task_pt_regs(task), have_area ? &area : NULL, &c))
+		gen_push(task->tgid, task->self_exec_id, c.start, c.end, c.maybe, c.flags);
 	return 0;
 }
 
@@ -1552,25 +1556,21 @@ static __always_inline struct vm_area_struct *gen_vma_at(struct mm_struct *mm, _
  * at once. */
 static __always_inline int gen_lock_lean(struct bpf_raw_tracepoint_args *ctx, struct task_struct *task)
 {
-	__u64 id = bpf_get_current_pid_tgid(), area = 0;
-	__u32 tid = id, tgid = id >> 32, exec_id, gen;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, exec_id, gen;
 	struct mm_struct *mm = (void *)ctx->args[0];
 	struct vm_area_struct *vma;
 	struct profile_map_gen *g;
 	struct gen_change c;
-	struct user_regs r;
+	__u64 area = 0;
 	bool have_area;
 	void *stack;
 
-	if (!mmap_lock_write(ctx))
-		return 0; /* a read lock */
-	have_area = gen_take_area(tid, &area);
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+	if (!gen_lock_mine(ctx, (__u64)mm, &area, &have_area))
 		return 0;
+	/* the saved user registers, where bpf_task_pt_regs (5.15) finds them */
 	stack = BPF_CORE_READ(task, stack);
-	if (!stack || bpf_probe_read_kernel(&r, sizeof(r), stack + BPROF_THREAD_SIZE - sizeof(r)))
-		return 0;
-	if (!gen_change_of(&r, have_area ? &area : NULL, &c))
+	if (!gen_change_of(stack ? stack + BPROF_THREAD_SIZE - sizeof(struct user_regs) : NULL,
+			   have_area ? &area : NULL, &c))
 		return 0;
 	exec_id = BPF_CORE_READ(task, self_exec_id);
 	vma = gen_vma_at(mm, c.start);

@@ -1162,22 +1162,18 @@ int loader_attach(struct loader *ld, const struct env *env)
 	/* Mapping generations: at the mm lock's release where the kernel has
 	 * that tracepoint (profile.bpf.c: it costs nothing to the system
 	 * calls that do not map), else at every system call's exit. */
-	if (obj->rodata->gens_lean) {
+	if (obj->rodata->gens_lean || bpf_program__autoload(obj->progs.handle_gen_lock)) {
+		/* the lean hook: handle_gen_area on both (profile.bpf.c) */
+		bool lean = obj->rodata->gens_lean;
+
 		ld->gens = attach_tracing(ld, obj->progs.handle_gen_area, "vm_unmapped_area") == 0 &&
-			   attach_tracing(ld, obj->progs.handle_gen_area, "mmap_lock_released") == 0;
+			   (lean || attach_tracing(ld, obj->progs.handle_gen_start, "mmap_lock_start_locking") == 0) &&
+			   attach_tracing(ld, lean ? obj->progs.handle_gen_area : obj->progs.handle_gen_lock,
+					  "mmap_lock_released") == 0;
 		ld->gens_lock = ld->gens;
 		if (ld->gens && env->verbose)
-			fprintf(stderr, "prof-record: mapping generations: at the mm lock (mmap_lock_released), read there\n");
-		if (!ld->gens)
-			fprintf(stderr, "prof-record: warning: cannot trace the mmap_lock tracepoints and vm_unmapped_area (%s): a library unloaded and another loaded at its address may be named as the first\n",
-				strerror(errno));
-	} else if (bpf_program__autoload(obj->progs.handle_gen_lock)) {
-		ld->gens = attach_tracing(ld, obj->progs.handle_gen_area, "vm_unmapped_area") == 0 &&
-			   attach_tracing(ld, obj->progs.handle_gen_start, "mmap_lock_start_locking") == 0 &&
-			   attach_tracing(ld, obj->progs.handle_gen_lock, "mmap_lock_released") == 0;
-		ld->gens_lock = ld->gens;
-		if (ld->gens && env->verbose)
-			fprintf(stderr, "prof-record: mapping generations: at the mm lock (mmap_lock_released)\n");
+			fprintf(stderr, "prof-record: mapping generations: at the mm lock (mmap_lock_released)%s\n",
+				lean ? ", read there" : "");
 		if (!ld->gens)
 			fprintf(stderr, "prof-record: warning: cannot trace the mmap_lock tracepoints and vm_unmapped_area (%s): a library unloaded and another loaded at its address may be named as the first\n",
 				strerror(errno));
