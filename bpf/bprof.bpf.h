@@ -39,6 +39,7 @@
 #ifndef ENOENT
 #define ENOENT 2
 #endif
+#define EBUSY 16
 
 #ifndef BPF_F_USER_STACK
 #define BPF_F_USER_STACK (1ULL << 8)

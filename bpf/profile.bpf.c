@@ -958,6 +958,141 @@ static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void 
 	return 0;
 }
 
+/* Kernels without bpf_loop (5.10-5.16) read the mm's VMA tree directly
+ * (below, "the lean mm lock hook"): gens_lean says where (profile.h). */
+const volatile __u32 gens_lean = 0;
+
+/* The VMA tree's shapes: an rbtree of vm_area_struct before 6.1, a maple
+ * tree of them since; CO-RE tells which the kernel has, the other's code
+ * is dead at load. */
+struct vm_area_struct___rb {
+	struct rb_node vm_rb;
+} __attribute__((preserve_access_index));
+struct mm_struct___rb {
+	struct rb_root mm_rb;
+} __attribute__((preserve_access_index));
+
+/* rbtree height is at most 2 log2(n + 1): 32 for vm.max_map_count's
+ * default 65,530 VMAs */
+#define GEN_RB_DEPTH 36
+/* a maple tree of 65,530 VMAs is 5 levels deep at most (10 slots an
+ * internal node, allocation ranges) */
+#define GEN_MT_DEPTH 8
+#define MAPLE_NODE_MASK 255UL
+#define MAPLE_RANGE64_SLOTS 16
+#define MAPLE_ARANGE64_SLOTS 10
+
+/* The maple tree's entry at addr (the kernel's mtree_range_walk): NULL
+ * for a gap or a tree this does not know how to read. */
+static __always_inline void *gen_maple_at(struct maple_tree *mt, __u64 addr)
+{
+	unsigned long root = (unsigned long)BPF_CORE_READ(mt, ma_root), max = ~0UL;
+	unsigned long piv[MAPLE_RANGE64_SLOTS - 1];
+
+	for (int level = 0; level < GEN_MT_DEPTH; level++) {
+		struct maple_node *node = (void *)(root & ~MAPLE_NODE_MASK);
+		__u32 type = (root >> 3) & 15, end, i;
+		unsigned char meta_end;
+		void **slots;
+
+		/* the root is marked a node (MAPLE_ROOT_NODE, xa_is_node: a
+		 * tree of one entry is no process's); every node lies above
+		 * the reserved range */
+		if ((!level && (root & 3) != 2) || root <= 4096)
+			return NULL;
+		__builtin_memset(piv, 0, sizeof(piv));
+		if (type == maple_arange_64) {
+			if (bpf_probe_read_kernel(piv, sizeof(node->ma64.pivot), &node->ma64.pivot) ||
+			    bpf_probe_read_kernel(&meta_end, 1, &node->ma64.meta.end))
+				return NULL;
+			end = meta_end;
+			slots = node->ma64.slot;
+		} else if (type == maple_range_64 || type == maple_leaf_64) {
+			if (bpf_probe_read_kernel(piv, sizeof(piv), &node->mr64.pivot))
+				return NULL;
+			/* the kernel's ma_data_end */
+			if (!piv[MAPLE_RANGE64_SLOTS - 2]) {
+				if (bpf_probe_read_kernel(&meta_end, 1, &node->mr64.meta.end))
+					return NULL;
+				end = meta_end;
+			} else {
+				end = piv[MAPLE_RANGE64_SLOTS - 2] == max ? MAPLE_RANGE64_SLOTS - 2
+									  : MAPLE_RANGE64_SLOTS - 1;
+			}
+			slots = node->mr64.slot;
+		} else {
+			return NULL;
+		}
+		if (end >= MAPLE_RANGE64_SLOTS)
+			return NULL;
+		/* the first slot whose range reaches addr */
+		for (i = 0; i < MAPLE_RANGE64_SLOTS - 1; i++)
+			if (i >= end || piv[i] >= addr)
+				break;
+		if (i < end && piv[i])
+			max = piv[i];
+		if (bpf_probe_read_kernel(&root, sizeof(root), &slots[i & (MAPLE_RANGE64_SLOTS - 1)]))
+			return NULL;
+		if (type == maple_leaf_64)
+			return (void *)root;
+	}
+	return NULL;
+}
+
+/* The VMA of mm that holds addr, read without taking mm's lock (the
+ * lean hooks: gens_lean); NULL if none (or the tree was not read): a gap.
+ * The bounds are checked; that it is still the mapping is the caller's to
+ * know (the task holds the write lock, or gen_mm_seq). */
+static __always_inline struct vm_area_struct *gen_vma_at(struct mm_struct *mm, __u64 addr)
+{
+	struct vm_area_struct *vma = NULL;
+
+	if (bpf_core_field_exists(((struct mm_struct___rb *)0)->mm_rb)) {
+		/* the kernel's find_vma before 6.1, down the rbtree */
+		struct rb_node *n = BPF_CORE_READ((struct mm_struct___rb *)mm, mm_rb.rb_node);
+		__u64 off = bpf_core_field_offset(struct vm_area_struct___rb, vm_rb);
+
+		for (int i = 0; i < GEN_RB_DEPTH && n; i++) {
+			struct vm_area_struct *v = (void *)n - off;
+
+			if (BPF_CORE_READ(v, vm_end) <= addr) {
+				n = BPF_CORE_READ(n, rb_right);
+			} else if (BPF_CORE_READ(v, vm_start) > addr) {
+				n = BPF_CORE_READ(n, rb_left);
+			} else {
+				vma = v;
+				break;
+			}
+		}
+	} else if (bpf_core_field_exists(mm->mm_mt)) {
+		vma = gen_maple_at(&mm->mm_mt, addr);
+	}
+	if (!vma || (unsigned long)vma & 3 || BPF_CORE_READ(vma, vm_start) > addr ||
+	    BPF_CORE_READ(vma, vm_end) <= addr)
+		return NULL;
+	return vma;
+}
+
+struct mm_struct___vmacache {
+	__u64 vmacache_seqnum;
+} __attribute__((preserve_access_index));
+
+/* What a read of mm's VMA tree without its lock (the lean syscall hook)
+ * is checked against: 0 while a writer holds the lock, else a value that
+ * changes when a VMA is unlinked (vmacache_seqnum before 6.1; after, the
+ * lock word only, for tests: no kernel without bpf_loop has a maple
+ * tree).  The same value before and after a read: no VMA it saw was
+ * unlinked (freed) meanwhile; a change that only adds one may hide the
+ * mapping (a gap) but not give another. */
+static __always_inline __u64 gen_mm_seq(struct mm_struct *mm)
+{
+	if (BPF_CORE_READ(mm, mmap_lock.count.counter) & 1 /* RWSEM_WRITER_LOCKED */)
+		return 0;
+	if (bpf_core_field_exists(((struct mm_struct___vmacache *)0)->vmacache_seqnum))
+		return BPF_CORE_READ((struct mm_struct___vmacache *)mm, vmacache_seqnum) << 1 | 1;
+	return 1;
+}
+
 /* Add one to g's generation and read it back.  Not the value of the add
  * itself (that needs BPF atomics with fetch, -mcpu=v3 and Linux 5.12): two
  * threads mapping at once may both read the later number, and the earlier
@@ -1000,9 +1135,12 @@ static __always_inline __u32 bump_gen(__u32 tgid, __u32 exec_id)
  * frame the gap may have changed.  Why syscall tracepoints: this kernel
  * has no kprobes and refuses fentry; see DESIGN.md for their cost.
  */
-static __always_inline int map_exec(long nr, long ret)
+static __always_inline int map_exec(long nr, long ret, bool lean)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	/* lean: a constant, so the other way's helpers and callback are not
+	 * in the lean program at all (5.10's verifier refuses them even
+	 * unreachable) */
+	struct task_struct *task = lean ? (void *)bpf_get_current_task() : bpf_get_current_task_btf();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct profile_map_event *out;
 	struct vma_probe v = {};
@@ -1017,7 +1155,13 @@ static __always_inline int map_exec(long nr, long ret)
 		return 0; /* failed: nothing changed (user addresses are positive) */
 	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
 		return 0;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (lean) {
+		void *stack = BPF_CORE_READ(task, stack);
+
+		regs = stack ? stack + BPROF_THREAD_SIZE - sizeof(struct user_regs) : NULL;
+	} else {
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	}
 	if (!regs)
 		return 0;
 	if (nr == NR_MMAP) {
@@ -1029,7 +1173,22 @@ static __always_inline int map_exec(long nr, long ret)
 	}
 	if (!(prot & PROT_EXEC))
 		return 0;
-	found = bpf_find_vma(task, addr, read_vma, &v, 0);
+	if (lean) {
+		/* unlocked: a VMA unlinked meanwhile, or a writer at either
+		 * end, makes the read busy, as bpf_find_vma's trylock */
+		struct mm_struct *mm = BPF_CORE_READ(task, mm);
+		__u64 seq = gen_mm_seq(mm);
+		struct vm_area_struct *vma = seq ? gen_vma_at(mm, addr) : NULL;
+
+		found = !seq ? -EBUSY : !vma ? -ENOENT : 0;
+		if (vma) {
+			v.exec = fill_map_event(vma, &v.e) & VM_EXEC;
+			if (gen_mm_seq(mm) != seq)
+				found = -EBUSY;
+		}
+	} else {
+		found = bpf_find_vma(task, addr, read_vma, &v, 0);
+	}
 	if (!found && !v.exec)
 		return 0; /* mremap of memory that does not execute */
 	exec_id = BPF_CORE_READ(task, self_exec_id);
@@ -1068,7 +1227,7 @@ int handle_map_exec_raw(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 
-	return map_exec(BPF_CORE_READ(regs, orig_ax), (long)ctx->args[1]);
+	return map_exec(BPF_CORE_READ(regs, orig_ax), (long)ctx->args[1], false);
 }
 
 /* ---- mapping changes at the lock ----
@@ -1440,118 +1599,6 @@ static long gen_read_vma(struct task_struct *task, struct vm_area_struct *vma, v
  * functions libbpf 1.1's loader program allows (DESIGN.md, "The object's
  * size limit").
  */
-const volatile bool gens_lean = false;
-
-/* The VMA tree's shapes: an rbtree of vm_area_struct before 6.1, a maple
- * tree of them since; CO-RE tells which the kernel has, the other's code
- * is dead at load. */
-struct vm_area_struct___rb {
-	struct rb_node vm_rb;
-} __attribute__((preserve_access_index));
-struct mm_struct___rb {
-	struct rb_root mm_rb;
-} __attribute__((preserve_access_index));
-
-/* rbtree height is at most 2 log2(n + 1): 32 for vm.max_map_count's
- * default 65,530 VMAs */
-#define GEN_RB_DEPTH 36
-/* a maple tree of 65,530 VMAs is 5 levels deep at most (10 slots an
- * internal node, allocation ranges) */
-#define GEN_MT_DEPTH 8
-#define MAPLE_NODE_MASK 255UL
-#define MAPLE_RANGE64_SLOTS 16
-#define MAPLE_ARANGE64_SLOTS 10
-
-/* The maple tree's entry at addr (the kernel's mtree_range_walk): NULL
- * for a gap or a tree this does not know how to read. */
-static __always_inline void *gen_maple_at(struct maple_tree *mt, __u64 addr)
-{
-	unsigned long root = (unsigned long)BPF_CORE_READ(mt, ma_root), max = ~0UL;
-	unsigned long piv[MAPLE_RANGE64_SLOTS - 1];
-
-	for (int level = 0; level < GEN_MT_DEPTH; level++) {
-		struct maple_node *node = (void *)(root & ~MAPLE_NODE_MASK);
-		__u32 type = (root >> 3) & 15, end, i;
-		unsigned char meta_end;
-		void **slots;
-
-		/* the root is marked a node (MAPLE_ROOT_NODE, xa_is_node: a
-		 * tree of one entry is no process's); every node lies above
-		 * the reserved range */
-		if ((!level && (root & 3) != 2) || root <= 4096)
-			return NULL;
-		__builtin_memset(piv, 0, sizeof(piv));
-		if (type == maple_arange_64) {
-			if (bpf_probe_read_kernel(piv, sizeof(node->ma64.pivot), &node->ma64.pivot) ||
-			    bpf_probe_read_kernel(&meta_end, 1, &node->ma64.meta.end))
-				return NULL;
-			end = meta_end;
-			slots = node->ma64.slot;
-		} else if (type == maple_range_64 || type == maple_leaf_64) {
-			if (bpf_probe_read_kernel(piv, sizeof(piv), &node->mr64.pivot))
-				return NULL;
-			/* the kernel's ma_data_end */
-			if (!piv[MAPLE_RANGE64_SLOTS - 2]) {
-				if (bpf_probe_read_kernel(&meta_end, 1, &node->mr64.meta.end))
-					return NULL;
-				end = meta_end;
-			} else {
-				end = piv[MAPLE_RANGE64_SLOTS - 2] == max ? MAPLE_RANGE64_SLOTS - 2
-									  : MAPLE_RANGE64_SLOTS - 1;
-			}
-			slots = node->mr64.slot;
-		} else {
-			return NULL;
-		}
-		if (end >= MAPLE_RANGE64_SLOTS)
-			return NULL;
-		/* the first slot whose range reaches addr */
-		for (i = 0; i < MAPLE_RANGE64_SLOTS - 1; i++)
-			if (i >= end || piv[i] >= addr)
-				break;
-		if (i < end && piv[i])
-			max = piv[i];
-		if (bpf_probe_read_kernel(&root, sizeof(root), &slots[i & (MAPLE_RANGE64_SLOTS - 1)]))
-			return NULL;
-		if (type == maple_leaf_64)
-			return (void *)root;
-	}
-	return NULL;
-}
-
-/* The VMA of mm that holds addr, read with mm's write lock held by this
- * task; NULL if none (or the tree was not read): a gap, never a wrong
- * mapping, as the bounds are checked. */
-static __always_inline struct vm_area_struct *gen_vma_at(struct mm_struct *mm, __u64 addr)
-{
-	struct vm_area_struct *vma = NULL;
-
-	if (bpf_core_field_exists(((struct mm_struct___rb *)0)->mm_rb)) {
-		/* the kernel's find_vma before 6.1, down the rbtree */
-		struct rb_node *n = BPF_CORE_READ((struct mm_struct___rb *)mm, mm_rb.rb_node);
-		__u64 off = bpf_core_field_offset(struct vm_area_struct___rb, vm_rb);
-
-		for (int i = 0; i < GEN_RB_DEPTH && n; i++) {
-			struct vm_area_struct *v = (void *)n - off;
-
-			if (BPF_CORE_READ(v, vm_end) <= addr) {
-				n = BPF_CORE_READ(n, rb_right);
-			} else if (BPF_CORE_READ(v, vm_start) > addr) {
-				n = BPF_CORE_READ(n, rb_left);
-			} else {
-				vma = v;
-				break;
-			}
-		}
-	} else if (bpf_core_field_exists(mm->mm_mt)) {
-		vma = gen_maple_at(&mm->mm_mt, addr);
-	}
-	if (!vma || (unsigned long)vma & 3 || BPF_CORE_READ(vma, vm_start) > addr ||
-	    BPF_CORE_READ(vma, vm_end) <= addr)
-		return NULL;
-	return vma;
-}
-
 /* mmap_lock_released (mm, write), the lean way: the change read and sent
  * at once. */
 static __always_inline int gen_lock_lean(struct bpf_raw_tracepoint_args *ctx, struct task_struct *task)
@@ -1605,7 +1652,13 @@ int handle_gen_area(struct bpf_raw_tracepoint_args *ctx)
 	__u64 id = bpf_get_current_pid_tgid(), addr = ctx->args[0];
 	__u32 tid = id, tgid = id >> 32;
 
-	if (gens_lean) {
+	if (gens_lean == GENS_LEAN_SYSCALLS) {
+		/* attached to raw_syscalls' sys_exit instead */
+		struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+
+		return map_exec(BPF_CORE_READ(regs, orig_ax), (long)ctx->args[1], true);
+	}
+	if (gens_lean == GENS_LEAN_LOCK) {
 		struct task_struct *task = (void *)bpf_get_current_task();
 
 		if (addr == (__u64)BPF_CORE_READ(task, mm))

@@ -193,8 +193,9 @@ enum {
 				  * mmap_lock tracepoints, or handle_map_exec_raw
 				  * (bpf_find_vma, 5.17) */
 	OPT_PROG_GENS_LEAN = 1 << 3, /* with OPT_PROG_GENS: handle_gen_area
-				      * alone, on both tracepoints (gens_lean:
-				      * kernels without bpf_loop, the tail walk) */
+				      * alone (gens_lean: kernels without
+				      * bpf_loop, the tail walk), on the mmap_lock
+				      * tracepoints or else on sys_exit */
 };
 
 /* The kernel's name of a map or program: name cut to what it keeps. */
@@ -421,9 +422,10 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	 * BPROF_GENS_HOOK=syscalls: the latter anyway (bench, tests). */
 	const char *gh = getenv("BPROF_GENS_HOOK");
 	bool gens_lean = (optional & OPT_PROG_GENS) && (optional & OPT_PROG_GENS_LEAN);
-	bool lock_hook = (optional & OPT_PROG_GENS) && lock_tp && !gens_lean && !(gh && !strcmp(gh, "syscalls"));
+	bool lock_tp_used = lock_tp && !(gh && !strcmp(gh, "syscalls"));
+	bool lock_hook = (optional & OPT_PROG_GENS) && lock_tp_used && !gens_lean;
 
-	obj->rodata->gens_lean = gens_lean;
+	obj->rodata->gens_lean = !gens_lean ? 0 : lock_tp_used ? GENS_LEAN_LOCK : GENS_LEAN_SYSCALLS;
 	bpf_program__set_autoload(obj->progs.handle_map_exec_raw, (optional & OPT_PROG_GENS) && !lock_hook && !gens_lean);
 	bpf_program__set_autoload(obj->progs.handle_gen_lock, lock_hook);
 	bpf_program__set_autoload(obj->progs.handle_gen_area, lock_hook || gens_lean);
@@ -828,21 +830,16 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 		vmlinux_btf_ids(ids);
 	/* Where the hooks' helpers are missing, or the tail walk samples
 	 * (it reads no change left for a sample to read), the lean hook
-	 * reads each change at the mm lock's release itself (profile.bpf.c,
-	 * gen_lock_lean): it needs only the mmap_lock tracepoints (5.10).
-	 * BPROF_GENS_HOOK=syscalls keeps the syscall hook under the tail
-	 * walk where it loads: it reads at once too. */
+	 * reads each change itself (profile.bpf.c, "the lean mm lock
+	 * hook"): at the mm lock's release where the mmap_lock tracepoints
+	 * exist (5.11), else at the system calls' exits.
+	 * BPROF_GENS_HOOK=syscalls keeps the bpf_find_vma syscall hook
+	 * under the tail walk where it loads: it reads at once too. */
 	const char *gh = getenv("BPROF_GENS_HOOK");
 
 	miss = kfeat_first_missing(&kf, gens_needs, sizeof(gens_needs) / sizeof(gens_needs[0]));
 	if (miss >= 0 || (tail && !(gh && !strcmp(gh, "syscalls"))))
 		avail |= OPT_PROG_GENS_LEAN;
-	if (avail & OPT_PROG_GENS_LEAN && ids[FEAT_LOCK_TP] <= 0) {
-		avail &= ~(OPT_PROG_GENS | OPT_PROG_GENS_LEAN);
-		snprintf(ld->gens_why, sizeof(ld->gens_why), "this kernel lacks %s%sthe mmap_lock tracepoints (Linux 5.10)",
-			 miss >= 0 ? kfeat_describe(miss) : "", miss >= 0 ? " and " : "");
-		ld->gens_missing = ld->gens_why;
-	}
 	if (ids[FEAT_MMAP] && !fexit_refused(ids[FEAT_MMAP]))
 		avail |= OPT_PROG_MMAP;
 	if (ids[FEAT_ITER_VMA])
@@ -1162,7 +1159,15 @@ int loader_attach(struct loader *ld, const struct env *env)
 	/* Mapping generations: at the mm lock's release where the kernel has
 	 * that tracepoint (profile.bpf.c: it costs nothing to the system
 	 * calls that do not map), else at every system call's exit. */
-	if (obj->rodata->gens_lean || bpf_program__autoload(obj->progs.handle_gen_lock)) {
+	if (obj->rodata->gens_lean == GENS_LEAN_SYSCALLS) {
+		/* the lean syscall hook (profile.bpf.c): handle_gen_area there */
+		ld->gens = attach_tracing(ld, obj->progs.handle_gen_area, "sys_exit") == 0;
+		if (ld->gens && env->verbose)
+			fprintf(stderr, "prof-record: mapping generations: at every system call's exit (raw_syscalls), the mm read unlocked\n");
+		if (!ld->gens)
+			fprintf(stderr, "prof-record: warning: cannot trace the system calls' exits (%s): a library unloaded and another loaded at its address may be named as the first\n",
+				strerror(errno));
+	} else if (obj->rodata->gens_lean || bpf_program__autoload(obj->progs.handle_gen_lock)) {
 		/* the lean hook: handle_gen_area on both (profile.bpf.c) */
 		bool lean = obj->rodata->gens_lean;
 
