@@ -973,7 +973,9 @@ struct mm_struct___rb {
 } __attribute__((preserve_access_index));
 
 /* rbtree height is at most 2 log2(n + 1): 32 for vm.max_map_count's
- * default 65,530 VMAs */
+ * default 65,530 VMAs.  The descents below are unrolled: 5.10's verifier
+ * took the loop's closing edge for a fall-through back-edge ("back-edge
+ * from insn 343 to 344") and refused the program. */
 #define GEN_RB_DEPTH 36
 /* a maple tree of 65,530 VMAs is 5 levels deep at most (10 slots an
  * internal node, allocation ranges) */
@@ -987,8 +989,9 @@ struct mm_struct___rb {
 static __always_inline void *gen_maple_at(struct maple_tree *mt, __u64 addr)
 {
 	unsigned long root = (unsigned long)BPF_CORE_READ(mt, ma_root), max = ~0UL;
-	unsigned long piv[MAPLE_RANGE64_SLOTS - 1];
+	unsigned long piv[MAPLE_RANGE64_SLOTS - 1], ipiv;
 
+	#pragma unroll
 	for (int level = 0; level < GEN_MT_DEPTH; level++) {
 		struct maple_node *node = (void *)(root & ~MAPLE_NODE_MASK);
 		__u32 type = (root >> 3) & 15, end, i;
@@ -1025,12 +1028,19 @@ static __always_inline void *gen_maple_at(struct maple_tree *mt, __u64 addr)
 		}
 		if (end >= MAPLE_RANGE64_SLOTS)
 			return NULL;
-		/* the first slot whose range reaches addr */
-		for (i = 0; i < MAPLE_RANGE64_SLOTS - 1; i++)
-			if (i >= end || piv[i] >= addr)
-				break;
-		if (i < end && piv[i])
-			max = piv[i];
+		/* the first slot whose range reaches addr (the last: end);
+		 * downwards, without a break, so that it unrolls */
+		i = end;
+		ipiv = 0;
+		#pragma unroll
+		for (int j = MAPLE_RANGE64_SLOTS - 2; j >= 0; j--) {
+			if ((__u32)j < end && piv[j] >= addr) {
+				i = j;
+				ipiv = piv[j]; /* no stack read at a variable offset */
+			}
+		}
+		if (i < end && ipiv)
+			max = ipiv;
 		if (bpf_probe_read_kernel(&root, sizeof(root), &slots[i & (MAPLE_RANGE64_SLOTS - 1)]))
 			return NULL;
 		if (type == maple_leaf_64)
@@ -1052,16 +1062,21 @@ static __always_inline struct vm_area_struct *gen_vma_at(struct mm_struct *mm, _
 		struct rb_node *n = BPF_CORE_READ((struct mm_struct___rb *)mm, mm_rb.rb_node);
 		__u64 off = bpf_core_field_offset(struct vm_area_struct___rb, vm_rb);
 
-		for (int i = 0; i < GEN_RB_DEPTH && n; i++) {
+		/* no break (a loop of unknown trip count does not unroll):
+		 * the steps past the end test n only */
+		#pragma unroll
+		for (int i = 0; i < GEN_RB_DEPTH; i++) {
 			struct vm_area_struct *v = (void *)n - off;
 
+			if (!n)
+				continue;
 			if (BPF_CORE_READ(v, vm_end) <= addr) {
 				n = BPF_CORE_READ(n, rb_right);
 			} else if (BPF_CORE_READ(v, vm_start) > addr) {
 				n = BPF_CORE_READ(n, rb_left);
 			} else {
 				vma = v;
-				break;
+				n = NULL;
 			}
 		}
 	} else if (bpf_core_field_exists(mm->mm_mt)) {
