@@ -631,9 +631,12 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	} else {
 		/* -v where the kernel reports no verified_insns (before
 		 * 5.16): the verifier's own count for the tail walk, from its
-		 * log's statistics (BPF_LOG_STATS), which libbpf prints */
+		 * log's statistics (BPF_LOG_STATS), which libbpf prints; and
+		 * the lean generation hook's */
 		if (env->verbose && tail)
 			bpf_program__set_log_level(obj->progs.do_perf_event_lean, 4);
+		if (env->verbose && gens_lean)
+			bpf_program__set_log_level(obj->progs.handle_gen_area, 4);
 		*err = profile_bpf__load(obj);
 		/* the loader owns its programs' fds either way */
 		bpf_object__for_each_program(prog, obj->obj)
