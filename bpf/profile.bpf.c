@@ -130,6 +130,10 @@ struct bprof_map_gens_map map_gens SEC(".maps");
 /* Set by prof-record when handle_map_exec is attached: without it every
  * sample is of generation 0, as before. */
 const volatile bool track_gens = false;
+/* Kernels without bpf_loop (5.10-5.16) read the mm's VMA tree directly
+ * (below, "the lean mm lock hook"): gens_lean says where (profile.h).
+ * Each change is then read where it is made: samples read none. */
+const volatile __u32 gens_lean = 0;
 /* Tests only (BPROF_TEST_DROP_MAP_EVENTS=N): every Nth mapping event is
  * dropped as if the ring buffer were full, so that gaps can be tested. */
 const volatile __u32 test_drop_map_events = 0;
@@ -605,7 +609,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	key.pid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.exec_id = BPF_CORE_READ(task, self_exec_id);
-	if (track_gens)
+	if (track_gens && !gens_lean)
 		gens_read(tgid, key.exec_id);
 	key.map_gen = sample_gen(tgid, key.exec_id);
 	key.slice = slice_now();
@@ -957,10 +961,6 @@ static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void 
 	v->exec = fill_map_event(vma, &v->e) & VM_EXEC;
 	return 0;
 }
-
-/* Kernels without bpf_loop (5.10-5.16) read the mm's VMA tree directly
- * (below, "the lean mm lock hook"): gens_lean says where (profile.h). */
-const volatile __u32 gens_lean = 0;
 
 /* The VMA tree's shapes: an rbtree of vm_area_struct before 6.1, a maple
  * tree of them since; CO-RE tells which the kernel has, the other's code

@@ -447,7 +447,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	 * global functions with pointer arguments (5.12) even where that
 	 * code is never reached, and walks the tables there by tail calls
 	 * (tail). */
-	bool lean = tail || gens_lean || (!cfi && !(optional & OPT_PROG_GENS) && !noprealloc);
+	bool lean = tail || (!cfi && (gens_lean || (!(optional & OPT_PROG_GENS) && !noprealloc)));
 	unsigned rt = 0;
 
 	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi && !lean);
