@@ -1162,15 +1162,7 @@ int loader_attach(struct loader *ld, const struct env *env)
 	/* Mapping generations: at the mm lock's release where the kernel has
 	 * that tracepoint (profile.bpf.c: it costs nothing to the system
 	 * calls that do not map), else at every system call's exit. */
-	if (obj->rodata->gens_lean == GENS_LEAN_SYSCALLS) {
-		/* the lean syscall hook (profile.bpf.c): handle_gen_area there */
-		ld->gens = attach_tracing(ld, obj->progs.handle_gen_area, "sys_exit") == 0;
-		if (ld->gens && env->verbose)
-			fprintf(stderr, "prof-record: mapping generations: at every system call's exit (raw_syscalls), the mm read unlocked\n");
-		if (!ld->gens)
-			fprintf(stderr, "prof-record: warning: cannot trace the system calls' exits (%s): a library unloaded and another loaded at its address may be named as the first\n",
-				strerror(errno));
-	} else if (obj->rodata->gens_lean || bpf_program__autoload(obj->progs.handle_gen_lock)) {
+	if (obj->rodata->gens_lean == GENS_LEAN_LOCK || bpf_program__autoload(obj->progs.handle_gen_lock)) {
 		/* the lean hook: handle_gen_area on both (profile.bpf.c) */
 		bool lean = obj->rodata->gens_lean;
 
@@ -1185,10 +1177,15 @@ int loader_attach(struct loader *ld, const struct env *env)
 		if (!ld->gens)
 			fprintf(stderr, "prof-record: warning: cannot trace the mmap_lock tracepoints and vm_unmapped_area (%s): a library unloaded and another loaded at its address may be named as the first\n",
 				strerror(errno));
-	} else if (bpf_program__autoload(obj->progs.handle_map_exec_raw)) {
-		ld->gens = attach_tracing(ld, obj->progs.handle_map_exec_raw, "sys_exit") == 0;
+	} else if (obj->rodata->gens_lean == GENS_LEAN_SYSCALLS || bpf_program__autoload(obj->progs.handle_map_exec_raw)) {
+		/* the lean syscall hook: handle_gen_area there (profile.bpf.c) */
+		bool lean = obj->rodata->gens_lean;
+
+		ld->gens = attach_tracing(ld, lean ? obj->progs.handle_gen_area : obj->progs.handle_map_exec_raw,
+					  "sys_exit") == 0;
 		if (ld->gens && env->verbose)
-			fprintf(stderr, "prof-record: mapping generations: at every system call's exit (raw_syscalls)\n");
+			fprintf(stderr, "prof-record: mapping generations: at every system call's exit (raw_syscalls)%s\n",
+				lean ? ", the mm read unlocked" : "");
 		if (!ld->gens)
 			fprintf(stderr, "prof-record: warning: cannot trace the system calls' exits (%s): a library unloaded and another loaded at its address may be named as the first\n",
 				strerror(errno));
