@@ -39,6 +39,7 @@
 #ifndef ENOENT
 #define ENOENT 2
 #endif
+#define EBUSY 16
 
 #ifndef BPF_F_USER_STACK
 #define BPF_F_USER_STACK (1ULL << 8)
@@ -250,6 +251,11 @@ _Static_assert(sizeof(struct user_regs) == sizeof(struct pt_regs) &&
 	       __builtin_offsetof(struct user_regs, ip) == __builtin_offsetof(struct pt_regs, ip) &&
 	       __builtin_offsetof(struct user_regs, sp) == __builtin_offsetof(struct pt_regs, sp),
 	       "struct user_regs is not x86-64's struct pt_regs");
+
+/* x86-64: the kernel stack of a task is THREAD_SIZE (16 KiB without
+ * KASAN) with the user registers at its top, where bpf_task_pt_regs
+ * (5.15) finds them; what kernels without it read instead. */
+#define BPROF_THREAD_SIZE 16384
 
 /* The sampled registers: the perf_event context starts with them (struct
  * bpf_perf_event_data, a UAPI type); the kernel allows 8-byte reads. */

@@ -130,6 +130,10 @@ struct bprof_map_gens_map map_gens SEC(".maps");
 /* Set by prof-record when handle_map_exec is attached: without it every
  * sample is of generation 0, as before. */
 const volatile bool track_gens = false;
+/* Kernels without bpf_loop (5.10-5.16) read the mm's VMA tree directly
+ * (below, "the lean mm lock hook"): gens_lean says where (profile.h).
+ * Each change is then read where it is made: samples read none. */
+const volatile __u32 gens_lean = 0;
 /* Tests only (BPROF_TEST_DROP_MAP_EVENTS=N): every Nth mapping event is
  * dropped as if the ring buffer were full, so that gaps can be tested. */
 const volatile __u32 test_drop_map_events = 0;
@@ -605,7 +609,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 	key.pid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.exec_id = BPF_CORE_READ(task, self_exec_id);
-	if (track_gens)
+	if (track_gens && !gens_lean)
 		gens_read(tgid, key.exec_id);
 	key.map_gen = sample_gen(tgid, key.exec_id);
 	key.slice = slice_now();
@@ -958,6 +962,152 @@ static long read_vma(struct task_struct *task, struct vm_area_struct *vma, void 
 	return 0;
 }
 
+/* The VMA tree's shapes: an rbtree of vm_area_struct before 6.1, a maple
+ * tree of them since; CO-RE tells which the kernel has, the other's code
+ * is dead at load. */
+struct vm_area_struct___rb {
+	struct rb_node vm_rb;
+} __attribute__((preserve_access_index));
+struct mm_struct___rb {
+	struct rb_root mm_rb;
+} __attribute__((preserve_access_index));
+
+/* rbtree height is at most 2 log2(n + 1): 32 for vm.max_map_count's
+ * default 65,530 VMAs.  The descents below are unrolled: 5.10's verifier
+ * took the loop's closing edge for a fall-through back-edge ("back-edge
+ * from insn 343 to 344") and refused the program. */
+#define GEN_RB_DEPTH 36
+/* a maple tree of 65,530 VMAs is 5 levels deep at most (10 slots an
+ * internal node, allocation ranges) */
+#define GEN_MT_DEPTH 8
+#define MAPLE_NODE_MASK 255UL
+#define MAPLE_RANGE64_SLOTS 16
+#define MAPLE_ARANGE64_SLOTS 10
+
+/* The maple tree's entry at addr (the kernel's mtree_range_walk): NULL
+ * for a gap or a tree this does not know how to read. */
+static __always_inline void *gen_maple_at(struct maple_tree *mt, __u64 addr)
+{
+	unsigned long root = (unsigned long)BPF_CORE_READ(mt, ma_root), max = ~0UL;
+	unsigned long piv[MAPLE_RANGE64_SLOTS - 1], ipiv;
+
+	#pragma unroll
+	for (int level = 0; level < GEN_MT_DEPTH; level++) {
+		struct maple_node *node = (void *)(root & ~MAPLE_NODE_MASK);
+		__u32 type = (root >> 3) & 15, end, i;
+		unsigned char meta_end;
+		void **slots;
+
+		/* the root is marked a node (MAPLE_ROOT_NODE, xa_is_node: a
+		 * tree of one entry is no process's); every node lies above
+		 * the reserved range */
+		if ((!level && (root & 3) != 2) || root <= 4096)
+			return NULL;
+		__builtin_memset(piv, 0, sizeof(piv));
+		if (type == maple_arange_64) {
+			if (bpf_probe_read_kernel(piv, sizeof(node->ma64.pivot), &node->ma64.pivot) ||
+			    bpf_probe_read_kernel(&meta_end, 1, &node->ma64.meta.end))
+				return NULL;
+			end = meta_end;
+			slots = node->ma64.slot;
+		} else if (type == maple_range_64 || type == maple_leaf_64) {
+			if (bpf_probe_read_kernel(piv, sizeof(piv), &node->mr64.pivot))
+				return NULL;
+			/* the kernel's ma_data_end */
+			if (!piv[MAPLE_RANGE64_SLOTS - 2]) {
+				if (bpf_probe_read_kernel(&meta_end, 1, &node->mr64.meta.end))
+					return NULL;
+				end = meta_end;
+			} else {
+				end = piv[MAPLE_RANGE64_SLOTS - 2] == max ? MAPLE_RANGE64_SLOTS - 2
+									  : MAPLE_RANGE64_SLOTS - 1;
+			}
+			slots = node->mr64.slot;
+		} else {
+			return NULL;
+		}
+		if (end >= MAPLE_RANGE64_SLOTS)
+			return NULL;
+		/* the first slot whose range reaches addr (the last: end);
+		 * downwards, without a break, so that it unrolls */
+		i = end;
+		ipiv = 0;
+		#pragma unroll
+		for (int j = MAPLE_RANGE64_SLOTS - 2; j >= 0; j--) {
+			if ((__u32)j < end && piv[j] >= addr) {
+				i = j;
+				ipiv = piv[j]; /* no stack read at a variable offset */
+			}
+		}
+		if (i < end && ipiv)
+			max = ipiv;
+		if (bpf_probe_read_kernel(&root, sizeof(root), &slots[i & (MAPLE_RANGE64_SLOTS - 1)]))
+			return NULL;
+		if (type == maple_leaf_64)
+			return (void *)root;
+	}
+	return NULL;
+}
+
+/* The VMA of mm that holds addr, read without taking mm's lock (the
+ * lean hooks: gens_lean); NULL if none (or the tree was not read): a gap.
+ * The bounds are checked; that it is still the mapping is the caller's to
+ * know (the task holds the write lock, or gen_mm_seq). */
+static __always_inline struct vm_area_struct *gen_vma_at(struct mm_struct *mm, __u64 addr)
+{
+	struct vm_area_struct *vma = NULL;
+
+	if (bpf_core_field_exists(((struct mm_struct___rb *)0)->mm_rb)) {
+		/* the kernel's find_vma before 6.1, down the rbtree */
+		struct rb_node *n = BPF_CORE_READ((struct mm_struct___rb *)mm, mm_rb.rb_node);
+		__u64 off = bpf_core_field_offset(struct vm_area_struct___rb, vm_rb);
+
+		/* no break (a loop of unknown trip count does not unroll):
+		 * the steps past the end test n only */
+		#pragma unroll
+		for (int i = 0; i < GEN_RB_DEPTH; i++) {
+			struct vm_area_struct *v = (void *)n - off;
+
+			if (!n)
+				continue;
+			if (BPF_CORE_READ(v, vm_end) <= addr) {
+				n = BPF_CORE_READ(n, rb_right);
+			} else if (BPF_CORE_READ(v, vm_start) > addr) {
+				n = BPF_CORE_READ(n, rb_left);
+			} else {
+				vma = v;
+				n = NULL;
+			}
+		}
+	} else if (bpf_core_field_exists(mm->mm_mt)) {
+		vma = gen_maple_at(&mm->mm_mt, addr);
+	}
+	if (!vma || (unsigned long)vma & 3 || BPF_CORE_READ(vma, vm_start) > addr ||
+	    BPF_CORE_READ(vma, vm_end) <= addr)
+		return NULL;
+	return vma;
+}
+
+struct mm_struct___vmacache {
+	__u64 vmacache_seqnum;
+} __attribute__((preserve_access_index));
+
+/* What a read of mm's VMA tree without its lock (the lean syscall hook)
+ * is checked against: 0 while a writer holds the lock, else a value that
+ * changes when a VMA is unlinked (vmacache_seqnum before 6.1; after, the
+ * lock word only, for tests: no kernel without bpf_loop has a maple
+ * tree).  The same value before and after a read: no VMA it saw was
+ * unlinked (freed) meanwhile; a change that only adds one may hide the
+ * mapping (a gap) but not give another. */
+static __always_inline __u64 gen_mm_seq(struct mm_struct *mm)
+{
+	if (BPF_CORE_READ(mm, mmap_lock.count.counter) & 1 /* RWSEM_WRITER_LOCKED */)
+		return 0;
+	if (bpf_core_field_exists(((struct mm_struct___vmacache *)0)->vmacache_seqnum))
+		return BPF_CORE_READ((struct mm_struct___vmacache *)mm, vmacache_seqnum) << 1 | 1;
+	return 1;
+}
+
 /* Add one to g's generation and read it back.  Not the value of the add
  * itself (that needs BPF atomics with fetch, -mcpu=v3 and Linux 5.12): two
  * threads mapping at once may both read the later number, and the earlier
@@ -1000,9 +1150,12 @@ static __always_inline __u32 bump_gen(__u32 tgid, __u32 exec_id)
  * frame the gap may have changed.  Why syscall tracepoints: this kernel
  * has no kprobes and refuses fentry; see DESIGN.md for their cost.
  */
-static __always_inline int map_exec(long nr, long ret)
+static __always_inline int map_exec(long nr, long ret, bool lean)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	/* lean: a constant, so the other way's helpers and callback are not
+	 * in the lean program at all (5.10's verifier refuses them even
+	 * unreachable) */
+	struct task_struct *task = lean ? (void *)bpf_get_current_task() : bpf_get_current_task_btf();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct profile_map_event *out;
 	struct vma_probe v = {};
@@ -1017,7 +1170,13 @@ static __always_inline int map_exec(long nr, long ret)
 		return 0; /* failed: nothing changed (user addresses are positive) */
 	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
 		return 0;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (lean) {
+		void *stack = BPF_CORE_READ(task, stack);
+
+		regs = stack ? stack + BPROF_THREAD_SIZE - sizeof(struct user_regs) : NULL;
+	} else {
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	}
 	if (!regs)
 		return 0;
 	if (nr == NR_MMAP) {
@@ -1029,7 +1188,22 @@ static __always_inline int map_exec(long nr, long ret)
 	}
 	if (!(prot & PROT_EXEC))
 		return 0;
-	found = bpf_find_vma(task, addr, read_vma, &v, 0);
+	if (lean) {
+		/* unlocked: a VMA unlinked meanwhile, or a writer at either
+		 * end, makes the read busy, as bpf_find_vma's trylock */
+		struct mm_struct *mm = BPF_CORE_READ(task, mm);
+		__u64 seq = gen_mm_seq(mm);
+		struct vm_area_struct *vma = seq ? gen_vma_at(mm, addr) : NULL;
+
+		found = !seq ? -EBUSY : !vma ? -ENOENT : 0;
+		if (vma) {
+			v.exec = fill_map_event(vma, &v.e) & VM_EXEC;
+			if (gen_mm_seq(mm) != seq)
+				found = -EBUSY;
+		}
+	} else {
+		found = bpf_find_vma(task, addr, read_vma, &v, 0);
+	}
 	if (!found && !v.exec)
 		return 0; /* mremap of memory that does not execute */
 	exec_id = BPF_CORE_READ(task, self_exec_id);
@@ -1068,7 +1242,7 @@ int handle_map_exec_raw(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 
-	return map_exec(BPF_CORE_READ(regs, orig_ax), (long)ctx->args[1]);
+	return map_exec(BPF_CORE_READ(regs, orig_ax), (long)ctx->args[1], false);
 }
 
 /* ---- mapping changes at the lock ----
@@ -1109,21 +1283,6 @@ struct {
 	__type(value, __u64);
 	__uint(max_entries, 4096);
 } gen_area SEC(".maps");
-
-/* The vm_unmapped_area tracepoint: the address just chosen. */
-SEC("raw_tp")
-int handle_gen_area(struct bpf_raw_tracepoint_args *ctx)
-{
-	__u64 id = bpf_get_current_pid_tgid(), addr = ctx->args[0];
-	__u32 tid = id, tgid = id >> 32;
-
-	if (addr >= (__u64)-4095)
-		return 0; /* no room */
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
-		return 0;
-	bpf_map_update_elem(&gen_area, &tid, &addr, BPF_ANY);
-	return 0;
-}
 
 /* gen_push's marking of the earlier unread changes a change overlaps. */
 struct gen_dead_loop {
@@ -1276,64 +1435,125 @@ int handle_gen_start(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* A change of mapping that may have made memory executable: the range
+ * [start, end) of the system call whose saved user registers are r. */
+struct gen_change {
+	__u64 start, end;
+	__u32 flags; /* PROFILE_PEND_MMAP: the mapping must begin at start */
+	bool maybe;  /* mremap without MREMAP_FIXED: begins no generation */
+};
+
+/* The change the system call whose saved user registers are at regs
+ * made, with the mm's write lock held (mmap, mprotect, pkey_mprotect,
+ * mremap with PROT_EXEC or of memory that may execute); area: where
+ * vm_unmapped_area put it, if it chose (NULL: it did not).  false: no
+ * such change. */
+static __always_inline bool gen_change_of(const void *regs, const __u64 *area, struct gen_change *c)
+{
+	struct user_regs rr, *r = &rr;
+	__u64 len, prot;
+	long nr;
+
+	if (!regs || bpf_probe_read_kernel(&rr, sizeof(rr), regs))
+		return false;
+	nr = r->orig_ax;
+
+	c->maybe = false;
+	c->flags = 0;
+	if (nr == NR_MMAP) {
+		prot = r->dx;
+		c->start = r->di;
+		/* without MAP_FIXED the hint, unless vm_unmapped_area chose */
+		if (!(r->r10 & (MAP_FIXED | MAP_FIXED_NOREPLACE)) && area)
+			c->start = *area;
+		len = r->si;
+		c->flags = PROFILE_PEND_MMAP;
+	} else if (nr == NR_MPROTECT || nr == NR_PKEY_MPROTECT) {
+		prot = r->dx;
+		c->start = r->di;
+		len = r->si;
+	} else if (nr == NR_MREMAP) {
+		prot = PROT_EXEC; /* unknown until read */
+		len = r->dx;
+		if (r->r10 & MREMAP_FIXED) {
+			c->start = r->r8;
+		} else {
+			c->start = area ? *area : r->di;
+			c->maybe = true;
+		}
+	} else {
+		return false;
+	}
+	if (!(prot & PROT_EXEC) || !len)
+		return false;
+	c->start &= ~4095ULL;
+	c->end = c->start + len;
+	return true;
+}
+
+/* Whether this mmap_lock_released is of a write lock of mm, the task's
+ * own (not fork's child's, not exec's new one), in a process recorded;
+ * *area: the address vm_unmapped_area chose in this hold of the lock
+ * (handle_gen_area), taken; *have_area: it chose one. */
+static __always_inline bool gen_lock_mine(struct bpf_raw_tracepoint_args *ctx, __u64 mm, __u64 *area,
+					  bool *have_area)
+{
+	__u64 id = bpf_get_current_pid_tgid(), *a;
+	__u32 tid = id, tgid = id >> 32;
+
+	if (!mmap_lock_write(ctx))
+		return false; /* a read lock */
+	a = bpf_map_lookup_elem(&gen_area, &tid);
+	*have_area = a;
+	if (a) {
+		*area = *a;
+		bpf_map_delete_elem(&gen_area, &tid);
+	}
+	if (mm != ctx->args[0])
+		return false;
+	return !filter_pid || bpf_map_lookup_elem(&pids, &tgid);
+}
+
 /* The mmap_lock_released tracepoint (mm, write). */
 SEC("raw_tp")
 int handle_gen_lock(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), area = 0, *a, start, len, prot, fl;
-	__u32 tid = id, tgid = id >> 32;
-	struct task_struct *task;
-	struct pt_regs *regs;
-	bool maybe = false;
-	long nr;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct gen_change c;
+	__u64 area = 0;
+	bool have_area;
 
-	if (!mmap_lock_write(ctx))
-		return 0; /* a read lock */
-	a = bpf_map_lookup_elem(&gen_area, &tid);
-	if (a) {
-		area = *a;
-		bpf_map_delete_elem(&gen_area, &tid);
-	}
-	task = bpf_get_current_task_btf();
-	if ((__u64)task->mm != ctx->args[0])
-		return 0; /* another mm (fork's child, exec's new one) */
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+	if (!gen_lock_mine(ctx, (__u64)task->mm, &area, &have_area))
 		return 0;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
-		return 0;
-	nr = BPF_CORE_READ(regs, orig_ax);
-	if (nr == NR_MMAP) {
-		prot = BPF_CORE_READ(regs, dx);
-		fl = BPF_CORE_READ(regs, r10);
-		start = BPF_CORE_READ(regs, di);
-		/* without MAP_FIXED the hint, unless vm_unmapped_area chose */
-		if (!(fl & (MAP_FIXED | MAP_FIXED_NOREPLACE)) && a)
-			start = area;
-		len = BPF_CORE_READ(regs, si);
-	} else if (nr == NR_MPROTECT || nr == NR_PKEY_MPROTECT) {
-		prot = BPF_CORE_READ(regs, dx);
-		start = BPF_CORE_READ(regs, di);
-		len = BPF_CORE_READ(regs, si);
-	} else if (nr == NR_MREMAP) {
-		prot = PROT_EXEC; /* unknown until read */
-		fl = BPF_CORE_READ(regs, r10);
-		len = BPF_CORE_READ(regs, dx);
-		if (fl & MREMAP_FIXED) {
-			start = BPF_CORE_READ(regs, r8);
-		} else {
-			start = a ? area : BPF_CORE_READ(regs, di);
-			maybe = true;
-		}
-	} else {
-		return 0;
-	}
-	if (!(prot & PROT_EXEC) || !len)
-		return 0;
-	start &= ~4095ULL;
-	gen_push(tgid, BPF_CORE_READ(task, self_exec_id), start, start + len, maybe,
-		 nr == NR_MMAP ? PROFILE_PEND_MMAP : 0);
+	if (gen_change_of((void *)bpf_task_pt_regs(task), have_area ? &area : NULL, &c))
+		gen_push(task->tgid, task->self_exec_id, c.start, c.end, c.maybe, c.flags);
 	return 0;
+}
+
+/* Send vma, the mapping of a change, as image (tgid, exec_id)'s
+ * generation gen; want_end: where the change ended.  Not sent (ring
+ * buffer full): a gap. */
+static __always_inline void gen_send(struct vm_area_struct *vma, __u32 tgid, __u32 exec_id, __u32 gen,
+				     __u64 want_end)
+{
+	struct profile_map_event *e;
+
+	e = test_drop_map_events && gen % test_drop_map_events == 0
+		    ? NULL
+		    : bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_loss(PROFILE_LOSS_EVENTS); /* a gap */
+		return;
+	}
+	fill_map_event(vma, e);
+	e->type = PROFILE_EV_MAP_EXEC;
+	e->pid = tgid;
+	e->exec_id = exec_id;
+	e->gen = gen;
+	e->pad = 0;
+	if (want_end > e->end)
+		e->flags |= PROFILE_MAP_EV_PARTIAL;
+	bpf_ringbuf_submit(e, 0);
 }
 
 /* gens_read's callback, under the mm's read lock: no change runs now, so
@@ -1344,7 +1564,6 @@ static long gen_read_vma(struct task_struct *task, struct vm_area_struct *vma, v
 	struct profile_map_gen *g = bpf_map_lookup_elem(&map_gens, &c->tgid);
 	struct profile_pend_key pk = { .tgid = c->tgid, .gen = c->gen };
 	struct profile_gen_pend *p;
-	struct profile_map_event *e;
 	__u32 gen = c->gen;
 
 	if (!g || g->exec_id != c->exec_id)
@@ -1372,22 +1591,99 @@ static long gen_read_vma(struct task_struct *task, struct vm_area_struct *vma, v
 	 * merged with its neighbour; either way unsent, a gap. */
 	if (p->flags & PROFILE_PEND_MMAP && BPF_CORE_READ(vma, vm_start) != p->start)
 		return 0;
-	e = test_drop_map_events && gen % test_drop_map_events == 0
-		    ? NULL
-		    : bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_loss(PROFILE_LOSS_EVENTS); /* a gap */
+	gen_send(vma, c->tgid, c->exec_id, gen, p->end);
+	return 0;
+}
+
+/* ---- the lean mm lock hook: kernels without bpf_loop (5.10-5.16) ----
+ *
+ * handle_gen_lock and handle_gen_start need what those kernels lack
+ * (bpf_loop's callback in gen_push, bpf_find_vma's in gens_read,
+ * bpf_task_pt_regs, bpf_get_current_task_btf), and their verifiers refuse
+ * the callbacks even where a setting makes them unreachable.  Where the
+ * recorder loads the tail walk's sampler it sets gens_lean instead, and
+ * handle_gen_area, attached to mmap_lock_released as well as to
+ * vm_unmapped_area, does the whole of a change at the lock's release:
+ * the tracepoint fires before the write lock is released, so the task
+ * holds it, no change can run, and the mm's VMA tree can be read directly
+ * (no helper, no lock to take: what bpf_find_vma cannot do there).  The
+ * generation is begun and the mapping sent at once, as the syscall hook
+ * does after the fact: nothing waits in map_pend, the sampler reads
+ * nothing, and no window of unread changes exists to overflow.  One
+ * program for both tracepoints, not a second one: the object holds the 32
+ * functions libbpf 1.1's loader program allows (DESIGN.md, "The object's
+ * size limit").
+ */
+/* mmap_lock_released (mm, write), the lean way: the change read and sent
+ * at once. */
+static __always_inline int gen_lock_lean(struct bpf_raw_tracepoint_args *ctx, struct task_struct *task)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, exec_id, gen;
+	struct mm_struct *mm = (void *)ctx->args[0];
+	struct vm_area_struct *vma;
+	struct profile_map_gen *g;
+	struct gen_change c;
+	__u64 area = 0;
+	bool have_area;
+	void *stack;
+
+	if (!gen_lock_mine(ctx, (__u64)mm, &area, &have_area))
+		return 0;
+	/* the saved user registers, where bpf_task_pt_regs (5.15) finds them */
+	stack = BPF_CORE_READ(task, stack);
+	if (!gen_change_of(stack ? stack + BPROF_THREAD_SIZE - sizeof(struct user_regs) : NULL,
+			   have_area ? &area : NULL, &c))
+		return 0;
+	exec_id = BPF_CORE_READ(task, self_exec_id);
+	vma = gen_vma_at(mm, c.start);
+	if (c.maybe) {
+		/* what it moved or grew into held nothing executable: sent
+		 * with the generation now, none begun (as gen_read_vma) */
+		g = bpf_map_lookup_elem(&map_gens, &tgid);
+		if (vma && g && g->exec_id == exec_id && g->gen &&
+		    BPF_CORE_READ(vma, vm_flags) & VM_EXEC)
+			gen_send(vma, tgid, exec_id, g->gen, c.end);
 		return 0;
 	}
-	fill_map_event(vma, e);
-	e->type = PROFILE_EV_MAP_EXEC;
-	e->pid = c->tgid;
-	e->exec_id = c->exec_id;
-	e->gen = gen;
-	e->pad = 0;
-	if (p->end > e->end)
-		e->flags |= PROFILE_MAP_EV_PARTIAL;
-	bpf_ringbuf_submit(e, 0);
+	/* before the lock's release: every later sample carries it */
+	gen = bump_gen(tgid, exec_id);
+	if (!gen)
+		return 0; /* its samples say PROFILE_GEN_UNKNOWN */
+	/* not executable, or (mmap) not made where it was asked: unsent,
+	 * a gap (as gen_read_vma) */
+	if (!vma || !(BPF_CORE_READ(vma, vm_flags) & VM_EXEC) ||
+	    (c.flags & PROFILE_PEND_MMAP && BPF_CORE_READ(vma, vm_start) != c.start))
+		return 0;
+	gen_send(vma, tgid, exec_id, gen, c.end);
+	return 0;
+}
+
+/* The vm_unmapped_area tracepoint: the address just chosen; with
+ * gens_lean, mmap_lock_released too (its first argument is the mm, never
+ * an address vm_unmapped_area returns). */
+SEC("raw_tp")
+int handle_gen_area(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), addr = ctx->args[0];
+	__u32 tid = id, tgid = id >> 32;
+
+	if (gens_lean == GENS_LEAN_SYSCALLS) {
+		/* attached to raw_syscalls' sys_exit instead */
+		struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+
+		return map_exec(BPF_CORE_READ(regs, orig_ax), (long)ctx->args[1], true);
+	}
+	if (gens_lean == GENS_LEAN_LOCK) {
+		struct task_struct *task = (void *)bpf_get_current_task();
+
+		if (addr == (__u64)BPF_CORE_READ(task, mm))
+			return gen_lock_lean(ctx, task);
+	}
+	if (addr >= (__u64)-4095)
+		return 0; /* no room */
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	bpf_map_update_elem(&gen_area, &tid, &addr, BPF_ANY);
 	return 0;
 }
 

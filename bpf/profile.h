@@ -139,6 +139,12 @@ struct profile_map_gen {
 #define PROFILE_PEND_DEAD 1   /* a later change overlapped it: never sent */
 #define PROFILE_PEND_DONE 2   /* maybe[]: read */
 #define PROFILE_PEND_MMAP 4   /* an mmap: its mapping begins at start */
+
+/* gens_lean (profile.bpf.c): the hook of kernels without bpf_loop, which
+ * reads the mm's VMA tree itself: handle_gen_area at the mm lock's release
+ * (the mmap_lock tracepoints, 5.11+), or at the system calls' exits. */
+#define GENS_LEAN_LOCK 1
+#define GENS_LEAN_SYSCALLS 2
 struct profile_pend_key {
 	__u32 tgid;
 	__u32 gen;

@@ -192,6 +192,10 @@ enum {
 	OPT_PROG_GENS = 1 << 2,  /* mapping generations: handle_gen_* on the
 				  * mmap_lock tracepoints, or handle_map_exec_raw
 				  * (bpf_find_vma, 5.17) */
+	OPT_PROG_GENS_LEAN = 1 << 3, /* with OPT_PROG_GENS: handle_gen_area
+				      * alone (gens_lean: kernels without
+				      * bpf_loop, the tail walk), on the mmap_lock
+				      * tracepoints or else on sys_exit */
 };
 
 /* The kernel's name of a map or program: name cut to what it keeps. */
@@ -417,11 +421,14 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	 * fresh host may not have mounted, nor CAP_BPF+CAP_PERFMON open).
 	 * BPROF_GENS_HOOK=syscalls: the latter anyway (bench, tests). */
 	const char *gh = getenv("BPROF_GENS_HOOK");
-	bool lock_hook = (optional & OPT_PROG_GENS) && lock_tp && !(gh && !strcmp(gh, "syscalls"));
+	bool gens_lean = (optional & OPT_PROG_GENS) && (optional & OPT_PROG_GENS_LEAN);
+	bool lock_tp_used = lock_tp && !(gh && !strcmp(gh, "syscalls"));
+	bool lock_hook = (optional & OPT_PROG_GENS) && lock_tp_used && !gens_lean;
 
-	bpf_program__set_autoload(obj->progs.handle_map_exec_raw, (optional & OPT_PROG_GENS) && !lock_hook);
+	obj->rodata->gens_lean = !gens_lean ? 0 : lock_tp_used ? GENS_LEAN_LOCK : GENS_LEAN_SYSCALLS;
+	bpf_program__set_autoload(obj->progs.handle_map_exec_raw, (optional & OPT_PROG_GENS) && !lock_hook && !gens_lean);
 	bpf_program__set_autoload(obj->progs.handle_gen_lock, lock_hook);
-	bpf_program__set_autoload(obj->progs.handle_gen_area, lock_hook);
+	bpf_program__set_autoload(obj->progs.handle_gen_area, lock_hook || gens_lean);
 	bpf_program__set_autoload(obj->progs.handle_gen_start, lock_hook);
 	/* the command's live descendants: a process set like the others */
 	bpf_map__set_max_entries(obj->maps.pids, env->command ? (noprealloc ? procs : 65536) :
@@ -440,7 +447,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	 * global functions with pointer arguments (5.12) even where that
 	 * code is never reached, and walks the tables there by tail calls
 	 * (tail). */
-	bool lean = tail || (!cfi && !(optional & OPT_PROG_GENS) && !noprealloc);
+	bool lean = tail || (!cfi && (gens_lean || (!(optional & OPT_PROG_GENS) && !noprealloc)));
 	unsigned rt = 0;
 
 	bpf_program__set_autoload(obj->progs.do_perf_event, !cfi && !lean);
@@ -624,9 +631,12 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	} else {
 		/* -v where the kernel reports no verified_insns (before
 		 * 5.16): the verifier's own count for the tail walk, from its
-		 * log's statistics (BPF_LOG_STATS), which libbpf prints */
+		 * log's statistics (BPF_LOG_STATS), which libbpf prints; and
+		 * the lean generation hook's */
 		if (env->verbose && tail)
 			bpf_program__set_log_level(obj->progs.do_perf_event_lean, 4);
+		if (env->verbose && gens_lean)
+			bpf_program__set_log_level(obj->progs.handle_gen_area, 4);
 		*err = profile_bpf__load(obj);
 		/* the loader owns its programs' fds either way */
 		bpf_object__for_each_program(prog, obj->obj)
@@ -817,21 +827,22 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	 * (tests on the development kernel) */
 	if (*cfi && getenv("BPROF_TAILWALK") && !strcmp(getenv("BPROF_TAILWALK"), "1"))
 		tail = true;
-	/* the tail walk reads no generations: none are made */
-	if (tail)
-		avail &= ~OPT_PROG_GENS;
-	if (tail && kfeat_first_missing(&kf, cfi_needs, sizeof(cfi_needs) / sizeof(cfi_needs[0])) < 0)
-		ld->gens_missing = "BPROF_TAILWALK=1: the tail-call walk reads no generations";
-	miss = kfeat_first_missing(&kf, gens_needs, sizeof(gens_needs) / sizeof(gens_needs[0]));
-	if (miss >= 0) {
-		avail &= ~OPT_PROG_GENS;
-		snprintf(ld->gens_why, sizeof(ld->gens_why), "this kernel lacks %s", kfeat_describe(miss));
-		ld->gens_missing = ld->gens_why;
-	}
 	if (!env->verbose)
 		libbpf_set_print(libbpf_print_none);
 	if (!kernel_btf_ids(ids))
 		vmlinux_btf_ids(ids);
+	/* Where the hooks' helpers are missing, or the tail walk samples
+	 * (it reads no change left for a sample to read), the lean hook
+	 * reads each change itself (profile.bpf.c, "the lean mm lock
+	 * hook"): at the mm lock's release where the mmap_lock tracepoints
+	 * exist (5.11), else at the system calls' exits.
+	 * BPROF_GENS_HOOK=syscalls keeps the bpf_find_vma syscall hook
+	 * under the tail walk where it loads: it reads at once too. */
+	const char *gh = getenv("BPROF_GENS_HOOK");
+
+	miss = kfeat_first_missing(&kf, gens_needs, sizeof(gens_needs) / sizeof(gens_needs[0]));
+	if (miss >= 0 || (tail && !(gh && !strcmp(gh, "syscalls"))))
+		avail |= OPT_PROG_GENS_LEAN;
 	if (ids[FEAT_MMAP] && !fexit_refused(ids[FEAT_MMAP]))
 		avail |= OPT_PROG_MMAP;
 	if (ids[FEAT_ITER_VMA])
@@ -1151,20 +1162,30 @@ int loader_attach(struct loader *ld, const struct env *env)
 	/* Mapping generations: at the mm lock's release where the kernel has
 	 * that tracepoint (profile.bpf.c: it costs nothing to the system
 	 * calls that do not map), else at every system call's exit. */
-	if (bpf_program__autoload(obj->progs.handle_gen_lock)) {
+	if (obj->rodata->gens_lean == GENS_LEAN_LOCK || bpf_program__autoload(obj->progs.handle_gen_lock)) {
+		/* the lean hook: handle_gen_area on both (profile.bpf.c) */
+		bool lean = obj->rodata->gens_lean;
+
 		ld->gens = attach_tracing(ld, obj->progs.handle_gen_area, "vm_unmapped_area") == 0 &&
-			   attach_tracing(ld, obj->progs.handle_gen_start, "mmap_lock_start_locking") == 0 &&
-			   attach_tracing(ld, obj->progs.handle_gen_lock, "mmap_lock_released") == 0;
+			   (lean || attach_tracing(ld, obj->progs.handle_gen_start, "mmap_lock_start_locking") == 0) &&
+			   attach_tracing(ld, lean ? obj->progs.handle_gen_area : obj->progs.handle_gen_lock,
+					  "mmap_lock_released") == 0;
 		ld->gens_lock = ld->gens;
 		if (ld->gens && env->verbose)
-			fprintf(stderr, "prof-record: mapping generations: at the mm lock (mmap_lock_released)\n");
+			fprintf(stderr, "prof-record: mapping generations: at the mm lock (mmap_lock_released)%s\n",
+				lean ? ", read there" : "");
 		if (!ld->gens)
 			fprintf(stderr, "prof-record: warning: cannot trace the mmap_lock tracepoints and vm_unmapped_area (%s): a library unloaded and another loaded at its address may be named as the first\n",
 				strerror(errno));
-	} else if (bpf_program__autoload(obj->progs.handle_map_exec_raw)) {
-		ld->gens = attach_tracing(ld, obj->progs.handle_map_exec_raw, "sys_exit") == 0;
+	} else if (obj->rodata->gens_lean == GENS_LEAN_SYSCALLS || bpf_program__autoload(obj->progs.handle_map_exec_raw)) {
+		/* the lean syscall hook: handle_gen_area there (profile.bpf.c) */
+		bool lean = obj->rodata->gens_lean;
+
+		ld->gens = attach_tracing(ld, lean ? obj->progs.handle_gen_area : obj->progs.handle_map_exec_raw,
+					  "sys_exit") == 0;
 		if (ld->gens && env->verbose)
-			fprintf(stderr, "prof-record: mapping generations: at every system call's exit (raw_syscalls)\n");
+			fprintf(stderr, "prof-record: mapping generations: at every system call's exit (raw_syscalls)%s\n",
+				lean ? ", the mm read unlocked" : "");
 		if (!ld->gens)
 			fprintf(stderr, "prof-record: warning: cannot trace the system calls' exits (%s): a library unloaded and another loaded at its address may be named as the first\n",
 				strerror(errno));

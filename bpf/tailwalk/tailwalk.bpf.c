@@ -22,9 +22,10 @@
  * TAILWALK_FRAMES turns, and the thread's state, when not in the cache,
  * is looked for among the first PYTHON_LEAN_THREADS threads only.
  *
- * What it leaves out, which needs the helpers above: mapping generations,
- * V8 and HotSpot frames (prof-record says so when it loads it); and the
- * tables' USED and WANTED flags, which need an atomic or (5.12).
+ * What it leaves out, which needs the helpers above: V8 and HotSpot
+ * frames (prof-record says so when it loads it); and the tables' USED and
+ * WANTED flags, which need an atomic or (5.12).  Mapping generations it
+ * carries: the lean mm lock hook (profile.bpf.c) reads each change itself.
  */
 /* The searches inline (unwind_step.h's default): a global function with
  * pointer arguments is refused before 5.12, and a static one would be two
@@ -43,10 +44,7 @@
 #define TAILWALK_FRAMES UNWIND_TAIL_FRAMES
 _Static_assert(34 * TAILWALK_FRAMES >= 127, "the walk reaches the kernel's depth in 33 tail calls");
 
-/* x86-64: the kernel stack of a task is THREAD_SIZE (16 KiB without
- * KASAN) with the user registers at its top; user code and stack
- * segments, which tell a user frame. */
-#define TAILWALK_THREAD_SIZE 16384
+/* x86-64's user code and stack segments, which tell a user frame */
 #define TAILWALK_USER_CS 0x33
 #define TAILWALK_USER_SS 0x2b
 
@@ -94,7 +92,7 @@ static __always_inline int tw_user_regs(struct bpf_perf_event_data *ctx, struct 
 	stack = BPF_CORE_READ(task, stack);
 
 	if (!stack || bpf_probe_read_kernel(pt, sizeof(*pt),
-					    stack + TAILWALK_THREAD_SIZE - sizeof(struct user_regs)))
+					    stack + BPROF_THREAD_SIZE - sizeof(struct user_regs)))
 		return -1;
 	if (pt->cs != TAILWALK_USER_CS || pt->ss != TAILWALK_USER_SS || (long)pt->ip < 0)
 		return -1;
@@ -169,6 +167,10 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 		key.pid = tgid;
 		key.tid = per_thread ? tid : 0;
 		key.exec_id = BPF_CORE_READ(task, self_exec_id);
+		/* the generation the lean mm lock hook began (profile.bpf.c,
+		 * gen_lock_lean): it reads each change at once, so there is
+		 * nothing left for a sample to read */
+		key.map_gen = sample_gen(tgid, key.exec_id);
 		key.slice = slice_now();
 		bpf_get_current_comm(&key.comm, sizeof(key.comm));
 		if (!kernel_stacks)
@@ -182,9 +184,8 @@ int do_perf_event_lean(struct bpf_perf_event_data *ctx)
 		proc = tailwalk_cfi && user_stacks && BPF_CORE_READ(task, mm) && !in_execve(task)
 			       ? bpf_map_lookup_elem(&unwind_procs, &wk)
 			       : NULL;
-		/* a table of a later generation is not this sample's (there
-		 * are no generations here: every sample is of 0) */
-		if (proc && proc->gen)
+		/* a table read in another generation is not this sample's */
+		if (proc && proc->gen != key.map_gen)
 			proc = NULL;
 		if (!proc || tw_user_regs(ctx, task, &st->s.pt)) {
 			/* the kernel's frame-pointer walk: no table (yet),

@@ -125,10 +125,21 @@ check "[thread] nothing misnamed" \
 # tracepoints) gives the same: the swap and the JIT.
 "$BPROF_RECORD" -v -F 99 -o "$T_DIR/hook.bprof" -- "$W/dlswap" swap 0.3 >/dev/null 2>"$T_DIR/hook.err"
 check "the mm lock hook is the default here" grep -q 'mapping generations: at the mm lock' "$T_DIR/hook.err"
+# without bpf_loop (report_dlswap_lean: BPROF_KFEAT_OFF=loop), the lean
+# hooks of kernels before 5.17: every check above went through the mm
+# lock's, those below through the system calls' (5.10's)
+lean=0
+case ",${BPROF_KFEAT_OFF:-}," in *,loop,*) lean=1 ;; esac
+if [ $lean = 1 ]; then
+	check "without bpf_loop: the lean hook, each change read at the lock" \
+		grep -q 'mapping generations: at the mm lock (mmap_lock_released), read there' "$T_DIR/hook.err"
+fi
 BPROF_GENS_HOOK=syscalls "$BPROF_RECORD" -v -F 99 -o "$T_DIR/hook2.bprof" -- "$W/dlswap" swap 0.3 \
 	>/dev/null 2>"$T_DIR/hook2.err"
 check "BPROF_GENS_HOOK=syscalls: every system call's exit (raw_syscalls)" \
 	grep -q 'mapping generations: at every system call.s exit (raw_syscalls)' "$T_DIR/hook2.err"
+[ $lean = 0 ] || check "without bpf_loop: the lean syscall hook, the mm read unlocked" \
+	grep -q 'mapping generations: at every system call.s exit (raw_syscalls), the mm read unlocked' "$T_DIR/hook2.err"
 export BPROF_GENS_HOOK=syscalls
 for mode in swap jit; do
 	record "sys-$mode" auto "$mode" 2
