@@ -79,7 +79,9 @@ struct v8_proc {
 	__u16 code_entry;
 	__u16 code_size;
 	__u16 type_code;          /* v8dbg_type_Code__CODE_TYPE */
-	__u16 pad2[2];
+	__u16 code_header;        /* V8 < 11: the instructions follow the Code's
+				   * header (this size), code_entry unused */
+	__u16 pad2;
 };
 
 /* Bytes of a frame the walk reads at once: [fp - V8_FRAME_READ, fp). */

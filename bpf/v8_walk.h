@@ -124,7 +124,7 @@ static __always_inline long v8_code_offset(struct unwind_scratch *s, __u64 fn, _
 	    bpf_probe_read_user(s->v8.buf, V8_OBJ_READ, (const void *)(c - 1)))
 		return -1;
 	map = v8_field(s->v8.buf, 0);
-	entry = v8_field(s->v8.buf, p->code_entry);
+	entry = p->code_header ? c - 1 + p->code_header : v8_field(s->v8.buf, p->code_entry);
 	size = v8_field32(s->v8.buf, p->code_size);
 	if (pc < entry || pc - entry >= size || size > V8_POS_MASK || !v8_heap_ptr(map) ||
 	    bpf_probe_read_user(&type, sizeof(type), (const void *)(map - 1 + p->map_instance_type)) ||

@@ -50,6 +50,13 @@ struct v8off {
 	/* optimized code (its inlined frames) */
 	int fn_feedback, fn_proto, code_deopt, code_spt, istream_start, type_code;
 	int deopt_inlined_count, deopt_sfi, codekind_mask, codekind_shift;
+	int sfi_length;
+	int fn_code, code_header, code_size, code_flags, code_entry, code_istream, code_wrapper;
+	int codekind_baseline;
+	/* what code_layout() makes of them: the Code's instructions at
+	 * code_header (V8 < 11: inside the Code) or at the address in its
+	 * code_entry field (V8 11+: in its InstructionStream) */
+	int kind_maglev, kind_turbofan;
 };
 
 /* One v8dbg symbol: its name's prefix (newer V8 spell the field's type
@@ -100,6 +107,19 @@ static const struct {
 	F("v8dbg_DeoptimizationDataSharedFunctionInfoIndex", deopt_sfi, false),
 	F("v8dbg_CodeKindFieldMask", codekind_mask, false),
 	F("v8dbg_CodeKindFieldShift", codekind_shift, false),
+	F("v8dbg_CodeKindBaseline", codekind_baseline, false),
+	F("v8dbg_class_SharedFunctionInfo__length__", sfi_length, false),
+	/* V8 9.4 spells JSFunction.code raw_code; node 20 exports neither */
+	F("v8dbg_class_JSFunction__code__", fn_code, false),
+	F("v8dbg_class_JSFunction__raw_code__", fn_code, false),
+	/* V8 < 11: the Code's header size (its instructions follow it) */
+	F("v8dbg_class_Code__instruction_start__uintptr_t", code_header, false),
+	/* V8 12: a field holding the entry point */
+	F("v8dbg_class_Code__instruction_start__Address", code_entry, false),
+	F("v8dbg_class_Code__instruction_size__", code_size, false),
+	F("v8dbg_class_Code__flags__", code_flags, false),
+	F("v8dbg_class_Code__instruction_stream__", code_istream, false),
+	F("v8dbg_class_Code__wrapper__", code_wrapper, false),
 #undef F
 };
 #define NR_V8SYMS (sizeof(v8syms) / sizeof(v8syms[0]))
@@ -118,6 +138,9 @@ struct v8proc {
 	bool live, code_ok;
 	struct v8off off;
 	struct v8_proc walk;
+	/* code ranges found by their anonymous executable memory (anon_ranges) */
+	uint64_t anon_start[V8_CODE_RANGES], anon_end[V8_CODE_RANGES];
+	uint32_t nr_anon;
 };
 
 /* A script's line starts, by (pid, source string) */
@@ -222,27 +245,134 @@ static void find_symbols(Elf *elf, struct v8obj *o, bool *found)
 		elfobj_symbols(elf, SHT_SYMTAB, "Builtins_", v8_blob_symbol, &c);
 }
 
-/* Where, in the layout node 20's V8 has (the Code object holds its
- * InstructionStream and entry point after the source position table),
- * the fields the symbols do not give are: JSFunction.code between the
- * feedback cell and the prototype, the Code's entry point, flags and
- * instruction size after its InstructionStream.  Another layout (the
- * neighbours not where this one has them): inlined frames off. */
-#define CODE_ENTRY(o) ((o)->code_spt + 16)
-#define CODE_FLAGS(o) ((o)->code_spt + 24)
-#define CODE_SIZE(o) ((o)->code_spt + 32)
-#define FN_CODE(o) ((o)->fn_feedback + 8)
-enum { KIND_MAGLEV = 12, KIND_TURBOFAN = 13 }; /* CodeKind, V8 11 */
-
-static bool code_layout(const struct v8off *o, const bool *found)
+/* Whether field off's symbol was found, under any of its spellings. */
+static bool have(const bool *found, size_t off)
 {
 	for (size_t k = 0; k < NR_V8SYMS; k++)
-		if (v8syms[k].off >= offsetof(struct v8off, fn_feedback) &&
-		    v8syms[k].off != offsetof(struct v8off, codekind_shift) && !found[k])
+		if (v8syms[k].off == off && found[k])
+			return true;
+	return false;
+}
+#define HAVE(f) have(found, offsetof(struct v8off, f))
+
+/* Field off derived as val: from now on as good as exported. */
+static void derive(struct v8off *o, bool *found, size_t off, int val)
+{
+	*(int *)((char *)o + off) = val;
+	for (size_t k = 0; k < NR_V8SYMS; k++)
+		if (v8syms[k].off == off) {
+			found[k] = true;
+			return;
+		}
+}
+#define DERIVE(f, v) derive(o, found, offsetof(struct v8off, f), (v))
+
+/*
+ * What a node's symbols lack, derived from the neighbours they export in
+ * the layout its V8 has (record/DESIGN.md "V8 frames" lists, per node,
+ * where each offset comes from).  Each derived value is checked where it
+ * is used (an interpreted frame's bytecode array is its SFI's function
+ * data; a script's source is a string; a script is a Script): a wrong
+ * derivation loses positions or lines, never names a frame wrong.
+ */
+static void derive_missing(struct v8off *o, bool *found)
+{
+	/* V8 9.4 (node 16) exports no interpreter frame slots: they are
+	 * V8 10's (fp - 32, fp - 40), after the function and the argument
+	 * count (StandardFrameConstants since V8 8.9) */
+	if (!HAVE(fp_bytecode_array) && !HAVE(fp_bytecode_offset) && HAVE(fp_function) &&
+	    o->fp_function == -16) {
+		DERIVE(fp_bytecode_array, -32);
+		DERIVE(fp_bytecode_offset, -40);
+	}
+	/* V8 9.4: Script's source is not exported; it is a Script's first
+	 * field, before its name (16), in every V8 since */
+	if (!HAVE(script_source) && HAVE(script_name) && o->script_name == 16)
+		DERIVE(script_source, 8);
+	/* V8 12.4 (node 22) exports neither the SFI's function data nor its
+	 * script (now script_or_debug_info's successor): V8 11's layout, whose
+	 * name (16) and length (40) it keeps, has them at 8 and 32 */
+	if (!HAVE(sfi_function_data) && !HAVE(sfi_sodi) && HAVE(sfi_nos) && o->sfi_nos == 16 &&
+	    HAVE(sfi_length) && o->sfi_length == 40) {
+		DERIVE(sfi_function_data, 8);
+		DERIVE(sfi_sodi, 32);
+	}
+}
+
+/*
+ * Where optimized code's fields are, per V8: exported, or derived from
+ * the exported neighbours in the one layout each version has.  false:
+ * not one of these layouts, inlined frames off.
+ *   V8 9.4, 10.2 (node 16, 18): the Code holds its instructions after a
+ *     header (the exported "instruction_start", its size): relocation
+ *     info, deoptimization data (16), position table (24), data
+ *     container, then instruction size (40), metadata size, flags (48).
+ *   V8 11.3 (node 20): deoptimization data and position table exported;
+ *     its InstructionStream, entry point, flags and instruction size
+ *     follow the position table, 8 bytes apart.
+ *   V8 12.4 (node 22): entry point, flags, size, wrapper and
+ *     InstructionStream exported; deoptimization data and position table
+ *     are the two words before the wrapper.
+ */
+static bool code_layout(struct v8off *o, const bool *found)
+{
+	int base;
+
+	if (!HAVE(type_code))
+		return false;
+	if (!HAVE(fn_code)) {
+		/* node 20: JSFunction.code between feedback cell and prototype */
+		if (!HAVE(fn_feedback) || !HAVE(fn_proto) || o->fn_proto != o->fn_feedback + 16)
 			return false;
-	return o->fn_proto == o->fn_feedback + 16 && o->istream_start == 16 &&
-	       o->code_deopt + 8 == o->code_spt && CODE_SIZE(o) + 4 <= V8_OBJ_READ &&
-	       o->deopt_inlined_count == 1 && o->deopt_sfi == 6 && o->codekind_mask == 15;
+		o->fn_code = o->fn_feedback + 8;
+	}
+	if (HAVE(code_header)) {
+		if (!HAVE(code_size) || o->code_size != 40 || (HAVE(code_spt) && o->code_spt != 24) ||
+		    (HAVE(code_flags) && o->code_flags != 48) || o->code_header < 64 ||
+		    o->code_header > 256)
+			return false;
+		o->code_deopt = 16;
+		o->code_spt = 24;
+		o->code_flags = 48;
+		o->code_entry = o->code_istream = 0;
+	} else if (HAVE(code_wrapper)) {
+		if (!HAVE(code_istream) || !HAVE(code_entry) || !HAVE(code_flags) || !HAVE(code_size) ||
+		    !HAVE(istream_start) || o->code_istream != o->code_wrapper + 8 ||
+		    o->code_entry != o->code_istream + 8 || o->code_wrapper < 24)
+			return false;
+		o->code_deopt = o->code_wrapper - 16;
+		o->code_spt = o->code_wrapper - 8;
+	} else {
+		if (!HAVE(code_deopt) || !HAVE(code_spt) || !HAVE(istream_start) ||
+		    o->code_deopt + 8 != o->code_spt || o->istream_start != 16)
+			return false;
+		o->code_istream = o->code_spt + 8;
+		o->code_entry = o->code_spt + 16;
+		o->code_flags = o->code_spt + 24;
+		o->code_size = o->code_spt + 32;
+	}
+	/* CodeKind: V8 10-12 list BASELINE, MAGLEV, TURBOFAN in a row
+	 * (exported: BASELINE); V8 9.4 exports no kind: its BASELINE 11,
+	 * TURBOPROP 12, TURBOFAN 13, in the Code flags' bits 0-3 */
+	if (!HAVE(codekind_mask)) {
+		if (HAVE(codekind_baseline))
+			return false;
+		o->codekind_mask = 15;
+		o->codekind_shift = 0;
+	}
+	base = HAVE(codekind_baseline) ? o->codekind_baseline : 11;
+	o->kind_maglev = base + 1;
+	o->kind_turbofan = base + 2;
+	/* DeoptimizationData's indices: exported since V8 11, the same in
+	 * every V8 since 6 (its SFI is checked against the frame's) */
+	if (!HAVE(deopt_sfi) && !HAVE(deopt_inlined_count)) {
+		o->deopt_inlined_count = 1;
+		o->deopt_sfi = 6;
+	}
+	return o->code_deopt >= 8 && o->code_size + 4 <= V8_OBJ_READ &&
+	       o->code_flags + 4 <= V8_OBJ_READ && o->code_entry + 8 <= V8_OBJ_READ &&
+	       o->fn_code >= 8 && o->deopt_inlined_count == 1 && o->deopt_sfi == 6 &&
+	       o->codekind_mask == 15 && o->codekind_shift >= 0 && o->codekind_shift < 28;
 }
 
 void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf)
@@ -255,6 +385,7 @@ void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf)
 	find_symbols(elf, &o, found);
 	if (!o.v8)
 		goto keep;
+	derive_missing(&o.off, found);
 	o.status = BPROF_V8_WALKED;
 	for (size_t k = 0; k < NR_V8SYMS; k++)
 		if (v8syms[k].required && !found[k])
@@ -298,6 +429,43 @@ static struct v8proc *find_proc(struct v8rec *v, uint32_t pid, uint32_t exec_id)
 		if (v->procs[i].pid == pid && v->procs[i].exec_id == exec_id)
 			return &v->procs[i];
 	return NULL;
+}
+
+/*
+ * A V8 that maps no copy of its blob (V8 < 11 without pointer
+ * compression: node 16 and 18) has its code ranges where its anonymous
+ * executable memory is: around each such mapping not in a range yet, a
+ * range as large as a code range can be on either side, cut at the
+ * neighbouring objects' mappings (a reservation overlaps no other
+ * mapping).  Kept while the image lives: a code range never moves, and
+ * with write-protected code memory its pages are at times not executable.
+ */
+static void anon_ranges(struct v8proc *p, const struct manifest_mapping *maps, uint32_t nr)
+{
+	for (uint32_t i = 0; i < nr && p->nr_anon < V8_CODE_RANGES; i++) {
+		const struct manifest_mapping *m = &maps[i];
+		uint64_t lo, hi;
+		bool known = false;
+
+		if (m->obj != BPROF_NO_OBJECT || m->end - m->start > V8REC_CODE_RANGE)
+			continue;
+		for (uint32_t k = 0; k < p->nr_anon; k++)
+			known |= m->start >= p->anon_start[k] && m->end <= p->anon_end[k];
+		if (known)
+			continue;
+		lo = m->end > V8REC_CODE_RANGE ? m->end - V8REC_CODE_RANGE : 0;
+		hi = m->start + V8REC_CODE_RANGE;
+		for (uint32_t j = 0; j < nr; j++) {
+			if (maps[j].obj == BPROF_NO_OBJECT)
+				continue;
+			if (maps[j].end <= m->start && maps[j].end > lo)
+				lo = maps[j].end;
+			if (maps[j].start >= m->end && maps[j].start < hi)
+				hi = maps[j].start;
+		}
+		p->anon_start[p->nr_anon] = lo;
+		p->anon_end[p->nr_anon++] = hi;
+	}
 }
 
 void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
@@ -361,9 +529,10 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 	p->off = o->off;
 	p->code_ok = o->code_ok;
 	p->walk = (struct v8_proc){
-		.fn_code = o->code_ok ? (__u16)FN_CODE(&o->off) : 0,
-		.code_entry = o->code_ok ? (__u16)CODE_ENTRY(&o->off) : 0,
-		.code_size = o->code_ok ? (__u16)CODE_SIZE(&o->off) : 0,
+		.fn_code = o->code_ok ? (__u16)o->off.fn_code : 0,
+		.code_entry = o->code_ok ? (__u16)o->off.code_entry : 0,
+		.code_header = o->code_ok ? (__u16)o->off.code_header : 0,
+		.code_size = o->code_ok ? (__u16)o->off.code_size : 0,
 		.type_code = o->code_ok ? (__u16)o->off.type_code : 0,
 		.exec_id = exec_id,
 		.blob_start = text,
@@ -382,6 +551,11 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 	for (uint32_t k = 0; k < nr_copies; k++) {
 		p->walk.code_start[k] = copies[k] > V8REC_CODE_RANGE ? copies[k] - V8REC_CODE_RANGE : 0;
 		p->walk.code_end[k] = copies[k] + V8REC_CODE_RANGE;
+	}
+	if (!nr_copies) {
+		anon_ranges(p, maps, nr);
+		memcpy(p->walk.code_start, p->anon_start, sizeof(p->anon_start));
+		memcpy(p->walk.code_end, p->anon_end, sizeof(p->anon_end));
 	}
 	if (!bpf_map_update_elem(v->procs_fd, &pid, &p->walk, BPF_ANY))
 		p->live = v->met = true;
@@ -453,6 +627,17 @@ static int type_of(uint32_t pid, const struct v8off *o, uint64_t obj)
 	    !peek(pid, map - 1 + (uint64_t)o->map_instance_type, &t, sizeof(t)))
 		return -1;
 	return t;
+}
+
+/* The entry point of Code object code: after its header (V8 < 11), or
+ * the address its entry field holds. */
+static bool code_entry(uint32_t pid, const struct v8off *o, uint64_t code, uint64_t *entry)
+{
+	if (o->code_header) {
+		*entry = code - 1 + (uint64_t)o->code_header;
+		return true;
+	}
+	return field(pid, code, o->code_entry, entry);
 }
 
 /* UTF-16 units [from, from + n) of string s into dst: sequential, cons,
@@ -700,7 +885,7 @@ static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint3
 	if (type_of(pid, &p->off, sfi) != p->off.type_sfi ||
 	    !field(pid, sfi, p->off.sfi_function_data, &fdata) ||
 	    !field(pid, sfi, p->off.sfi_nos, &nos) || !field(pid, sfi, p->off.sfi_sodi, &sodi) ||
-	    (code && (!p->code_ok || !field(pid, code, CODE_ENTRY(&p->off), &entry))))
+	    (code && (!p->code_ok || !code_entry(pid, &p->off, code, &entry))))
 		return -ENOENT;
 	/* optimized code: the guard covers the code object and its entry
 	 * point (bpf/v8.h): another code here since is not named */
@@ -867,13 +1052,14 @@ static int read_positions(struct v8rec *v, const struct v8proc *p, uint64_t sfi,
 
 	*out = NULL;
 	*nr_out = 0;
-	if (!p->code_ok || type_of(pid, o, code) != o->type_code ||
-	    !field(pid, code, CODE_ENTRY(o) - 8, &stream) || !field(pid, code, CODE_ENTRY(o), &entry) ||
-	    !heap_ptr(stream) || stream - 1 + (uint64_t)o->istream_start != entry ||
-	    !peek(pid, code - 1 + (uint64_t)CODE_FLAGS(o), &flags, sizeof(flags)))
+	if (!p->code_ok || type_of(pid, o, code) != o->type_code || !code_entry(pid, o, code, &entry) ||
+	    (o->code_istream &&
+	     (!field(pid, code, o->code_istream, &stream) || !heap_ptr(stream) ||
+	      stream - 1 + (uint64_t)o->istream_start != entry)) ||
+	    !peek(pid, code - 1 + (uint64_t)o->code_flags, &flags, sizeof(flags)))
 		return 0;
 	kind = (flags >> o->codekind_shift) & (uint32_t)o->codekind_mask;
-	if (kind != KIND_TURBOFAN && kind != KIND_MAGLEV)
+	if (kind != (uint32_t)o->kind_turbofan && kind != (uint32_t)o->kind_maglev)
 		return 0;
 	/* the deoptimization data: a FixedArray whose SFI must be the frame's */
 	if (!field(pid, code, o->code_deopt, &deopt) || !heap_ptr(deopt) ||
