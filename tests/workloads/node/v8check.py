@@ -45,7 +45,7 @@ def main():
                 end += 1
             lines[m.group(1)] = (no, end)
     base = a.script.rsplit("/", 1)[-1]
-    total = func_ok = line_ok = rooted = wrong = 0
+    total = func_ok = line_ok = rooted = wrong = top_gap = 0
     seen = {e: 0 for e in a.expect}
     bad = []
     with open(a.folded) as f:
@@ -58,9 +58,16 @@ def main():
             # unnamed JavaScript frame "[js]", or an "[unknown]" pc): a
             # gap in the chain, not a wrong name
             js = []
+            # an unnamed frame right above the script's last one: the
+            # function it called (JIT code) left unnamed, not right
+            top_unnamed = after_script = False
             for fr in frames:
                 m = FRAME.match(fr)
-                if m and m.group(2).endswith("/" + base):
+                script = bool(m and m.group(2).endswith("/" + base))
+                if after_script:
+                    top_unnamed = fr in ("[js]", "[unknown]")
+                after_script = script
+                if script:
                     js.append((m.group(1), int(m.group(3) or 0)))
                 elif fr in ("[js]", "[unknown]") and js:
                     js.append(("[js]", 0))
@@ -72,8 +79,9 @@ def main():
             if not any(fr.startswith("Builtins_JSEntry") for fr in frames):
                 continue  # not the main thread's JavaScript
             total += n
+            top_gap += n if top_unnamed else 0
             names = [j[0] for j in js]
-            fok = bool(js) and not unnamed and names[0] == "(anonymous)" and \
+            fok = bool(js) and not unnamed and not top_unnamed and names[0] == "(anonymous)" and \
                 all((x, y) in EDGES for x, y in zip(names, names[1:]))
             # a name the graph does not allow at its place is wrong,
             # whatever else the stack lacks
@@ -109,6 +117,7 @@ def main():
     print(f"right_by_line_pct {pl:.1f}")
     print(f"reach_start_pct {pr:.1f}")
     print(f"wrong_name_samples {wrong}")
+    print(f"unnamed_above_script_samples {top_gap}")
     for e, c in seen.items():
         print(f"expect {e!r}: {c} samples")
     for b in bad[:5]:
