@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -166,4 +167,87 @@ Test(v8rec, an_object_without_v8dbg_symbols_is_not_v8)
 	v8rec_destroy(v);
 	elf_end(elf);
 	close(fd);
+}
+
+/*
+ * nodejs.org's node 16, 18 and 22 (V8 9.4, 10.2, 12.4), where the e2e
+ * tests record_v8_node* fetched them (tests/record/node-setup.sh): the
+ * layout each exports or has derived (record/DESIGN.md "V8 frames").
+ * Skipped where none was fetched: the e2e tests fail in CI without them.
+ */
+static const struct node_layout {
+	const char *version;
+	uint16_t fn_code, code_header, code_entry, code_size;
+} node_layouts[] = {
+	{ "16.20.2", 48, 96, 0, 40 },   /* Code holds its instructions */
+	{ "18.20.8", 48, 128, 0, 40 },
+	{ "22.23.3", 24, 0, 40, 52 },   /* entry point field, InstructionStream */
+};
+
+Test(v8rec, official_node_builds_layouts)
+{
+	const char *cache = getenv("BPROF_NODE_CACHE") ? getenv("BPROF_NODE_CACHE") :
+							   "/var/cache/bprof/node";
+	uint32_t tested = 0;
+
+	for (size_t i = 0; i < sizeof(node_layouts) / sizeof(node_layouts[0]); i++) {
+		const struct node_layout *l = &node_layouts[i];
+		struct manifest_mapping maps[8];
+		struct v8_proc w;
+		struct v8rec *v;
+		char path[512];
+		uint32_t nt;
+		Elf *elf;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s/package/bin/node", cache, l->version);
+		if (access(path, R_OK))
+			continue;
+		elf = open_elf(path, &fd);
+		cr_assert_not_null(elf, "%s", path);
+		cr_assert_eq(v8rec_create(&v, -1), 0);
+		v8rec_object(v, 0, elf);
+		nt = text_of(elf, maps, 6);
+		cr_assert(nt > 0);
+		v8rec_image(v, 100, 1, maps, nt);
+		cr_assert_eq(v8rec_walk_info(v, 100, 1, &w), 0, "node %s not walked", l->version);
+		/* V8 9.4 exports no interpreter slots: derived, as V8 10's */
+		cr_assert_eq(w.fp_function, V8_FRAME_READ - 16, "%s", l->version);
+		cr_assert_eq(w.fp_bytecode_array, V8_FRAME_READ - 32, "%s", l->version);
+		cr_assert_eq(w.fp_bytecode_offset, V8_FRAME_READ - 40, "%s", l->version);
+		/* V8 12.4 exports neither: derived from its name and length */
+		cr_assert_eq(w.sfi_function_data, 8, "%s", l->version);
+		cr_assert_eq(w.sfi_name_or_scope_info, 16, "%s", l->version);
+		cr_assert_eq(w.sfi_script_or_debug_info, 32, "%s", l->version);
+		cr_assert_eq(w.fn_code, l->fn_code, "%s: JSFunction.code %u", l->version, w.fn_code);
+		cr_assert_eq(w.code_header, l->code_header, "%s", l->version);
+		cr_assert_eq(w.code_entry, l->code_entry, "%s", l->version);
+		cr_assert_eq(w.code_size, l->code_size, "%s", l->version);
+		cr_assert(w.type_code > 0);
+		if (l->code_header) {
+			/* no copy of the blob: the code range is found by its
+			 * anonymous executable memory, cut at the text's end */
+			uint64_t text_end = maps[nt - 1].end, at = text_end + (64ULL << 20);
+
+			cr_assert(!w.code_start[0] && !w.code_end[0]);
+			maps[nt] = (struct manifest_mapping){
+				.start = at, .end = at + 0x3c000, .offset = 0, .obj = BPROF_NO_OBJECT,
+			};
+			v8rec_image(v, 100, 1, maps, nt + 1);
+			cr_assert_eq(v8rec_walk_info(v, 100, 1, &w), 0);
+			cr_assert_eq(w.code_start[0], text_end, "cut at the text's end");
+			cr_assert_eq(w.code_end[0], at + (512ULL << 20));
+			cr_assert(!w.code_start[1] && !w.code_end[1]);
+			/* its pages no longer executable: the range stays */
+			v8rec_image(v, 100, 1, maps, nt);
+			cr_assert_eq(v8rec_walk_info(v, 100, 1, &w), 0);
+			cr_assert_eq(w.code_start[0], text_end);
+		}
+		v8rec_destroy(v);
+		elf_end(elf);
+		close(fd);
+		tested++;
+	}
+	if (!tested)
+		cr_skip_test("no node 16, 18 or 22 in %s (record_v8_node* fetch them)", cache);
 }
