@@ -35,6 +35,8 @@
 #define V8REC_CODE_RANGE (512ULL << 20) /* V8's x64 code range without pointer compression */
 #define V8REC_MAX_UNITS (4u << 20)      /* longest string (source) read, UTF-16 units */
 #define V8REC_NR_SOURCES 16
+#define DEOPT_LITERALS 2            /* DeoptimizationData's literal array, */
+#define DEOPT_INLINING 7            /* inlining positions (V8 11: after the SFI, 6) */
 
 /* The layout facts the walk and the naming need (v8dbg_* values). */
 struct v8off {
@@ -50,6 +52,7 @@ struct v8off {
 	/* optimized code (its inlined frames) */
 	int fn_feedback, fn_proto, code_deopt, code_spt, istream_start, type_code;
 	int deopt_inlined_count, deopt_sfi, codekind_mask, codekind_shift;
+	int deopt_literals, deopt_inlining;
 	int sfi_length;
 	int fn_code, code_header, code_size, code_flags, code_entry, code_istream, code_wrapper;
 	int codekind_baseline;
@@ -105,6 +108,8 @@ static const struct {
 	F("v8dbg_type_Code__CODE_TYPE", type_code, false),
 	F("v8dbg_DeoptimizationDataInlinedFunctionCountIndex", deopt_inlined_count, false),
 	F("v8dbg_DeoptimizationDataSharedFunctionInfoIndex", deopt_sfi, false),
+	F("v8dbg_DeoptimizationDataLiteralArrayIndex", deopt_literals, false),
+	F("v8dbg_DeoptimizationDataInliningPositionsIndex", deopt_inlining, false),
 	F("v8dbg_CodeKindFieldMask", codekind_mask, false),
 	F("v8dbg_CodeKindFieldShift", codekind_shift, false),
 	F("v8dbg_CodeKindBaseline", codekind_baseline, false),
@@ -279,9 +284,12 @@ static void derive_missing(struct v8off *o, bool *found)
 {
 	/* V8 9.4 (node 16) exports no interpreter frame slots: they are
 	 * V8 10's (fp - 32, fp - 40), after the function and the argument
-	 * count (StandardFrameConstants since V8 8.9) */
+	 * count (StandardFrameConstants since V8 8.9).  Only where JSFunction's
+	 * code is exported (as CodeT: V8 9.2 and later): V8 8.4 (node 14)
+	 * has no argument count there, and its ScopeInfos are not what
+	 * scope_info() reads (its names came out wrong): it stays refused */
 	if (!HAVE(fp_bytecode_array) && !HAVE(fp_bytecode_offset) && HAVE(fp_function) &&
-	    o->fp_function == -16) {
+	    o->fp_function == -16 && HAVE(fn_code)) {
 		DERIVE(fp_bytecode_array, -32);
 		DERIVE(fp_bytecode_offset, -40);
 	}
@@ -365,9 +373,13 @@ static bool code_layout(struct v8off *o, const bool *found)
 	o->kind_turbofan = base + 2;
 	/* DeoptimizationData's indices: exported since V8 11, the same in
 	 * every V8 since 6 (its SFI is checked against the frame's) */
-	if (!HAVE(deopt_sfi) && !HAVE(deopt_inlined_count)) {
+	if (!HAVE(deopt_sfi) && !HAVE(deopt_inlined_count) && !HAVE(deopt_literals) &&
+	    !HAVE(deopt_inlining)) {
 		o->deopt_inlined_count = 1;
 		o->deopt_sfi = 6;
+	} else if ((HAVE(deopt_literals) && o->deopt_literals != DEOPT_LITERALS) ||
+		   (HAVE(deopt_inlining) && o->deopt_inlining != DEOPT_INLINING)) {
+		return false; /* V8 13 (node 24) moved them: not followed yet */
 	}
 	return o->code_deopt >= 8 && o->code_size + 4 <= V8_OBJ_READ &&
 	       o->code_flags + 4 <= V8_OBJ_READ && o->code_entry + 8 <= V8_OBJ_READ &&
@@ -914,8 +926,6 @@ static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint3
 #define V8REC_MAX_INLINING 1024     /* inlining positions */
 #define V8REC_MAX_SPT (1u << 20)    /* source position table bytes */
 #define V8REC_MAX_FNS 128           /* distinct functions of one code */
-#define DEOPT_LITERALS 2            /* DeoptimizationData's literal array, */
-#define DEOPT_INLINING 7            /* inlining positions (V8 11: after the SFI, 6) */
 
 struct inl_fn {
 	uint64_t sfi;
@@ -1044,7 +1054,7 @@ static int read_positions(struct v8rec *v, const struct v8proc *p, uint64_t sfi,
 	uint32_t pid = p->pid, flags, kind, at = 0, nfns = 0, nr = 0, cap = 0;
 	uint64_t stream, entry, deopt, words[V8REC_MAX_DEOPT], lits, ipos, spt;
 	uint64_t *lit = NULL;
-	int64_t dlen, nlit = 0, nipos = 0, slen, code_offset = 0, pos = 0;
+	int64_t dlen, nlit = 0, nipos = 0, ninl, slen, code_offset = 0, pos = 0;
 	uint8_t *ib = NULL, *sb = NULL;
 	struct inl_fn fns[V8REC_MAX_FNS];
 	struct bprof_v8_pos *rows = NULL;
@@ -1068,6 +1078,11 @@ static int read_positions(struct v8rec *v, const struct v8proc *p, uint64_t sfi,
 	if (dlen > V8REC_MAX_DEOPT)
 		dlen = V8REC_MAX_DEOPT;
 	if (!peek(pid, deopt - 1 + 16, words, (size_t)dlen * 8) || (words[o->deopt_sfi] & ~2ULL) != sfi)
+		return 0;
+	/* the inlined functions' SFIs are the literal array's first
+	 * InlinedFunctionCount entries (a Smi): an inlining id past them is
+	 * not followed (the indices of V8 < 11 are derived, not exported) */
+	if (!smi_of(words[o->deopt_inlined_count], &ninl) || ninl < 0)
 		return 0;
 	lits = words[DEOPT_LITERALS];
 	ipos = words[DEOPT_INLINING];
@@ -1136,7 +1151,7 @@ static int read_positions(struct v8rec *v, const struct v8proc *p, uint64_t sfi,
 					break;
 				}
 				memcpy(&fid, ib + inl * 16 + 8, sizeof(fid));
-				if (fid < 0 || fid >= nlit) {
+				if (fid < 0 || fid >= nlit || fid >= ninl) {
 					ok = false;
 					break;
 				}
