@@ -286,8 +286,8 @@ static void derive_missing(struct v8off *o, bool *found)
 	 * V8 10's (fp - 32, fp - 40), after the function and the argument
 	 * count (StandardFrameConstants since V8 8.9).  Only where JSFunction's
 	 * code is exported (as CodeT: V8 9.2 and later): V8 8.4 (node 14)
-	 * has no argument count there, and its ScopeInfos are not what
-	 * scope_info() reads (its names came out wrong): it stays refused */
+	 * has no argument count there, and walked so its frames came out
+	 * named wrong: it stays refused */
 	if (!HAVE(fp_bytecode_array) && !HAVE(fp_bytecode_offset) && HAVE(fp_function) &&
 	    o->fp_function == -16 && HAVE(fn_code)) {
 		DERIVE(fp_bytecode_array, -32);
