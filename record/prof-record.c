@@ -227,7 +227,7 @@ static int start_unwinder(struct loader *ld, struct profile_bpf *obj, struct man
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
 	}
-	if (loader_walks_v8(ld) && v8rec_create(v8, loader_v8_fd(obj))) {
+	if (loader_walks_v8(ld) && v8rec_create(v8, loader_v8_fd(obj), loader_v8_codes_fd(obj))) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
 	}
