@@ -73,6 +73,7 @@ struct jvm_names_off {
 struct jvmproc {
 	uint32_t pid, exec_id, status;
 	bool ready, live, failed;
+	bool told; /* its refusal given to jvmrec_next_refused() */
 	uint32_t tries;
 	uint64_t bias;
 	uint32_t obj;
@@ -472,18 +473,24 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 	err = read_tables(p, o, &v);
 	if (err == -EAGAIN || err == -EIO)
 		return -EAGAIN;
+	/* the release first: one outside the known ones is told as such,
+	 * whatever fields its tables lack (25 has no CodeBlob::_code_begin) */
+	if (v.vm_release &&
+	    (!peek64(p->pid, v.vm_release, &rel) || !peek_str(p->pid, rel, release, sizeof(release)))) {
+		if (!err)
+			return -EAGAIN;
+		v.vm_release = 0;
+	}
+	if (v.vm_release && !p->version)
+		p->version = strdup(release);
+	memset(w, 0, sizeof(*w));
+	if (v.vm_release && version_layout(release, &w->off, &p->n.linenumber_flag)) {
+		p->status = BPROF_JVM_UNKNOWN_VERSION;
+		return -ENOENT;
+	}
 	if (err) {
 		p->status = BPROF_JVM_NO_OFFSETS;
 		return err;
-	}
-	if (!peek64(p->pid, v.vm_release, &rel) || !peek_str(p->pid, rel, release, sizeof(release)))
-		return -EAGAIN;
-	if (!p->version)
-		p->version = strdup(release);
-	memset(w, 0, sizeof(*w));
-	if (version_layout(release, &w->off, &p->n.linenumber_flag)) {
-		p->status = BPROF_JVM_UNKNOWN_VERSION;
-		return -ENOENT;
 	}
 	/* the code cache: its heaps and bounds, the interpreter */
 	if (!peek64(p->pid, v.heaps, &heaps) || !heaps ||
@@ -581,6 +588,23 @@ void jvmrec_tick(struct jvmrec *j)
 bool jvmrec_met(const struct jvmrec *j)
 {
 	return j && j->met;
+}
+
+bool jvmrec_next_refused(struct jvmrec *j, uint32_t *pid, const char **version, uint32_t *status)
+{
+	for (uint32_t i = 0; j && i < j->nr_procs; i++) {
+		struct jvmproc *p = &j->procs[i];
+
+		if (p->told || !p->failed ||
+		    (p->status != BPROF_JVM_UNKNOWN_VERSION && p->status != BPROF_JVM_NO_OFFSETS))
+			continue;
+		p->told = true;
+		*pid = p->pid;
+		*version = p->version;
+		*status = p->status;
+		return true;
+	}
+	return false;
 }
 
 uint32_t jvmrec_nr_jvms(const struct jvmrec *j)
