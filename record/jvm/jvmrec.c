@@ -435,9 +435,15 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
  * What the tables do not say, per release: the interpreter frame's slots
  * (frame_x86.hpp: method at fp - 3 words, bcp at fp - 8, sender sp at
  * fp - 1 since the mirror slot of JDK 9, up to 21) and ConstMethod's
- * "has a line number table" flag (constMethod.hpp: 0x0001 up to 21; 22
- * moved the flags into ConstMethodFlags, still bit 0).  A release outside
- * [11, 21] is not walked.
+ * "has a line number table" flag (constMethod.hpp: _has_linenumber_table
+ * 0x0001 of the u2 ConstMethod::_flags in 11..20; 21 made _flags a
+ * ConstMethodFlags, exported as "_flags._flags", a u4 whose bit 0 is
+ * has_linenumber_table: the low u2 read serves both).  Tested: 11
+ * (Debian 11's 11.0.24) and 17 (Debian 12's 17.0.x); 21's names are
+ * those of jdk21u's vmStructs.cpp, not run here.  A release outside
+ * [11, 21] is not walked: 25 (Temurin 25.0.3) has no
+ * CodeBlob::_code_begin, _code_end or CompiledMethod, an 8-byte HeapBlock
+ * and a 16-bit _frame_complete_offset, which the walk does not read.
  */
 static int version_layout(const char *release, struct jvm_offsets *off, uint32_t *line_flag)
 {
