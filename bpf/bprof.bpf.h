@@ -215,7 +215,9 @@ struct bprof_remap_asked_map {
 extern struct bprof_remap_asked_map remap_asked SEC(".maps");
 
 /* V8 frames (v8/v8.bpf.c defines them, v8_walk.h uses them inline in the
- * native walk): tgid -> struct v8_proc; the SFIs already announced. */
+ * native walk): tgid -> struct v8_proc; the SFIs already announced; the
+ * code objects prof-record found for frames that do not run their
+ * function's code. */
 struct bprof_v8_procs_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
@@ -231,6 +233,14 @@ struct bprof_v8_seen_map {
 	__uint(max_entries, 65536);
 };
 extern struct bprof_v8_seen_map v8_seen SEC(".maps");
+
+struct bprof_v8_codes_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct v8_code_key);
+	__type(value, struct v8_codes);
+	__uint(max_entries, 4096);
+};
+extern struct bprof_v8_codes_map v8_codes SEC(".maps");
 
 /* ---- the walk's scratch ---- */
 

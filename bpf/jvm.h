@@ -44,8 +44,9 @@
  * non-profiled; one when it is not segmented). */
 #define JVM_MAX_HEAPS 3
 /* Bytes of a code blob the walk reads at once: its header up to the
- * nmethod's _compile_id (304 in OpenJDK 17, below 320 in 11..21). */
-#define JVM_BLOB_READ 320
+ * nmethod's _compile_id and _comp_level (304 and 308 in OpenJDK 17, 324
+ * and 328 in 11). */
+#define JVM_BLOB_READ 336
 /* Hops back through a code heap's segment map before the walk gives up
  * on finding the start of a blob.  The map holds runs 0, 1, ..., 253,
  * 1, ..., 253, ...: a pc in the k-th run (from 0) of its blob is k + 1

@@ -91,15 +91,34 @@ struct v8_proc {
 
 /* Ring buffer event: an SFI the walk met first; prof-record reads what
  * names it from the process (record/DESIGN.md "V8 frames" says why not
- * in BPF). */
+ * in BPF).  V8_EVENT_CODE, the same layout: a frame of sfi running JIT
+ * code the walk cannot place (not the function's code: on-stack
+ * replacement, or code the function has since left); prof-record looks
+ * for the code object around pc and tells the walk (v8_codes). */
 #define V8_EVENT_SFI 0x300u
+#define V8_EVENT_CODE 0x301u
 struct v8_sfi_event {
-	__u32 type;  /* V8_EVENT_SFI */
+	__u32 type;  /* V8_EVENT_SFI, V8_EVENT_CODE */
 	__u32 pid;
 	__u32 exec_id;
 	__u32 guard;
 	__u64 sfi;   /* tagged address */
 	__u64 code;  /* the optimized code the frame ran (V8_POS_CODE), 0 */
+	__u64 pc;    /* V8_EVENT_CODE: the frame's pc */
+};
+
+/* "v8_codes": per (process image, SFI), the optimized code objects other
+ * than its JSFunction's that its frames were seen to run (on-stack
+ * replacement), found by prof-record; the walk checks each as it checks
+ * the function's own (its map, entry point and size around the pc). */
+#define V8_OSR_CODES 2
+struct v8_code_key {
+	__u32 pid;
+	__u32 exec_id;
+	__u64 sfi;
+};
+struct v8_codes {
+	__u64 code[V8_OSR_CODES]; /* tagged addresses, 0: none */
 };
 
 /* The key of "v8_seen", the SFIs already announced. */

@@ -102,26 +102,19 @@ static __always_inline __u32 v8_field32(const __u8 *buf, __u32 off)
 }
 
 /*
- * The pc's offset in the optimized code the frame's function has
- * (JSFunction.code), or -1: not optimized code, or another code than the
- * frame runs (deoptimized since, on-stack replacement).  *addr: its
- * address; *code: that XOR its entry point, which the frame's guard
- * then covers.
+ * The pc's offset in code object c (tagged), or -1: c is no Code object,
+ * or its instructions do not hold pc.  *code: c XOR its entry point, which
+ * the frame's guard then covers (another code object later at this
+ * address, the old space compacting, has other instructions).
  */
-static __always_inline long v8_code_offset(struct unwind_scratch *s, __u64 fn, __u32 n,
-					   __u64 *code, __u64 *addr)
+static __always_inline long v8_code_at(struct unwind_scratch *s, __u64 c, __u64 pc, __u64 *code)
 {
 	const struct v8_proc *p = &s->v8.proc;
-	__u64 pc = s->r.regs[UNWIND_REG_RA], c = 0, map, entry;
+	__u64 map, entry;
 	__u32 size;
 	__u16 type = 0;
 
-	if (n && !s->r.exact_pc)
-		pc--; /* a return address: the call is before it */
-	if (!p->fn_code ||
-	    bpf_probe_read_user(&c, sizeof(c), (const void *)(fn - 1 + p->fn_code)) ||
-	    !v8_heap_ptr(c) ||
-	    bpf_probe_read_user(s->v8.buf, V8_OBJ_READ, (const void *)(c - 1)))
+	if (!v8_heap_ptr(c) || bpf_probe_read_user(s->v8.buf, V8_OBJ_READ, (const void *)(c - 1)))
 		return -1;
 	map = v8_field(s->v8.buf, 0);
 	entry = p->code_header ? c - 1 + p->code_header : v8_field(s->v8.buf, p->code_entry);
@@ -130,25 +123,91 @@ static __always_inline long v8_code_offset(struct unwind_scratch *s, __u64 fn, _
 	    bpf_probe_read_user(&type, sizeof(type), (const void *)(map - 1 + p->map_instance_type)) ||
 	    type != p->type_code)
 		return -1;
-	/* the code and its instructions: another code object later at this
-	 * address (the old space compacts) has other instructions */
-	*addr = c;
 	*code = c ^ entry;
 	return (long)(pc - entry);
+}
+
+/*
+ * The pc's offset in the optimized code the frame runs, or -1.  First the
+ * function's code (JSFunction.code); then the codes prof-record found
+ * for frames of this SFI that ran another (v8_codes: on-stack
+ * replacement, a function's code replaced while a frame of the old one
+ * is live).  *addr: the code's address.  *ask: nonzero when the pc is in
+ * JIT code none of them holds (a V8_EVENT_CODE, once per value).
+ */
+static __always_inline long v8_code_offset(struct unwind_scratch *s, __u64 fn, __u64 sfi, __u64 pc,
+					   __u64 *code, __u64 *addr, __u64 *ask)
+{
+	const struct v8_proc *p = &s->v8.proc;
+	struct v8_code_key ck = {};
+	const struct v8_codes *cs;
+	__u64 c = 0, c1 = 0;
+	long co;
+
+	if (!p->fn_code || bpf_probe_read_user(&c, sizeof(c), (const void *)(fn - 1 + p->fn_code)))
+		return -1;
+	if ((co = v8_code_at(s, c, pc, code)) >= 0)
+		goto found;
+	ck.pid = s->v8.pid;
+	ck.exec_id = s->v8.exec_id;
+	ck.sfi = sfi;
+	cs = bpf_map_lookup_elem(&v8_codes, &ck);
+	c = cs ? cs->code[0] : 0;
+	c1 = cs ? cs->code[1] : 0;
+	if (c && (co = v8_code_at(s, c, pc, code)) >= 0)
+		goto found;
+	c = c1;
+	if (c && (co = v8_code_at(s, c, pc, code)) >= 0)
+		goto found;
+	/* not the builtins' text (a builtin called without a frame of its
+	 * own): the recorder looks there for nothing.  The value asked
+	 * changes with the codes known, so a code replaced is asked for
+	 * again. */
+	if (pc < p->blob_start || pc >= p->blob_end)
+		*ask = ((pc >> 12) ^ (cs ? cs->code[0] : 0) ^ (c1 << 1)) | 1;
+	return -1;
+found:
+	*addr = c;
+	return co;
+}
+
+/* Tell prof-record of key k's first sight (V8_EVENT_SFI), or of a frame
+ * in code it should look for (V8_EVENT_CODE), once per key. */
+static __always_inline void v8_announce(const struct v8_sfi_key *k, __u32 type, __u32 guard,
+					__u64 code, __u64 pc)
+{
+	struct v8_sfi_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&v8_seen, k))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return; /* not marked seen: the next sample asks again */
+	bpf_map_update_elem(&v8_seen, k, &one, BPF_ANY);
+	e->type = type;
+	e->pid = k->pid;
+	e->exec_id = k->exec_id;
+	e->guard = guard;
+	e->sfi = k->sfi;
+	e->code = code;
+	e->pc = pc;
+	bpf_ringbuf_submit(e, 0);
 }
 
 static __always_inline int v8_frame(struct unwind_scratch *s, __u32 n, __u64 *w0, __u64 *w1)
 {
 	const struct v8_proc *p = &s->v8.proc;
 	__u64 fp = s->r.regs[UNWIND_REG_RBP], fn, bca, off, sfi = 0, map, fdata, nos, sodi, code = 0;
-	__u64 code_addr = 0;
+	__u64 code_addr = 0, ask = 0, pc = s->r.regs[UNWIND_REG_RA];
+	__u32 guard;
 	long co;
 	__u64 kind = V8_POS_NONE, pos = 0;
 	struct v8_sfi_key k = {};
-	struct v8_sfi_event *e;
 	__u16 type = 0;
-	__u8 one = 1;
 
+	if (n && !s->r.exact_pc)
+		pc--; /* a return address: the call is before it */
 	if (!s->r.bp_valid || fp < 4096 + V8_FRAME_READ || fp >= (1ULL << 47) ||
 	    bpf_probe_read_user(s->v8.buf, V8_FRAME_READ, (const void *)(fp - V8_FRAME_READ)))
 		return 0;
@@ -173,7 +232,7 @@ static __always_inline int v8_frame(struct unwind_scratch *s, __u32 n, __u64 *w0
 	if (bca == fdata && v8_heap_ptr(bca) && !(off & 0xffffffffULL) && (off >> 32) <= V8_POS_MASK) {
 		kind = V8_POS_BYTECODE;
 		pos = off >> 32;
-	} else if ((co = v8_code_offset(s, fn, n, &code, &code_addr)) >= 0) {
+	} else if ((co = v8_code_offset(s, fn, sfi, pc, &code, &code_addr, &ask)) >= 0) {
 		/* its optimized code: the guard covers it, so that one
 		 * stack word never stands for two codes' inlined frames */
 		kind = V8_POS_CODE;
@@ -186,19 +245,13 @@ static __always_inline int v8_frame(struct unwind_scratch *s, __u32 n, __u64 *w0
 	k.pid = s->v8.pid;
 	k.exec_id = s->v8.exec_id;
 	k.sfi = sfi;
-	if (bpf_map_lookup_elem(&v8_seen, &k))
-		return 1;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
-		return 1; /* not marked seen: the next sample asks again */
-	bpf_map_update_elem(&v8_seen, &k, &one, BPF_ANY);
-	e->type = V8_EVENT_SFI;
-	e->pid = k.pid;
-	e->exec_id = k.exec_id;
-	e->guard = k.guard;
-	e->sfi = sfi;
-	e->code = code_addr;
-	bpf_ringbuf_submit(e, 0);
+	v8_announce(&k, V8_EVENT_SFI, k.guard, code_addr, 0);
+	if (ask) {
+		/* a key of its own: the frame's guard mixed with what is asked */
+		guard = k.guard;
+		k.guard ^= (__u32)(ask ^ ask >> 32) | 1;
+		v8_announce(&k, V8_EVENT_CODE, guard, 0, pc);
+	}
 	return 1;
 }
 

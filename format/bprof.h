@@ -576,7 +576,7 @@ const struct bprof_jitdump *bprof_jitdump_find(const struct bprof_recording *rec
 #define BPROF_V8_ADDR_MASK 0x00ffffffffffffffULL
 #define BPROF_V8_GUARD_SHIFT 24
 #define BPROF_V8_NAME_MAX 4096      /* function and script name bytes */
-#define BPROF_V8_NR_COUNTERS 4      /* counters this library knows */
+#define BPROF_V8_NR_COUNTERS 7      /* counters this library knows */
 #define BPROF_V8_POS_MAX 65536      /* position rows per SFI entry */
 #define BPROF_V8_INLINE_MAX 64      /* frames per position row */
 #define BPROF_V8_KIND_SHIFT 22

@@ -676,6 +676,7 @@ static int validate_v8(struct bprof_recording *rec, struct bprof_error *err)
 
 static const char *const v8_counter_names[BPROF_V8_NR_COUNTERS] = {
 	"sfis_announced", "sfis_named", "sfis_changed", "sfis_unreadable",
+	"codes_asked", "codes_found", "codes_missed",
 };
 
 const char *bprof_v8_counter_name(unsigned i)

@@ -498,6 +498,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	if (!obj->rodata->v8_enabled) {
 		bpf_map__set_max_entries(obj->maps.v8_seen, 1);
 		bpf_map__set_max_entries(obj->maps.v8_procs, 1);
+		bpf_map__set_max_entries(obj->maps.v8_codes, 1);
 	} else if (noprealloc) {
 		/* as py_seen below: an LRU map is preallocated whole (~4 MiB
 		 * here), a hash map grows; when it fills, an SFI is announced
@@ -507,6 +508,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		/* the processes' descriptions too: 1,024 preallocated were
 		 * 200 KiB allocated and zeroed at every start */
 		bpf_map__set_map_flags(obj->maps.v8_procs, BPF_F_NO_PREALLOC);
+		bpf_map__set_map_flags(obj->maps.v8_codes, BPF_F_NO_PREALLOC);
 	}
 	/* so do HotSpot frames (bpf/jvm_walk.h) */
 	obj->rodata->jvm_enabled = (rt & RUNTIME_JVM) && !env->no_jvm;
@@ -1276,6 +1278,11 @@ void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd)
 int loader_v8_fd(struct profile_bpf *obj)
 {
 	return bpf_map__fd(obj->maps.v8_procs);
+}
+
+int loader_v8_codes_fd(struct profile_bpf *obj)
+{
+	return bpf_map__fd(obj->maps.v8_codes);
 }
 
 bool loader_walks_v8(const struct loader *ld)

@@ -79,6 +79,9 @@ bool loader_walks_by_tail_calls(const struct profile_bpf *obj);
 /* The V8 walk's map "v8_procs" (bpf/v8/v8.bpf.c), and whether the loaded
  * walk records V8 frames (not on kernels without bpf_loop, nor --no-v8). */
 int loader_v8_fd(struct profile_bpf *obj);
+/* "v8_codes": the code objects found for frames not running their
+ * function's code (V8_EVENT_CODE). */
+int loader_v8_codes_fd(struct profile_bpf *obj);
 bool loader_walks_v8(const struct loader *ld);
 /* The HotSpot walk's maps (bpf/jvm_walk.h): "jvm_procs" and "jvm_stats". */
 void loader_jvm_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);

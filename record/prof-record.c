@@ -157,6 +157,21 @@ static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
 		jvmrec_image_gone(ob->jvm, pid, exec_id);
 }
 
+/* JVMs met that will not be walked, said once each: a recording that
+ * lacks their Java frames says so before it is read */
+static void tell_refused_jvms(struct jvmrec *jvm)
+{
+	const char *version;
+	uint32_t pid, status;
+
+	while (jvmrec_next_refused(jvm, &pid, &version, &status))
+		fprintf(stderr, "prof-record: pid %u runs HotSpot %s, %s: its Java frames are not recorded (its native stack ends at generated code)\n",
+			pid, version ? version : "(release unreadable)",
+			status == BPROF_JVM_UNKNOWN_VERSION
+				? "a release bprof does not walk (it walks 11 to 21)"
+				: "whose introspection tables lack what the walk needs");
+}
+
 /* the event loop's tick: tables walks asked for, when the budget was
  * spent; JVMs whose code cache was not made yet */
 static int unwinder_tick_cb(void *ctx)
@@ -164,8 +179,10 @@ static int unwinder_tick_cb(void *ctx)
 	struct observers *ob = ctx;
 	int ms = unwinder_tick(ob->unw);
 
-	if (ob->jvm)
+	if (ob->jvm) {
 		jvmrec_tick(ob->jvm);
+		tell_refused_jvms(ob->jvm);
+	}
 	loader_runtimes_tick(ob->ld, (pyrec_met(ob->py) ? RUNTIME_PYTHON : 0) |
 					     (v8rec_met(ob->v8) ? RUNTIME_V8 : 0) |
 					     (jvmrec_met(ob->jvm) ? RUNTIME_JVM : 0));
@@ -227,7 +244,7 @@ static int start_unwinder(struct loader *ld, struct profile_bpf *obj, struct man
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
 	}
-	if (loader_walks_v8(ld) && v8rec_create(v8, loader_v8_fd(obj))) {
+	if (loader_walks_v8(ld) && v8rec_create(v8, loader_v8_fd(obj), loader_v8_codes_fd(obj))) {
 		fprintf(stderr, "prof-record: out of memory\n");
 		return -ENOMEM;
 	}
@@ -709,6 +726,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
+	if (jvm)
+		tell_refused_jvms(jvm); /* met after the last tick */
 	if (rot) {
 		const char *path = rotate_next_path(rot, start_real);
 

@@ -259,6 +259,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 			v8rec_sfi(pc->v8, data);
 		return 0;
 	}
+	if (e->type == V8_EVENT_CODE) {
+		if (pc->v8 && size >= sizeof(struct v8_sfi_event))
+			v8rec_code(pc->v8, data);
+		return 0;
+	}
 	if (e->type == PYTHON_EVENT_CODE) {
 		/* named now from the copies the walk made (the process may be gone) */
 		if (pc->py && size >= sizeof(struct python_code_event))

@@ -15,3 +15,6 @@ struct bprof_v8_procs_map v8_procs SEC(".maps");
 
 /* SFIs announced to prof-record, by (pid, image, SFI, guard) */
 struct bprof_v8_seen_map v8_seen SEC(".maps");
+
+/* on-stack-replaced code of (pid, image, SFI), found by prof-record */
+struct bprof_v8_codes_map v8_codes SEC(".maps");

@@ -31,6 +31,9 @@
 #define JVMREC_MAX_TRIES 600
 /* Entries of a table read before it is taken as corrupt. */
 #define JVMREC_MAX_ENTRIES 20000
+/* A PcDesc (pcDesc.hpp: pc_offset, scope_decode_offset, obj_decode_offset,
+ * flags; 16 bytes in 11..21, and the table's size of PcDesc must say so). */
+#define JVMREC_PCDESC_LEN 16
 
 /* The exported variables, in this order (struct jvmobj.sym). */
 static const char *const jvm_syms[] = {
@@ -64,11 +67,13 @@ struct jvm_names_off {
 	uint32_t cp_holder, cp_source_file, cp_size;
 	uint32_t klass_name, sym_length, sym_body;
 	uint32_t linenumber_flag;
+	bool source_in_klass; /* cp_source_file is the pool holder's (11..13) */
 };
 
 struct jvmproc {
 	uint32_t pid, exec_id, status;
 	bool ready, live, failed;
+	bool told; /* its refusal given to jvmrec_next_refused() */
 	uint32_t tries;
 	uint64_t bias;
 	uint32_t obj;
@@ -271,6 +276,7 @@ struct want {
 	uint64_t *val; /* its offset, or for a static field its address */
 	const char *alt_type, *alt_field;
 	bool optional;  /* not an error when absent: *val stays as it was */
+	bool *alt;      /* set when found by its alt_type and alt_field */
 };
 
 struct want_type {
@@ -287,7 +293,8 @@ struct vmvals {
 	uint64_t nm_scopes_data, nm_scopes_pcs, nm_deps, nm_metadata;
 	uint64_t m_const, cm_constants, cm_flags, cm_code_size, cm_name, cm_sig, cm_size_words;
 	uint64_t cp_holder, cp_source, klass_name, sym_length, sym_body;
-	uint64_t t_heap_block, t_const_method, t_cp;
+	uint64_t t_heap_block, t_const_method, t_cp, t_pcdesc;
+	bool source_in_klass;
 };
 
 static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct vmvals *v)
@@ -335,7 +342,10 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
 		{ .type = "ConstMethod", .field = "_signature_index", .val = &v->cm_sig },
 		{ .type = "ConstMethod", .field = "_constMethod_size", .val = &v->cm_size_words },
 		{ .type = "ConstantPool", .field = "_pool_holder", .val = &v->cp_holder },
-		{ .type = "ConstantPool", .field = "_source_file_name_index", .val = &v->cp_source },
+		/* 11..13: the InstanceKlass's (the pool holder), 14 moved it */
+		{ .type = "ConstantPool", .field = "_source_file_name_index", .val = &v->cp_source,
+		  .alt_type = "InstanceKlass", .alt_field = "_source_file_name_index",
+		  .alt = &v->source_in_klass },
 		{ .type = "Klass", .field = "_name", .val = &v->klass_name },
 		{ .type = "Symbol", .field = "_length", .val = &v->sym_length },
 		{ .type = "Symbol", .field = "_body", .val = &v->sym_body },
@@ -344,6 +354,7 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
 		{ "HeapBlock", &v->t_heap_block },
 		{ "ConstMethod", &v->t_const_method },
 		{ "ConstantPool", &v->t_cp },
+		{ "PcDesc", &v->t_pcdesc },
 	};
 	bool found[sizeof(want) / sizeof(want[0])] = { 0 };
 	bool tfound[sizeof(types) / sizeof(types[0])] = { 0 };
@@ -373,14 +384,20 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
 		memcpy(&addr, e + s[S_S_ADDRESS], 8);
 		if (!peek_str(p->pid, tp, tn, sizeof(tn)) || !fp || !peek_str(p->pid, fp, fn, sizeof(fn)))
 			continue;
-		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
-			if (!found[k] &&
-			    ((!strcmp(tn, want[k].type) && !strcmp(fn, want[k].field)) ||
-			     (want[k].alt_type && !strcmp(tn, want[k].alt_type) &&
-			      !strcmp(fn, want[k].alt_field)))) {
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+			bool alt;
+
+			if (found[k])
+				continue;
+			alt = want[k].alt_type && !strcmp(tn, want[k].alt_type) &&
+			      !strcmp(fn, want[k].alt_field);
+			if (alt || (!strcmp(tn, want[k].type) && !strcmp(fn, want[k].field))) {
 				*want[k].val = is_static ? addr : off;
 				found[k] = true;
+				if (want[k].alt)
+					*want[k].alt = alt;
 			}
+		}
 	}
 	stride = s[S_T_STRIDE];
 	if (!s[S_TYPES] || stride < 8 || stride > 256 || s[S_T_NAME] > stride - 8 ||
@@ -418,9 +435,15 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
  * What the tables do not say, per release: the interpreter frame's slots
  * (frame_x86.hpp: method at fp - 3 words, bcp at fp - 8, sender sp at
  * fp - 1 since the mirror slot of JDK 9, up to 21) and ConstMethod's
- * "has a line number table" flag (constMethod.hpp: 0x0001 up to 21; 22
- * moved the flags into ConstMethodFlags, still bit 0).  A release outside
- * [11, 21] is not walked.
+ * "has a line number table" flag (constMethod.hpp: _has_linenumber_table
+ * 0x0001 of the u2 ConstMethod::_flags in 11..20; 21 made _flags a
+ * ConstMethodFlags, exported as "_flags._flags", a u4 whose bit 0 is
+ * has_linenumber_table: the low u2 read serves both).  Tested: 11
+ * (Debian 11's 11.0.24) and 17 (Debian 12's 17.0.x); 21's names are
+ * those of jdk21u's vmStructs.cpp, not run here.  A release outside
+ * [11, 21] is not walked: 25 (Temurin 25.0.3) has no
+ * CodeBlob::_code_begin, _code_end or CompiledMethod, an 8-byte HeapBlock
+ * and a 16-bit _frame_complete_offset, which the walk does not read.
  */
 static int version_layout(const char *release, struct jvm_offsets *off, uint32_t *line_flag)
 {
@@ -456,18 +479,24 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 	err = read_tables(p, o, &v);
 	if (err == -EAGAIN || err == -EIO)
 		return -EAGAIN;
+	/* the release first: one outside the known ones is told as such,
+	 * whatever fields its tables lack (25 has no CodeBlob::_code_begin) */
+	if (v.vm_release &&
+	    (!peek64(p->pid, v.vm_release, &rel) || !peek_str(p->pid, rel, release, sizeof(release)))) {
+		if (!err)
+			return -EAGAIN;
+		v.vm_release = 0;
+	}
+	if (v.vm_release && !p->version)
+		p->version = strdup(release);
+	memset(w, 0, sizeof(*w));
+	if (v.vm_release && version_layout(release, &w->off, &p->n.linenumber_flag)) {
+		p->status = BPROF_JVM_UNKNOWN_VERSION;
+		return -ENOENT;
+	}
 	if (err) {
 		p->status = BPROF_JVM_NO_OFFSETS;
 		return err;
-	}
-	if (!peek64(p->pid, v.vm_release, &rel) || !peek_str(p->pid, rel, release, sizeof(release)))
-		return -EAGAIN;
-	if (!p->version)
-		p->version = strdup(release);
-	memset(w, 0, sizeof(*w));
-	if (version_layout(release, &w->off, &p->n.linenumber_flag)) {
-		p->status = BPROF_JVM_UNKNOWN_VERSION;
-		return -ENOENT;
 	}
 	/* the code cache: its heaps and bounds, the interpreter */
 	if (!peek64(p->pid, v.heaps, &heaps) || !heaps ||
@@ -520,7 +549,7 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 	    v.nm_scopes_data > JVM_BLOB_READ - 8 || v.nm_scopes_pcs > JVM_BLOB_READ - 4 ||
 	    v.nm_deps > JVM_BLOB_READ - 4 || v.nm_metadata > JVM_BLOB_READ - 4 ||
 	    !fits16(v.t_heap_block) || !fits16(v.m_const) || !fits16(v.cm_code_size) ||
-	    !fits16(v.t_const_method)) {
+	    !fits16(v.t_const_method) || v.t_pcdesc != JVMREC_PCDESC_LEN) {
 		p->status = BPROF_JVM_NO_OFFSETS;
 		return -EINVAL;
 	}
@@ -535,7 +564,7 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 		.cp_holder = (uint32_t)v.cp_holder, .cp_source_file = (uint32_t)v.cp_source,
 		.cp_size = (uint32_t)v.t_cp, .klass_name = (uint32_t)v.klass_name,
 		.sym_length = (uint32_t)v.sym_length, .sym_body = (uint32_t)v.sym_body,
-		.linenumber_flag = p->n.linenumber_flag,
+		.linenumber_flag = p->n.linenumber_flag, .source_in_klass = v.source_in_klass,
 	};
 	p->status = BPROF_JVM_WALKED;
 	return 0;
@@ -565,6 +594,23 @@ void jvmrec_tick(struct jvmrec *j)
 bool jvmrec_met(const struct jvmrec *j)
 {
 	return j && j->met;
+}
+
+bool jvmrec_next_refused(struct jvmrec *j, uint32_t *pid, const char **version, uint32_t *status)
+{
+	for (uint32_t i = 0; j && i < j->nr_procs; i++) {
+		struct jvmproc *p = &j->procs[i];
+
+		if (p->told || !p->failed ||
+		    (p->status != BPROF_JVM_UNKNOWN_VERSION && p->status != BPROF_JVM_NO_OFFSETS))
+			continue;
+		p->told = true;
+		*pid = p->pid;
+		*version = p->version;
+		*status = p->status;
+		return true;
+	}
+	return false;
 }
 
 uint32_t jvmrec_nr_jvms(const struct jvmrec *j)
@@ -635,7 +681,7 @@ static int name_method(const struct jvmproc *p, uint64_t method, bool check, uin
 	    !peek(p->pid, cm + p->n.cm_sig_index, &sig_i, 2) ||
 	    !peek(p->pid, cm + p->n.cm_size_words, &cm_words, 4) ||
 	    !peek64(p->pid, cp + p->n.cp_holder, &holder) ||
-	    !peek(p->pid, cp + p->n.cp_source_file, &src_i, 2) ||
+	    !peek(p->pid, (p->n.source_in_klass ? holder : cp) + p->n.cp_source_file, &src_i, 2) ||
 	    !peek64(p->pid, holder + p->n.klass_name, &kname))
 		return -1;
 	f->klass = read_symbol(p, kname, true);
@@ -673,9 +719,6 @@ static void get_blob(const uint8_t *b, uint32_t off, void *dst, size_t len)
 
 /* ---- compiled frames' scopes -------------------------------------------- */
 
-/* A PcDesc (pcDesc.hpp: pc_offset, scope_decode_offset, obj_decode_offset,
- * flags; 16 bytes in 11..21). */
-#define JVMREC_PCDESC_LEN 16
 /* Bounds on what one nmethod's scopes may take. */
 #define JVMREC_MAX_PCDESCS 16384
 #define JVMREC_MAX_SCOPES_DATA (1u << 20)

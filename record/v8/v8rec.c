@@ -143,6 +143,8 @@ struct v8proc {
 	bool live, code_ok;
 	struct v8off off;
 	struct v8_proc walk;
+	uint64_t blob_copy[V8_CODE_RANGES]; /* the builtins' copies, [0]: none */
+	uint64_t istream_map;              /* InstructionStream's map, once met */
 	/* code ranges found by their anonymous executable memory (anon_ranges) */
 	uint64_t anon_start[V8_CODE_RANGES], anon_end[V8_CODE_RANGES];
 	uint32_t nr_anon;
@@ -157,7 +159,7 @@ struct v8source {
 };
 
 struct v8rec {
-	int procs_fd;
+	int procs_fd, codes_fd;
 	bool met;             /* a process was put in v8_procs */
 	struct v8obj *objs;
 	uint32_t nr_objs;
@@ -166,11 +168,13 @@ struct v8rec {
 	struct bprof_v8_sfi *sfis;
 	uint64_t nr_sfis, cap_sfis;
 	uint64_t announced, named, changed, unreadable;
+	/* V8_EVENT_CODE: asked, found and given to the walk, not found */
+	uint64_t code_asked, code_found, code_missed;
 	struct v8source sources[V8REC_NR_SOURCES];
 	uint64_t tick;
 };
 
-int v8rec_create(struct v8rec **out, int procs_fd)
+int v8rec_create(struct v8rec **out, int procs_fd, int codes_fd)
 {
 	struct v8rec *v = calloc(1, sizeof(*v));
 
@@ -178,6 +182,7 @@ int v8rec_create(struct v8rec **out, int procs_fd)
 	if (!v)
 		return -ENOMEM;
 	v->procs_fd = procs_fd;
+	v->codes_fd = codes_fd;
 	*out = v;
 	return 0;
 }
@@ -560,7 +565,9 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 		.sfi_script_or_debug_info = (__u16)o->off.sfi_sodi,
 		.type_sfi = (__u16)o->off.type_sfi,
 	};
+	memset(p->blob_copy, 0, sizeof(p->blob_copy));
 	for (uint32_t k = 0; k < nr_copies; k++) {
+		p->blob_copy[k] = copies[k];
 		p->walk.code_start[k] = copies[k] > V8REC_CODE_RANGE ? copies[k] - V8REC_CODE_RANGE : 0;
 		p->walk.code_end[k] = copies[k] + V8REC_CODE_RANGE;
 	}
@@ -1041,6 +1048,39 @@ static bool same_row(const struct bprof_v8_pos *a, const struct bprof_v8_pos *b)
 }
 
 /*
+ * Whether code (tagged) is a Code object of this layout, TurboFan's or
+ * Maglev's, whose deoptimization data names SFI sfi: then the number of
+ * that data's words read into words (> DEOPT_INLINING), else -1.
+ */
+static int64_t optimized_code(const struct v8proc *p, uint64_t code, uint64_t sfi,
+			      uint64_t words[V8REC_MAX_DEOPT])
+{
+	const struct v8off *o = &p->off;
+	uint32_t pid = p->pid, flags, kind;
+	uint64_t stream, entry, deopt;
+	int64_t dlen;
+
+	if (!p->code_ok || type_of(pid, o, code) != o->type_code || !code_entry(pid, o, code, &entry) ||
+	    (o->code_istream &&
+	     (!field(pid, code, o->code_istream, &stream) || !heap_ptr(stream) ||
+	      stream - 1 + (uint64_t)o->istream_start != entry)) ||
+	    !peek(pid, code - 1 + (uint64_t)o->code_flags, &flags, sizeof(flags)))
+		return -1;
+	kind = (flags >> o->codekind_shift) & (uint32_t)o->codekind_mask;
+	if (kind != (uint32_t)o->kind_turbofan && kind != (uint32_t)o->kind_maglev)
+		return -1;
+	/* the deoptimization data: a FixedArray whose SFI must be the frame's */
+	if (!field(pid, code, o->code_deopt, &deopt) || !heap_ptr(deopt) ||
+	    !field(pid, deopt, 8, &words[0]) || !smi_of(words[0], &dlen) || dlen <= DEOPT_INLINING)
+		return -1;
+	if (dlen > V8REC_MAX_DEOPT)
+		dlen = V8REC_MAX_DEOPT;
+	if (!peek(pid, deopt - 1 + 16, words, (size_t)dlen * 8) || (words[o->deopt_sfi] & ~2ULL) != sfi)
+		return -1;
+	return dlen;
+}
+
+/*
  * The position rows of optimized code object code, which runs SFI sfi:
  * from its source position table, each pc offset's position, followed
  * through the inlining positions of its deoptimization data to the code's
@@ -1051,10 +1091,10 @@ static int read_positions(struct v8rec *v, const struct v8proc *p, uint64_t sfi,
 			  struct bprof_v8_pos **out, uint32_t *nr_out)
 {
 	const struct v8off *o = &p->off;
-	uint32_t pid = p->pid, flags, kind, at = 0, nfns = 0, nr = 0, cap = 0;
-	uint64_t stream, entry, deopt, words[V8REC_MAX_DEOPT], lits, ipos, spt;
+	uint32_t pid = p->pid, at = 0, nfns = 0, nr = 0, cap = 0;
+	uint64_t words[V8REC_MAX_DEOPT], lits, ipos, spt;
 	uint64_t *lit = NULL;
-	int64_t dlen, nlit = 0, nipos = 0, ninl, slen, code_offset = 0, pos = 0;
+	int64_t nlit = 0, nipos = 0, ninl, slen, code_offset = 0, pos = 0;
 	uint8_t *ib = NULL, *sb = NULL;
 	struct inl_fn fns[V8REC_MAX_FNS];
 	struct bprof_v8_pos *rows = NULL;
@@ -1062,22 +1102,7 @@ static int read_positions(struct v8rec *v, const struct v8proc *p, uint64_t sfi,
 
 	*out = NULL;
 	*nr_out = 0;
-	if (!p->code_ok || type_of(pid, o, code) != o->type_code || !code_entry(pid, o, code, &entry) ||
-	    (o->code_istream &&
-	     (!field(pid, code, o->code_istream, &stream) || !heap_ptr(stream) ||
-	      stream - 1 + (uint64_t)o->istream_start != entry)) ||
-	    !peek(pid, code - 1 + (uint64_t)o->code_flags, &flags, sizeof(flags)))
-		return 0;
-	kind = (flags >> o->codekind_shift) & (uint32_t)o->codekind_mask;
-	if (kind != (uint32_t)o->kind_turbofan && kind != (uint32_t)o->kind_maglev)
-		return 0;
-	/* the deoptimization data: a FixedArray whose SFI must be the frame's */
-	if (!field(pid, code, o->code_deopt, &deopt) || !heap_ptr(deopt) ||
-	    !field(pid, deopt, 8, &words[0]) || !smi_of(words[0], &dlen) || dlen <= DEOPT_INLINING)
-		return 0;
-	if (dlen > V8REC_MAX_DEOPT)
-		dlen = V8REC_MAX_DEOPT;
-	if (!peek(pid, deopt - 1 + 16, words, (size_t)dlen * 8) || (words[o->deopt_sfi] & ~2ULL) != sfi)
+	if (optimized_code(p, code, sfi, words) < 0)
 		return 0;
 	/* the inlined functions' SFIs are the literal array's first
 	 * InlinedFunctionCount entries (a Smi): an inlining id past them is
@@ -1293,6 +1318,100 @@ fail:
 	free(script);
 }
 
+/* ---- code a frame runs that is not its function's (on-stack replacement) ---- */
+
+#define V8REC_SCAN_CHUNK (16u << 10)  /* bytes read at once, looking back from a pc */
+#define V8REC_SCAN_MAX (1u << 20)     /* how far back: larger code is not looked for */
+#define V8REC_CODE_ALIGN 64           /* V8's kCodeAlignment on x64: where instructions start */
+
+/*
+ * The Code object (tagged) whose instructions hold pc, or 0.  JIT code is
+ * an InstructionStream in V8's code space: its map, the Code object it
+ * belongs to, then its instructions (at the exported instruction_start,
+ * 16), which start 64-byte aligned.  So the scan looks back from pc, at
+ * each aligned address, for the two words before it, and takes the first
+ * whose Code object points back to that InstructionStream, has its entry
+ * point there and the pc within its instructions: three checks no
+ * instruction bytes pass by chance.  The first InstructionStream met
+ * backwards is the nearest object: if its code does not hold pc, nothing
+ * does.  Its map, one per process, then filters the candidates.
+ */
+static uint64_t code_at(struct v8proc *p, uint64_t pc)
+{
+	const struct v8off *o = &p->off;
+	uint64_t buf[V8REC_SCAN_CHUNK / 8], hi = pc & ~(uint64_t)(V8REC_CODE_ALIGN - 1);
+	const uint64_t top = hi;
+
+	/* V8 11, 12 (node 20, 22): an InstructionStream's header of 16 or 32
+	 * bytes, its map and Code first; V8 < 11 has none */
+	if ((o->istream_start != 16 && o->istream_start != 32) || !o->code_istream ||
+	    pc < V8REC_SCAN_MAX)
+		return 0;
+	while (top - hi < V8REC_SCAN_MAX) {
+		/* [lo, hi): the two words before each candidate entry point
+		 * in (lo, hi]; near the start of a mapping, its first page */
+		uint64_t lo = hi - V8REC_SCAN_CHUNK;
+
+		if (!peek(p->pid, lo, buf, hi - lo)) {
+			lo = (hi - 1) & ~4095ULL;
+			if (!peek(p->pid, lo, buf, hi - lo))
+				return 0; /* nothing mapped further back */
+		}
+		for (uint64_t e = hi; e > lo; e -= V8REC_CODE_ALIGN) {
+			uint64_t map = buf[(e - (uint64_t)o->istream_start - lo) / 8];
+			uint64_t code = buf[(e - (uint64_t)o->istream_start + 8 - lo) / 8];
+			uint64_t stream, entry;
+			uint32_t size;
+
+			if (!heap_ptr(map) || !heap_ptr(code) || (p->istream_map && map != p->istream_map))
+				continue;
+			if (!field(p->pid, code, o->code_istream, &stream) ||
+			    stream != e - (uint64_t)o->istream_start + 1 ||
+			    !field(p->pid, code, o->code_entry, &entry) || entry != e ||
+			    type_of(p->pid, o, code) != o->type_code ||
+			    !peek(p->pid, code - 1 + (uint64_t)o->code_size, &size, sizeof(size)))
+				continue;
+			p->istream_map = map;
+			return pc - e < size ? code : 0;
+		}
+		hi = lo;
+	}
+	return 0;
+}
+
+void v8rec_code(struct v8rec *v, const struct v8_sfi_event *e)
+{
+	struct v8proc *p = find_proc(v, e->pid, e->exec_id);
+	struct v8_code_key key = { .pid = e->pid, .exec_id = e->exec_id, .sfi = e->sfi };
+	struct v8_codes codes = { { 0 } };
+	uint64_t words[V8REC_MAX_DEOPT], code, blen = p ? p->walk.blob_end - p->walk.blob_start : 0;
+
+	v->code_asked++;
+	if (!p || p->status != BPROF_V8_WALKED || !p->live || !p->code_ok || v->codes_fd < 0)
+		return;
+	/* a builtin V8 copied into the code range: no code object there */
+	for (int k = 0; k < V8_CODE_RANGES; k++)
+		if (p->blob_copy[k] && e->pc - p->blob_copy[k] < blen) {
+			v->code_missed++;
+			return;
+		}
+	code = code_at(p, e->pc);
+	/* optimized code of this function (its deoptimization data says so):
+	 * baseline code, or another function's, is not given to the walk */
+	if (!code || optimized_code(p, code, e->sfi, words) < 0) {
+		v->code_missed++;
+		return;
+	}
+	/* the newest first; the walk checks each against the pc */
+	if (!bpf_map_lookup_elem(v->codes_fd, &key, &codes) &&
+	    (codes.code[0] == code || codes.code[1] == code))
+		return;
+	codes.code[1] = codes.code[0];
+	codes.code[0] = code;
+	if (!bpf_map_update_elem(v->codes_fd, &key, &codes, BPF_ANY))
+		v->code_found++;
+}
+
 /*
  * A line not found when an SFI was named (its script's source read while
  * V8 moved it, seen as 1 SFI in ~100 here) is looked for again while the
@@ -1349,6 +1468,9 @@ int v8rec_emit(struct v8rec *v, struct bprof_recording *rec)
 	out->counters[1] = v->named;
 	out->counters[2] = v->changed;
 	out->counters[3] = v->unreadable;
+	out->counters[4] = v->code_asked;
+	out->counters[5] = v->code_found;
+	out->counters[6] = v->code_missed;
 	if (v->nr_procs && !(out->procs = calloc(v->nr_procs, sizeof(*out->procs))))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < v->nr_procs; i++) {

@@ -21,8 +21,9 @@
 
 struct v8rec;
 
-/* procs_fd: the "v8_procs" map.  0 or -ENOMEM. */
-int v8rec_create(struct v8rec **out, int procs_fd);
+/* procs_fd: the "v8_procs" map; codes_fd: "v8_codes" (-1: none).  0 or
+ * -ENOMEM. */
+int v8rec_create(struct v8rec **out, int procs_fd, int codes_fd);
 void v8rec_destroy(struct v8rec *v);
 
 /* The manifest's observer calls, forwarded (manifest.h). */
@@ -35,6 +36,10 @@ bool v8rec_met(const struct v8rec *v);
 
 /* An SFI the walk met first (V8_EVENT_SFI): named from the process now. */
 void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e);
+/* A frame in JIT code the walk could not place (V8_EVENT_CODE): the code
+ * object found around its pc, if it is optimized code of the frame's
+ * function, is given to the walk (v8_codes). */
+void v8rec_code(struct v8rec *v, const struct v8_sfi_event *e);
 
 /* What the BPF walk was given for image (pid, exec_id): 0, or -ENOENT
  * when it has no V8 that is walked (for the tests). */

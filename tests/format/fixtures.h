@@ -37,6 +37,8 @@ struct bprof_recording *fx_jvm(void);
 /* fx_python with a JIT section (1.8): counters, two jitdumps. */
 struct bprof_recording *fx_jit(void);
 /* fx_jit with a V8 section (1.9): two processes, two SFIs, a stack naming both. */
+/* fx_v8's V8 counters: the four of the section's first writer */
+#define FX_V8_COUNTERS 4
 struct bprof_recording *fx_v8(void);
 /* Strings with odd bytes: UTF-8, control characters, high bytes, spaces. */
 struct bprof_recording *fx_odd_strings(void);

@@ -1620,7 +1620,7 @@ int main(int argc, char **argv)
 		struct bb vc = content_of(o);
 		struct frame_opts m9 = { .minor = BPROF_FORMAT_MINOR_NO_RT_LACKS };
 		size_t vp = payload(&vc, BPROF_SECT_V8);
-		size_t procs = vp + 8 + 8 * BPROF_V8_NR_COUNTERS; /* nr_procs */
+		size_t procs = vp + 8 + 8 * FX_V8_COUNTERS; /* nr_procs */
 		size_t sfis = procs + 8 + 2 * 16;                 /* nr_sfis */
 		size_t s0 = sfis + 8;
 

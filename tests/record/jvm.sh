@@ -12,12 +12,25 @@
 # (a call or safepoint inside the inlined code).
 # OpenJDK 17 (/usr/lib/jvm/java-17-openjdk-amd64, tools/install-deps.sh) is
 # required: with CI=true a machine without it fails.
+# BPROF_JVM=11 (record_jvm_11): the same checks on Debian 11's OpenJDK 11,
+# unpacked from bullseye's archive into /var/cache/bprof/jdk11 once
+# (jdk11-setup.sh), the workloads compiled by 17's javac --release 11; a
+# JDK 11 that cannot be obtained fails with CI=true.
+# With 17, a release outside 11..21 (Temurin 25, where it is installed) is
+# recorded too: told apart and not walked, never misnamed.
 . "$(dirname "$0")/common.sh"
 
-JDK=${BPROF_JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
-[ -x "$JDK/bin/java" ] && [ -x "$JDK/bin/javac" ] || skip "$JDK missing (openjdk-17-jdk-headless)"
+JDK17=${BPROF_JDK:-/usr/lib/jvm/java-17-openjdk-amd64}
+[ -x "$JDK17/bin/java" ] && [ -x "$JDK17/bin/javac" ] || skip "$JDK17 missing (openjdk-17-jdk-headless)"
 JW=$BPROF_SRC/tests/workloads/java
-"$JDK/bin/javac" -d "$T_DIR" "$JW/Chain.java" "$JW/Deopt.java"
+case ${BPROF_JVM:-17} in
+17)	JDK=$JDK17
+	"$JDK/bin/javac" -d "$T_DIR" "$JW/Chain.java" "$JW/Deopt.java" ;;
+11)	JDK=$("$BPROF_SRC/tests/record/jdk11-setup.sh" "${BPROF_JDK_CACHE:-/var/cache/bprof}/jdk11") ||
+		skip "OpenJDK 11 could not be obtained from Debian's bullseye archive (jdk11-setup.sh)"
+	"$JDK17/bin/javac" --release 11 -d "$T_DIR" "$JW/Chain.java" "$JW/Deopt.java" ;;
+*)	echo "BPROF_JVM=$BPROF_JVM: 17 or 11" >&2; exit 2 ;;
+esac
 jcheck() { python3 "$BPROF_SRC/tests/record/jvmcheck.py" "$@"; }
 val() { awk -v k="$1" '$1 == k { print int($2) }' "$2"; }
 
@@ -47,6 +60,7 @@ check "Chain: >= 90 % of its frames right by line ($l %)" test "${l:-0}" -ge 90
 check "Chain: the call stub named as a stub, not [unknown]" grep -q "\[jvm\] StubRoutines" "$T_DIR/chain.folded"
 "$BPROF_REPORT" -q --info "$out" > "$T_DIR/chain.info"
 check "--info says the JVM was walked" grep -Eq "^jvm: +1 JVM .*walked" "$T_DIR/chain.info"
+check "--info names its release, ${BPROF_JVM:-17}" grep -Eq "HotSpot ${BPROF_JVM:-17}\.[0-9.]+.*: Java frames walked" "$T_DIR/chain.info"
 
 # a JVM that exits mid-recording keeps its names: they were read from it
 # when first met, not at the end
@@ -87,4 +101,24 @@ for e in "phaseA;work" "phaseB;work" "phaseC;work"; do
 	c=$(awk -v e="$e" '$1 == "expect" && $2 == e { print $3 }' "$T_DIR/deopt.txt")
 	check "Deopt: $e in >= 12 % of them ($c of $n)" test "$((100 * ${c:-0}))" -ge "$((12 * n))"
 done
+
+# a release outside 11..21: its JVM found, its release told, not walked;
+# its samples kept with native stacks and no frame named Java
+J25=${BPROF_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+if [ "${BPROF_JVM:-17}" = 17 ] && [ -x "$J25/bin/java" ]; then
+	out=$T_DIR/j25.bprof
+	"$BPROF_RECORD" -F 199 -o "$out" -- "$J25/bin/java" -cp "$T_DIR" Chain 1500 > /dev/null 2> "$T_DIR/j25.err"
+	check "25: prof-record says its Java frames are not recorded, and why" \
+		grep -Eq "runs HotSpot 25\.[^ ]*, a release bprof does not walk \(it walks 11 to 21\): its Java frames are not recorded" "$T_DIR/j25.err"
+	"$BPROF_REPORT" -q --info "$out" > "$T_DIR/j25.info"
+	check "25: --info lists it, its release and why it was not walked" \
+		grep -Eq "HotSpot 25\.[^ ]*: a HotSpot release bprof does not know \(11 to 21\)" "$T_DIR/j25.info"
+	check "25: --info: 0 walked, 0 named" grep -Eq "^jvm: +1 JVM \(0 walked\), 0 frame identities named" "$T_DIR/j25.info"
+	"$BPROF_REPORT" -q -f "$out" > "$T_DIR/j25.folded"
+	n=$(awk '$1 ~ /^java;/ { s += $NF } END { print s + 0 }' "$T_DIR/j25.folded")
+	check "25: its samples kept ($n)" test "$n" -ge 100
+	check "25: no frame named Java, no JVM stub" sh -c "! grep -Eq 'Chain\.|\[jvm\]|\[java\]' '$T_DIR/j25.folded'"
+elif [ "${BPROF_JVM:-17}" = 17 ]; then
+	echo "no $J25 here: the refusal of a release outside 11..21 is not recorded"
+fi
 finish

@@ -1,7 +1,8 @@
 #!/bin/bash
 # V8 frames (issue 38): a Node.js program of known shape (tests/workloads/
 # node/v8work.js: a hot chain, recursion, an allocation-heavy loop, a
-# function deoptimized and optimized again) recorded with no flag to node.
+# function deoptimized and optimized again) recorded with no flag to node,
+# and a hot loop at the top of a script (v8osr.js: on-stack replacement).
 # Every JavaScript frame is checked against the script (v8check.py): named
 # by its function, on one of its lines (a caller's: the line of the call),
 # under a caller the script calls it from; a name out of place (another
@@ -74,6 +75,35 @@ read -r w_named w_all < <(awk '/worker_thread/ { t += $NF; if (/spinWorker \([^)
 check "the worker thread's function is named in >= 90 % of its JavaScript samples ($w_named of $w_all)" \
 	test "$w_all" -gt 50 -a "$((100 * w_named))" -ge "$((90 * w_all))"
 check "the main thread's function is named beside it" grep -q "spinMain (" "$T_DIR/worker.folded"
+
+# On-stack replacement: the hot loop at the top of v8osr.js runs in code
+# V8 compiled for it, not in the script function's own code; the recorder
+# finds that code from the frame's pc (V8_EVENT_CODE) and its inlined
+# chain is named.  Before, such frames were the script's first line alone.
+"$BPROF_RECORD" -q -F 199 -o "$T_DIR/osr.bprof" -- "$NODE" "$NW/v8osr.js" 2 >/dev/null
+"$BPROF_REPORT" -q -f "$T_DIR/osr.bprof" > "$T_DIR/osr.folded"
+python3 "$NW/v8check.py" "$NW/v8osr.js" "$T_DIR/osr.folded" | tee "$T_DIR/osr.txt" | grep -E "right_by|wrong" || true
+read -r o_chain o_alone o_all < <(awk '/v8osr\.js/ { t += $NF
+	if (/\(anonymous\) \([^)]*v8osr\.js:17\);topOsr \([^)]*v8osr\.js:[0-9]+\);midOsr \([^)]*\);leafOsr \(/) c += $NF
+	if (/\(anonymous\) \([^)]*v8osr\.js:[0-9]+\) [0-9]+$/) a += $NF }
+	END { print c + 0, a + 0, t + 0 }' "$T_DIR/osr.folded")
+check "on-stack-replaced loop: no name out of place ($(awk '$1 == "wrong_name_samples" { print $2 }' "$T_DIR/osr.txt") samples)" \
+	test "$(awk '$1 == "wrong_name_samples" { print $2 }' "$T_DIR/osr.txt")" = 0
+if [ -n "${BPROF_NODE:-}" ]; then
+	# node 16, 18 (Code objects hold their instructions: no InstructionStream
+	# to find) and 22 (its Maglev OSR frames hold the bytecode array, and are
+	# taken as interpreted): the loop's frames are named by its function alone
+	check "on-stack-replaced loop: named by its function at least (>= 95 % by function: $(awk '$1 == "right_by_function_pct" { print int($2) }' "$T_DIR/osr.txt") %), its chain in $o_chain of $o_all" \
+		test "$(awk '$1 == "right_by_function_pct" { print int($2) }' "$T_DIR/osr.txt")" -ge 95
+else
+	check "on-stack-replaced loop: (anonymous) (v8osr.js:17);topOsr;midOsr;leafOsr in >= 20 % of the script's samples ($o_chain of $o_all)" \
+		test "$o_all" -gt 100 -a "$((100 * o_chain))" -ge "$((20 * o_all))"
+	check "on-stack-replaced loop: the script's frame alone in <= 5 % of its samples ($o_alone of $o_all)" \
+		test "$((100 * o_alone))" -le "$((5 * o_all))"
+	"$BPROF_REPORT" --info "$T_DIR/osr.bprof" > "$T_DIR/osr-info.txt" 2>&1 || true
+	check "--info counts the code found for on-stack-replaced frames (codes_found >= 1)" \
+		test "$(awk '$1 == "codes_found" { print $2 }' "$T_DIR/osr-info.txt")" -ge 1
+fi
 
 # --no-v8: native stacks only, as before
 "$BPROF_RECORD" -q --no-v8 -F 199 -o "$T_DIR/off.bprof" -- "$NODE" "$NW/v8work.js" 0.3 >/dev/null

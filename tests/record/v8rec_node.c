@@ -86,7 +86,7 @@ Test(v8rec, node_layout_and_code_ranges)
 		return;
 	elf = open_elf(NODE, &fd);
 	cr_assert_not_null(elf);
-	cr_assert_eq(v8rec_create(&v, -1), 0);
+	cr_assert_eq(v8rec_create(&v, -1, -1), 0);
 	v8rec_object(v, 0, elf);
 	nt = text_of(elf, maps, 7);
 	cr_assert(nt > 0);
@@ -158,7 +158,7 @@ Test(v8rec, an_object_without_v8dbg_symbols_is_not_v8)
 
 	elf = open_elf("/bin/true", &fd);
 	cr_assert_not_null(elf);
-	cr_assert_eq(v8rec_create(&v, -1), 0);
+	cr_assert_eq(v8rec_create(&v, -1, -1), 0);
 	v8rec_object(v, 0, elf);
 	cr_assert_eq(text_of(elf, &m, 1), 1);
 	v8rec_image(v, 200, 1, &m, 1);
@@ -205,7 +205,7 @@ Test(v8rec, official_node_builds_layouts)
 			continue;
 		elf = open_elf(path, &fd);
 		cr_assert_not_null(elf, "%s", path);
-		cr_assert_eq(v8rec_create(&v, -1), 0);
+		cr_assert_eq(v8rec_create(&v, -1, -1), 0);
 		v8rec_object(v, 0, elf);
 		nt = text_of(elf, maps, 6);
 		cr_assert(nt > 0);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check the JavaScript frames of a folded recording of v8work.js.
+"""Check the JavaScript frames of a folded recording of v8work.js (or v8osr.js).
 
 Every frame named after the script must be one of its functions, on a
 line of that function (SPEC.md 6.17: the line optimized code runs, else
@@ -18,6 +18,8 @@ EDGES = {
     ("main", "fib"), ("fib", "fib"), ("main", "alloc"), ("main", "phaseNumbers"),
     ("main", "phaseStrings"), ("phaseNumbers", "poly"), ("phaseStrings", "poly"),
     ("main", "driver"), ("driver", "chainA"), ("chainA", "chainB"), ("chainB", "chainC"),
+    # v8osr.js
+    ("(anonymous)", "topOsr"), ("topOsr", "midOsr"), ("midOsr", "leafOsr"),
 }
 FRAME = re.compile(r"^(.*) \((.*?)(?::(\d+))?\)$")
 
