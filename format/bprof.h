@@ -581,6 +581,7 @@ const struct bprof_jitdump *bprof_jitdump_find(const struct bprof_recording *rec
 #define BPROF_V8_INLINE_MAX 64      /* frames per position row */
 #define BPROF_V8_KIND_SHIFT 22
 #define BPROF_V8_POS_MASK 0x3fffffULL
+#define BPROF_V8_KIND_BYTECODE 1    /* 2nd word's kind: an interpreted frame's bytecode offset */
 #define BPROF_V8_KIND_CODE 2        /* 2nd word's kind: an optimized code's pc offset */
 
 /* Why a process's JavaScript frames were (not) walked. */

@@ -47,7 +47,9 @@ const struct bprof_v8_pos *rep_v8_pos(const struct bprof_v8_sfi *s, uint64_t w1)
 	uint64_t off = w1 & BPROF_V8_POS_MASK;
 	size_t lo = 0, hi;
 
-	if (((w1 >> BPROF_V8_KIND_SHIFT) & 3) != BPROF_V8_KIND_CODE || !s->nr_pos)
+	uint64_t kind = (w1 >> BPROF_V8_KIND_SHIFT) & 3;
+
+	if ((kind != BPROF_V8_KIND_CODE && kind != BPROF_V8_KIND_BYTECODE) || !s->nr_pos)
 		return NULL;
 	/* the last row at or before the offset */
 	hi = s->nr_pos;
@@ -67,10 +69,13 @@ const struct bsym_result *rep_v8_result(const struct rep_input *in, uint32_t pid
 {
 	struct rep_v8cache *c = in->v8cache;
 	/* the position is part of the name only in optimized code, where
-	 * it says which inlined functions run (SPEC.md 6.17) */
+	 * it says which inlined functions run, and in interpreted code,
+	 * where it says which line (SPEC.md 6.17) */
+	uint64_t kind = (w1 >> BPROF_V8_KIND_SHIFT) & 3;
 	uint64_t key[3] = { (uint64_t)pid << 32 | exec_id, w0,
-			    ((w1 >> BPROF_V8_KIND_SHIFT) & 3) == BPROF_V8_KIND_CODE ? w1
-										: w1 >> BPROF_V8_GUARD_SHIFT },
+			    kind == BPROF_V8_KIND_CODE || kind == BPROF_V8_KIND_BYTECODE
+				    ? w1
+				    : w1 >> BPROF_V8_GUARD_SHIFT },
 		 *v;
 	const struct bprof_v8_sfi *s;
 	const struct bprof_v8_pos *row;

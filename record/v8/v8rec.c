@@ -49,12 +49,15 @@ struct v8off {
 	int si_first_vars, si_ncontextlocals;
 	int tag_cons, tag_sliced, tag_thin, tag_external, onebyte_tag;
 	int tagged_size;
+	/* interpreted frames' lines (bytecode_rows) */
+	int bca_data, type_bca, type_byte_array;
+	int bca_wrapper, type_trusted_byte_array, bca_spt;
 	/* optimized code (its inlined frames) */
 	int fn_feedback, fn_proto, code_deopt, code_spt, istream_start, type_code;
 	int deopt_inlined_count, deopt_sfi, codekind_mask, codekind_shift;
 	int deopt_literals, deopt_inlining;
 	int sfi_length;
-	int fn_code, code_header, code_size, code_flags, code_entry, code_istream, code_wrapper;
+	int fn_code, fn_raw_code, code_header, code_size, code_flags, code_entry, code_istream, code_wrapper;
 	int codekind_baseline;
 	/* what code_layout() makes of them: the Code's instructions at
 	 * code_header (V8 < 11: inside the Code) or at the address in its
@@ -100,6 +103,11 @@ static const struct {
 	F("v8dbg_ExternalStringTag", tag_external, false),
 	F("v8dbg_OneByteStringTag", onebyte_tag, false),
 	F("v8dbg_TaggedSize", tagged_size, false),
+	F("v8dbg_class_BytecodeArray__data__", bca_data, false),
+	F("v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE", type_bca, false),
+	F("v8dbg_type_ByteArray__BYTE_ARRAY_TYPE", type_byte_array, false),
+	F("v8dbg_class_BytecodeArray__wrapper__", bca_wrapper, false),
+	F("v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE", type_trusted_byte_array, false),
 	F("v8dbg_class_JSFunction__raw_feedback_cell__", fn_feedback, false),
 	F("v8dbg_class_JSFunction__prototype_or_initial_map__", fn_proto, false),
 	F("v8dbg_class_Code__deoptimization_data__", code_deopt, false),
@@ -116,7 +124,7 @@ static const struct {
 	F("v8dbg_class_SharedFunctionInfo__length__", sfi_length, false),
 	/* V8 9.4 spells JSFunction.code raw_code; node 20 exports neither */
 	F("v8dbg_class_JSFunction__code__", fn_code, false),
-	F("v8dbg_class_JSFunction__raw_code__", fn_code, false),
+	F("v8dbg_class_JSFunction__raw_code__", fn_raw_code, false),
 	/* V8 < 11: the Code's header size (its instructions follow it) */
 	F("v8dbg_class_Code__instruction_start__uintptr_t", code_header, false),
 	/* V8 12: a field holding the entry point */
@@ -132,6 +140,7 @@ static const struct {
 struct v8obj {
 	bool v8;
 	bool code_ok;              /* optimized code's layout known (code_layout) */
+	bool bca_ok;               /* bytecode arrays' (bytecode_layout) */
 	uint32_t status;           /* enum bprof_v8_status */
 	struct v8off off;
 	uint64_t blob_start, blob_end; /* vaddrs of the Builtins_* code */
@@ -140,7 +149,7 @@ struct v8obj {
 
 struct v8proc {
 	uint32_t pid, exec_id, status;
-	bool live, code_ok;
+	bool live, code_ok, bca_ok;
 	struct v8off off;
 	struct v8_proc walk;
 	uint64_t blob_copy[V8_CODE_RANGES]; /* the builtins' copies, [0]: none */
@@ -293,11 +302,19 @@ static void derive_missing(struct v8off *o, bool *found)
 	 * code is exported (as CodeT: V8 9.2 and later): V8 8.4 (node 14)
 	 * has no argument count there, and walked so its frames came out
 	 * named wrong: it stays refused */
+	if (!HAVE(fn_code) && HAVE(fn_raw_code))
+		DERIVE(fn_code, o->fn_raw_code);
 	if (!HAVE(fp_bytecode_array) && !HAVE(fp_bytecode_offset) && HAVE(fp_function) &&
 	    o->fp_function == -16 && HAVE(fn_code)) {
 		DERIVE(fp_bytecode_array, -32);
 		DERIVE(fp_bytecode_offset, -40);
 	}
+	/* V8 9.4 exports no start of a BytecodeArray's bytecodes: after
+	 * FixedArrayBase (16), three tagged fields, three int32 and two int8
+	 * (its torque class), 54, where V8 10 has two int16 (its exported 56);
+	 * only for the V8 that spells JSFunction's code raw_code (9.x) */
+	if (!HAVE(bca_data) && HAVE(fn_raw_code) && HAVE(type_bca))
+		DERIVE(bca_data, 54);
 	/* V8 9.4: Script's source is not exported; it is a Script's first
 	 * field, before its name (16), in every V8 since */
 	if (!HAVE(script_source) && HAVE(script_name) && o->script_name == 16)
@@ -392,6 +409,24 @@ static bool code_layout(struct v8off *o, const bool *found)
 	       o->codekind_mask == 15 && o->codekind_shift >= 0 && o->codekind_shift < 28;
 }
 
+/* A BytecodeArray's source position table: after FixedArrayBase's map and
+ * length, its constant pool and handler table (V8 9 to 11; not exported);
+ * V8 12 (node 22) has it right after its exported wrapper, a
+ * TrustedByteArray.  Used only where the exported start of its bytecodes
+ * lies past it, and checked on every table read (bytecode_rows). */
+static bool bytecode_layout(struct v8off *o, const bool *found)
+{
+	for (size_t k = 0; k < NR_V8SYMS; k++)
+		if ((v8syms[k].off == offsetof(struct v8off, bca_data) ||
+		     v8syms[k].off == offsetof(struct v8off, type_bca) ||
+		     v8syms[k].off == offsetof(struct v8off, type_byte_array)) && !found[k])
+			return false;
+	o->bca_spt = HAVE(bca_wrapper) ? o->bca_wrapper + 8 : 32;
+	if (!HAVE(type_trusted_byte_array))
+		o->type_trusted_byte_array = o->type_byte_array;
+	return o->bca_data >= o->bca_spt + 8 + 12 && o->bca_data < 128;
+}
+
 void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf)
 {
 	struct v8obj o = { 0 };
@@ -421,6 +456,7 @@ void v8rec_object(struct v8rec *v, uint32_t idx, Elf *elf)
 	if (!o.off.tag_cons)
 		o.off.tag_cons = 1;
 	o.code_ok = code_layout(&o.off, found);
+	o.bca_ok = bytecode_layout(&o.off, found);
 	if (!o.off.si_first_vars)
 		o.off.si_first_vars = 3;
 	if (!o.off.si_ncontextlocals)
@@ -545,6 +581,7 @@ void v8rec_image(struct v8rec *v, uint32_t pid, uint32_t exec_id,
 	}
 	p->off = o->off;
 	p->code_ok = o->code_ok;
+	p->bca_ok = o->bca_ok;
 	p->walk = (struct v8_proc){
 		.fn_code = o->code_ok ? (__u16)o->off.fn_code : 0,
 		.code_entry = o->code_ok ? (__u16)o->off.code_entry : 0,
@@ -893,7 +930,8 @@ static void sfi_names(const struct v8proc *p, uint64_t nos, uint64_t sodi, char 
  * since the sample: never named from what is there now).
  */
 static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint32_t guard,
-		    uint64_t code, char **name, char **script, int32_t *line)
+		    uint64_t code, char **name, char **script, int32_t *line, uint64_t *fdata_out,
+		    uint64_t *src_out)
 {
 	uint64_t fdata, nos, sodi, src, entry = 0;
 	uint32_t pid = p->pid;
@@ -923,6 +961,10 @@ static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint3
 		if (!field(pid, sodi, p->off.script_source, &src))
 			break;
 	}
+	if (fdata_out)
+		*fdata_out = fdata;
+	if (src_out)
+		*src_out = *line ? src : 0; /* a source that gave the line */
 	return 0;
 }
 
@@ -1045,6 +1087,124 @@ static bool same_row(const struct bprof_v8_pos *a, const struct bprof_v8_pos *b)
 		    strcmp(a->frames[k].script, b->frames[k].script))
 			return false;
 	return true;
+}
+
+/*
+ * Row *row appended to rows[0, *nr), which it then owns: rows strictly
+ * ascending by offset (a later entry for an offset wins), one row per run
+ * of the same frames, at most BPROF_V8_POS_MAX.  0 or -ENOMEM (row freed).
+ */
+static int rows_add(struct bprof_v8_pos **rows, uint32_t *nr, uint32_t *cap,
+		    struct bprof_v8_pos *row)
+{
+	struct bprof_v8_pos *r = *rows;
+
+	if (*nr && r[*nr - 1].code_offset >= row->code_offset) {
+		row_free(&r[*nr - 1]);
+		r[*nr - 1] = *row;
+		if (*nr > 1 && same_row(&r[*nr - 2], &r[*nr - 1]))
+			row_free(&r[--*nr]);
+		return 0;
+	}
+	if ((*nr && same_row(&r[*nr - 1], row)) || *nr == BPROF_V8_POS_MAX) {
+		row_free(row);
+		return 0;
+	}
+	if (*nr == *cap) {
+		uint32_t n = *cap ? *cap * 2 : 16;
+		struct bprof_v8_pos *a = realloc(r, n * sizeof(*a));
+
+		if (!a) {
+			row_free(row);
+			return -ENOMEM;
+		}
+		*rows = r = a;
+		*cap = n;
+	}
+	r[(*nr)++] = *row;
+	return 0;
+}
+
+/*
+ * The lines of an interpreted function, from its bytecode array bca's
+ * source position table: rows keyed by the bytecode offset as V8 keeps it
+ * in an interpreted frame (the offset from the array's tagged address,
+ * what the walk records), each one frame: the function at the line of
+ * the position in force there.  No rows (its first line, as before) when
+ * V8 has not built the table (it may do so lazily) or it does not read
+ * as this layout's: every offset must lie in the bytecodes.  0 or -ENOMEM.
+ */
+static int bytecode_rows(struct v8rec *v, const struct v8proc *p, uint64_t bca, uint64_t src,
+			 const char *name, const char *script, struct bprof_v8_pos **out,
+			 uint32_t *nr_out)
+{
+	const struct v8off *o = &p->off;
+	uint64_t spt, w;
+	int64_t blen, slen, code_offset = 0, pos = 0, d;
+	uint32_t at = 0, nr = 0, cap = 0;
+	struct bprof_v8_pos *rows = NULL;
+	uint8_t *sb;
+	int err = 0;
+
+	*out = NULL;
+	*nr_out = 0;
+	if (!p->bca_ok || !src || type_of(p->pid, o, bca) != o->type_bca ||
+	    !field(p->pid, bca, 8, &w) || !smi_of(w, &blen) || blen <= 0 ||
+	    !field(p->pid, bca, o->bca_spt, &spt) ||
+	    (type_of(p->pid, o, spt) != o->type_byte_array &&
+	     type_of(p->pid, o, spt) != o->type_trusted_byte_array) ||
+	    !field(p->pid, spt, 8, &w) || !smi_of(w, &slen) || slen <= 0 || slen > V8REC_MAX_SPT)
+		return 0;
+	sb = malloc((size_t)slen);
+	if (!sb)
+		return -ENOMEM;
+	if (!peek(p->pid, spt - 1 + 16, sb, (size_t)slen))
+		goto out;
+	while (at < (uint32_t)slen) {
+		struct bprof_v8_pos row = { 0 };
+
+		if (!vlq(sb, (uint32_t)slen, &at, &d))
+			break;
+		code_offset += d >= 0 ? d : -d - 1; /* the sign: is_statement */
+		if (!vlq(sb, (uint32_t)slen, &at, &d))
+			break;
+		pos += d;
+		/* a SourcePosition: bit 0 external, the script offset + 1 in
+		 * bits 30..1, the inlining id + 1 above (none in bytecode);
+		 * the last entry may stand at the bytecodes' end */
+		if (code_offset < 0 || code_offset > blen || pos < 0 || (pos & 1) || (pos >> 31) ||
+		    !(pos >> 1)) {
+			/* not a table of this layout: nothing from it */
+			bprof_v8_pos_free(rows, nr);
+			rows = NULL;
+			nr = 0;
+			break;
+		}
+		row.code_offset = (uint32_t)(code_offset + o->bca_data - 1);
+		row.nr_frames = 1;
+		row.frames = calloc(1, sizeof(*row.frames));
+		if (row.frames) {
+			row.frames[0].name = strdup(name);
+			row.frames[0].script = strdup(script);
+			row.frames[0].line = line_of(v, p->pid, o, src, (pos >> 1) - 1);
+		}
+		if (!row.frames || !row.frames[0].name || !row.frames[0].script) {
+			row_free(&row);
+			err = -ENOMEM;
+			break;
+		}
+		if ((err = rows_add(&rows, &nr, &cap, &row)))
+			break;
+	}
+out:
+	free(sb);
+	if (err) {
+		bprof_v8_pos_free(rows, nr);
+		return err;
+	}
+	*out = rows;
+	*nr_out = nr;
+	return 0;
 }
 
 /*
@@ -1216,32 +1376,8 @@ static int read_positions(struct v8rec *v, const struct v8proc *p, uint64_t sfi,
 				goto out;
 			}
 		}
-		/* rows strictly ascending (a later entry for an offset wins),
-		 * and one row per run of the same frames */
-		if (nr && rows[nr - 1].code_offset >= row.code_offset) {
-			row_free(&rows[nr - 1]);
-			rows[nr - 1] = row;
-			if (nr > 1 && same_row(&rows[nr - 2], &rows[nr - 1]))
-				row_free(&rows[--nr]);
-			continue;
-		}
-		if ((nr && same_row(&rows[nr - 1], &row)) || nr == BPROF_V8_POS_MAX) {
-			row_free(&row);
-			continue;
-		}
-		if (nr == cap) {
-			uint32_t n = cap ? cap * 2 : 16;
-			struct bprof_v8_pos *a = realloc(rows, n * sizeof(*a));
-
-			if (!a) {
-				row_free(&row);
-				err = -ENOMEM;
-				goto out;
-			}
-			rows = a;
-			cap = n;
-		}
-		rows[nr++] = row;
+		if ((err = rows_add(&rows, &nr, &cap, &row)))
+			goto out;
 	}
 out:
 	for (uint32_t i = 0; i < nfns; i++) {
@@ -1267,13 +1403,14 @@ void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e)
 	struct v8proc *p = find_proc(v, e->pid, e->exec_id);
 	struct bprof_v8_sfi *out;
 	char *name, *script;
+	uint64_t fdata = 0, src = 0;
 	int32_t line;
 	int err;
 
 	v->announced++;
 	if (!p || p->status != BPROF_V8_WALKED)
 		return;
-	err = read_sfi(v, p, e->sfi, e->guard, e->code, &name, &script, &line);
+	err = read_sfi(v, p, e->sfi, e->guard, e->code, &name, &script, &line, &fdata, &src);
 	if (err) {
 		/* moved or replaced since the sample: not named */
 		*(err == -ESTALE ? &v->changed : &v->unreadable) += 1;
@@ -1303,6 +1440,13 @@ void v8rec_sfi(struct v8rec *v, const struct v8_sfi_event *e)
 	/* its inlined frames: what the code runs at each pc offset (the
 	 * guard covers the code; a frame of another code is another entry) */
 	if (e->code && read_positions(v, p, e->sfi, e->code, &out->pos, &out->nr_pos)) {
+		name = out->name;
+		script = out->script;
+		goto fail;
+	}
+	/* or, for its interpreted frames, the lines its bytecodes run */
+	if (!e->code && bytecode_rows(v, p, fdata, src, out->name, out->script, &out->pos,
+				      &out->nr_pos)) {
 		name = out->name;
 		script = out->script;
 		goto fail;
@@ -1429,7 +1573,7 @@ static void retry_lines(struct v8rec *v)
 			continue;
 		if (f->nr_pos)
 			continue; /* the guard covers its code: not known here */
-		if (!read_sfi(v, p, f->sfi, f->guard, 0, &name, &script, &line) && line > 0 &&
+		if (!read_sfi(v, p, f->sfi, f->guard, 0, &name, &script, &line, NULL, NULL) && line > 0 &&
 		    name && script && !strcmp(name, f->name) && !strcmp(script, f->script))
 			f->line = line;
 		free(name);

@@ -76,6 +76,16 @@ check "the worker thread's function is named in >= 90 % of its JavaScript sample
 	test "$w_all" -gt 50 -a "$((100 * w_named))" -ge "$((90 * w_all))"
 check "the main thread's function is named beside it" grep -q "spinMain (" "$T_DIR/worker.folded"
 
+# Interpreted frames carry the line they run (their bytecode offset, named
+# from the bytecode array's source position table): under --jitless every
+# frame is interpreted, so every caller must be on the line of its call,
+# never its function's first (which is all they had before: 0.2 %).
+"$BPROF_RECORD" -q -F 199 -o "$T_DIR/jitless.bprof" -- "$NODE" --jitless "$NW/v8work.js" 0.5 >/dev/null 2>&1
+"$BPROF_REPORT" -q -f "$T_DIR/jitless.bprof" > "$T_DIR/jitless.folded"
+v8check "$T_DIR/jitless.folded" --exact | tee "$T_DIR/jitless.txt" | grep -E "right_by|wrong" || true
+check "interpreted frames (node --jitless): every caller on the line of its call in >= 90 % of samples ($(awk '$1 == "right_by_line_pct" { print int($2) }' "$T_DIR/jitless.txt") %)" \
+	test "$(awk '$1 == "right_by_line_pct" { print int($2) }' "$T_DIR/jitless.txt")" -ge 90
+
 # On-stack replacement: the hot loop at the top of v8osr.js runs in code
 # V8 compiled for it, not in the script function's own code; the recorder
 # finds that code from the frame's pc (V8_EVENT_CODE) and its inlined
