@@ -110,14 +110,18 @@ static __always_inline __u32 v8_field32(const __u8 *buf, __u32 off)
 static __always_inline long v8_code_at(struct unwind_scratch *s, __u64 c, __u64 pc, __u64 *code)
 {
 	const struct v8_proc *p = &s->v8.proc;
-	__u64 map, entry;
+	__u64 map, entry, hdr, sel;
 	__u32 size;
 	__u16 type = 0;
 
 	if (!v8_heap_ptr(c) || bpf_probe_read_user(s->v8.buf, V8_OBJ_READ, (const void *)(c - 1)))
 		return -1;
 	map = v8_field(s->v8.buf, 0);
-	entry = p->code_header ? c - 1 + p->code_header : v8_field(s->v8.buf, p->code_entry);
+	/* V8 < 11: after the Code's header; else the address its field holds
+	 * (selected without a branch: the verifier walks this three times) */
+	hdr = p->code_header;
+	sel = (hdr + 0xffff) >> 16;
+	entry = v8_field(s->v8.buf, p->code_entry) * (1 - sel) + (c - 1 + hdr) * sel;
 	size = v8_field32(s->v8.buf, p->code_size);
 	if (pc < entry || pc - entry >= size || size > V8_POS_MASK || !v8_heap_ptr(map) ||
 	    bpf_probe_read_user(&type, sizeof(type), (const void *)(map - 1 + p->map_instance_type)) ||
