@@ -33,6 +33,13 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "dependencies"
 ./tools/install-deps.sh
+# the runtimes the tests record beside the machine's own, fetched once
+# into /var/cache/bprof: nodejs.org's node 16, 18 and 22 (npm registry; the
+# versions of tests/record/CMakeLists.txt) and Debian 11's OpenJDK 11
+for v in 16.20.2 18.20.8 22.23.3; do
+	tests/record/node-setup.sh "$v" /var/cache/bprof/node >/dev/null
+done
+tests/record/jdk11-setup.sh /var/cache/bprof/jdk11 >/dev/null
 
 step "ASan+UBSan build, unit tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DBPROF_SANITIZE=ON -DBPROF_WERROR=ON >/dev/null
