@@ -24,6 +24,13 @@ struct v8_walk {
 	 * stack: Linux 6.1 refuses the walk's call chain past 512 bytes of
 	 * stack in all */
 	__u64 w[2];
+	/* what a user read or a step returns, here too: on the stack they
+	 * took the walk's chain past 6.1's 512 bytes (544; the maps' keys
+	 * must stay on the stack, 6.1 takes no other memory for one) */
+	__u64 rd;        /* a word read from the process */
+	__u64 code;      /* v8_code_offset: the code XOR its entry point, */
+	__u64 code_addr; /* the code's address, */
+	__u64 ask;       /* nonzero: a V8_EVENT_CODE to send */
 	__u8 buf[V8_FRAME_READ > V8_OBJ_READ ? V8_FRAME_READ : V8_OBJ_READ];
 };
 #endif /* BPROF_V8_WALK_TYPES_H */
@@ -107,12 +114,11 @@ static __always_inline __u32 v8_field32(const __u8 *buf, __u32 off)
  * the frame's guard then covers (another code object later at this
  * address, the old space compacting, has other instructions).
  */
-static __always_inline long v8_code_at(struct unwind_scratch *s, __u64 c, __u64 pc, __u64 *code)
+static __always_inline long v8_code_at(struct unwind_scratch *s, __u64 c, __u64 pc)
 {
 	const struct v8_proc *p = &s->v8.proc;
 	__u64 map, entry, hdr, sel;
 	__u32 size;
-	__u16 type = 0;
 
 	if (!v8_heap_ptr(c) || bpf_probe_read_user(s->v8.buf, V8_OBJ_READ, (const void *)(c - 1)))
 		return -1;
@@ -123,11 +129,12 @@ static __always_inline long v8_code_at(struct unwind_scratch *s, __u64 c, __u64 
 	sel = (hdr + 0xffff) >> 16;
 	entry = v8_field(s->v8.buf, p->code_entry) * (1 - sel) + (c - 1 + hdr) * sel;
 	size = v8_field32(s->v8.buf, p->code_size);
+	s->v8.rd = 0;
 	if (pc < entry || pc - entry >= size || size > V8_POS_MASK || !v8_heap_ptr(map) ||
-	    bpf_probe_read_user(&type, sizeof(type), (const void *)(map - 1 + p->map_instance_type)) ||
-	    type != p->type_code)
+	    bpf_probe_read_user(&s->v8.rd, sizeof(__u16), (const void *)(map - 1 + p->map_instance_type)) ||
+	    (__u16)s->v8.rd != p->type_code)
 		return -1;
-	*code = c ^ entry;
+	s->v8.code = c ^ entry;
 	return (long)(pc - entry);
 }
 
@@ -136,42 +143,44 @@ static __always_inline long v8_code_at(struct unwind_scratch *s, __u64 c, __u64 
  * function's code (JSFunction.code); then the codes prof-record found
  * for frames of this SFI that ran another (v8_codes: on-stack
  * replacement, a function's code replaced while a frame of the old one
- * is live).  *addr: the code's address.  *ask: nonzero when the pc is in
- * JIT code none of them holds (a V8_EVENT_CODE, once per value).
+ * is live): then s->v8.code and code_addr say which.  s->v8.ask: nonzero
+ * when the pc is in JIT code none of them holds (a V8_EVENT_CODE, once per
+ * value).  ck: room for v8_codes' key, on the caller's stack.
  */
 static __always_inline long v8_code_offset(struct unwind_scratch *s, __u64 fn, __u64 sfi, __u64 pc,
-					   __u64 *code, __u64 *addr, __u64 *ask)
+					   struct v8_code_key *ck)
 {
 	const struct v8_proc *p = &s->v8.proc;
-	struct v8_code_key ck = {};
 	const struct v8_codes *cs;
-	__u64 c = 0, c1 = 0;
+	__u64 c, c1 = 0;
 	long co;
 
-	if (!p->fn_code || bpf_probe_read_user(&c, sizeof(c), (const void *)(fn - 1 + p->fn_code)))
+	if (!p->fn_code ||
+	    bpf_probe_read_user(&s->v8.rd, sizeof(s->v8.rd), (const void *)(fn - 1 + p->fn_code)))
 		return -1;
-	if ((co = v8_code_at(s, c, pc, code)) >= 0)
+	c = s->v8.rd;
+	if ((co = v8_code_at(s, c, pc)) >= 0)
 		goto found;
-	ck.pid = s->v8.pid;
-	ck.exec_id = s->v8.exec_id;
-	ck.sfi = sfi;
-	cs = bpf_map_lookup_elem(&v8_codes, &ck);
+	ck->pid = s->v8.pid;
+	ck->exec_id = s->v8.exec_id;
+	ck->sfi = sfi;
+	cs = bpf_map_lookup_elem(&v8_codes, ck);
 	c = cs ? cs->code[0] : 0;
 	c1 = cs ? cs->code[1] : 0;
-	if (c && (co = v8_code_at(s, c, pc, code)) >= 0)
+	if (c && (co = v8_code_at(s, c, pc)) >= 0)
 		goto found;
 	c = c1;
-	if (c && (co = v8_code_at(s, c, pc, code)) >= 0)
+	if (c && (co = v8_code_at(s, c, pc)) >= 0)
 		goto found;
 	/* not the builtins' text (a builtin called without a frame of its
 	 * own): the recorder looks there for nothing.  The value asked
 	 * changes with the codes known, so a code replaced is asked for
 	 * again. */
 	if (pc < p->blob_start || pc >= p->blob_end)
-		*ask = ((pc >> 12) ^ (cs ? cs->code[0] : 0) ^ (c1 << 1)) | 1;
+		s->v8.ask = ((pc >> 12) ^ (cs ? cs->code[0] : 0) ^ (c1 << 1)) | 1;
 	return -1;
 found:
-	*addr = c;
+	s->v8.code_addr = c;
 	return co;
 }
 
@@ -180,8 +189,8 @@ found:
 static __always_inline void v8_announce(const struct v8_sfi_key *k, __u32 type, __u32 guard,
 					__u64 code, __u64 pc)
 {
+	static const __u8 one = 1; /* .rodata: no stack slot for it */
 	struct v8_sfi_event *e;
-	__u8 one = 1;
 
 	if (bpf_map_lookup_elem(&v8_seen, k))
 		return;
@@ -202,13 +211,17 @@ static __always_inline void v8_announce(const struct v8_sfi_key *k, __u32 type, 
 static __always_inline int v8_frame(struct unwind_scratch *s, __u32 n, __u64 *w0, __u64 *w1)
 {
 	const struct v8_proc *p = &s->v8.proc;
-	__u64 fp = s->r.regs[UNWIND_REG_RBP], fn, bca, off, sfi = 0, map, fdata, nos, sodi, code = 0;
-	__u64 code_addr = 0, ask = 0, pc = s->r.regs[UNWIND_REG_RA];
+	__u64 fp = s->r.regs[UNWIND_REG_RBP], fn, bca, off, sfi, map, fdata, nos, sodi;
+	__u64 pc = s->r.regs[UNWIND_REG_RA];
 	__u32 guard;
 	long co;
 	__u64 kind = V8_POS_NONE, pos = 0;
-	struct v8_sfi_key k = {};
-	__u16 type = 0;
+	/* one key on the stack for both maps, used one after the other */
+	union {
+		struct v8_sfi_key seen;
+		struct v8_code_key code;
+	} key = {};
+	struct v8_sfi_key *k = &key.seen;
 
 	if (n && !s->r.exact_pc)
 		pc--; /* a return address: the call is before it */
@@ -219,42 +232,49 @@ static __always_inline int v8_frame(struct unwind_scratch *s, __u32 n, __u64 *w0
 	bca = v8_slot(s->v8.buf, p->fp_bytecode_array);
 	off = v8_slot(s->v8.buf, p->fp_bytecode_offset);
 	if (!v8_heap_ptr(fn) ||
-	    bpf_probe_read_user(&sfi, sizeof(sfi), (const void *)(fn - 1 + p->fn_shared)) ||
-	    !v8_heap_ptr(sfi) ||
+	    bpf_probe_read_user(&s->v8.rd, sizeof(s->v8.rd), (const void *)(fn - 1 + p->fn_shared)))
+		return 0;
+	sfi = s->v8.rd;
+	if (!v8_heap_ptr(sfi) ||
 	    bpf_probe_read_user(s->v8.buf, V8_OBJ_READ, (const void *)(sfi - 1)))
 		return 0;
 	map = v8_field(s->v8.buf, 0);
 	fdata = v8_field(s->v8.buf, p->sfi_function_data);
 	nos = v8_field(s->v8.buf, p->sfi_name_or_scope_info);
 	sodi = v8_field(s->v8.buf, p->sfi_script_or_debug_info);
+	s->v8.rd = 0;
 	if (!v8_heap_ptr(map) ||
-	    bpf_probe_read_user(&type, sizeof(type), (const void *)(map - 1 + p->map_instance_type)) ||
-	    type != p->type_sfi)
+	    bpf_probe_read_user(&s->v8.rd, sizeof(__u16), (const void *)(map - 1 + p->map_instance_type)) ||
+	    (__u16)s->v8.rd != p->type_sfi)
 		return 0;
+	s->v8.code = 0;
+	s->v8.code_addr = 0;
+	s->v8.ask = 0;
 	/* An interpreted frame holds its function's own bytecode array and,
 	 * as a Smi (value in the upper half), the offset being run. */
 	if (bca == fdata && v8_heap_ptr(bca) && !(off & 0xffffffffULL) && (off >> 32) <= V8_POS_MASK) {
 		kind = V8_POS_BYTECODE;
 		pos = off >> 32;
-	} else if ((co = v8_code_offset(s, fn, sfi, pc, &code, &code_addr, &ask)) >= 0) {
+	} else if ((co = v8_code_offset(s, fn, sfi, pc, &key.code)) >= 0) {
 		/* its optimized code: the guard covers it, so that one
 		 * stack word never stands for two codes' inlined frames */
 		kind = V8_POS_CODE;
 		pos = (__u64)co;
-		fdata ^= code;
+		fdata ^= s->v8.code;
 	}
-	k.guard = v8_guard(nos, sodi, fdata);
+	k->guard = v8_guard(nos, sodi, fdata);
 	*w0 = V8_TAG_SFI | sfi;
-	*w1 = V8_TAG_POS | (__u64)k.guard << V8_GUARD_SHIFT | kind << V8_KIND_SHIFT | pos;
-	k.pid = s->v8.pid;
-	k.exec_id = s->v8.exec_id;
-	k.sfi = sfi;
-	v8_announce(&k, V8_EVENT_SFI, k.guard, code_addr, 0);
-	if (ask) {
+	*w1 = V8_TAG_POS | (__u64)k->guard << V8_GUARD_SHIFT | kind << V8_KIND_SHIFT | pos;
+	k->pid = s->v8.pid;
+	k->exec_id = s->v8.exec_id;
+	k->sfi = sfi;
+	k->pad = 0;
+	v8_announce(k, V8_EVENT_SFI, k->guard, s->v8.code_addr, 0);
+	if (s->v8.ask) {
 		/* a key of its own: the frame's guard mixed with what is asked */
-		guard = k.guard;
-		k.guard ^= (__u32)(ask ^ ask >> 32) | 1;
-		v8_announce(&k, V8_EVENT_CODE, guard, 0, pc);
+		guard = k->guard;
+		k->guard ^= (__u32)(s->v8.ask ^ s->v8.ask >> 32) | 1;
+		v8_announce(k, V8_EVENT_CODE, guard, 0, pc);
 	}
 	return 1;
 }

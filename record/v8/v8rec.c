@@ -915,8 +915,18 @@ static void sfi_names(const struct v8proc *p, uint64_t nos, uint64_t sodi, char 
 	else if (t >= 0 && t == p->off.type_scope_info && p->off.type_scope_info)
 		scope_info(pid, &p->off, nos, name, start);
 	if (p->off.type_script && type_of(pid, &p->off, sodi) == p->off.type_script) {
-		if (field(pid, sodi, p->off.script_name, &sname))
+		/* a name V8 is moving (a young string, scavenged: its map word
+		 * a forwarding address for a moment) is read again: the script
+		 * of a whole run's hottest function was left unknown so */
+		for (int tries = 0; tries < 4; tries++) {
+			if (tries)
+				usleep(250);
+			if (!field(pid, sodi, p->off.script_name, &sname))
+				break;
 			*script = utf8(pid, &p->off, sname, BPROF_V8_NAME_MAX / 3);
+			if (*script || !heap_ptr(sname) || type_of(pid, &p->off, sname) >= 0)
+				break; /* named, or no string (an eval's script) */
+		}
 		if (!p->off.script_source || !field(pid, sodi, p->off.script_source, src))
 			*src = 0;
 	}

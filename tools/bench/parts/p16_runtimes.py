@@ -41,7 +41,9 @@ Kernel frames are left out on both sides (prof-report -U; perf's
 16c, Java and Node.js frames (issue 38): tests/workloads/java/Chain.java
 and Deopt.java (JDK 17 as tests/record/jvm.sh runs them, or $BPROF_JDK;
 5 s, --quick 3 s) and tests/workloads/node/v8work.js (scale 1.2, ~5 s;
---quick 0.7), each recorded by three recorders, one after the other:
+--quick 0.7), again under OpenJDK 11 and node 16, 18 and 22 where
+tests/record's setup scripts can fetch them (into /var/cache/bprof, once),
+each recorded by three recorders, one after the other:
 - `prof-record -F 199 -- PROGRAM`, no runtime flag: its folded output
   graded by the tests' checkers, tests/record/jvmcheck.py (the call graph
   tests/record/jvm.sh gives it) and tests/workloads/node/v8check.py.
@@ -347,6 +349,8 @@ def part_runtimes(args, B, T, R):
 JW = os.path.join(REPO, "tests", "workloads", "java")
 NW = os.path.join(REPO, "tests", "workloads", "node")
 JDK = os.environ.get("BPROF_JDK", "/usr/lib/jvm/java-17-openjdk-amd64")
+CACHE = "/var/cache/bprof"
+NODE_VERSIONS = ("16.20.2", "18.20.8", "22.23.3")  # as tests/record/CMakeLists.txt
 # the checkers' call graphs, as tests/record/jvm.sh passes them
 JAVA_GRAPHS = {
     "Chain": "main>middle,middle>step,step>leaf,main>recurse,recurse>recurse,recurse>bottom,"
@@ -366,7 +370,8 @@ PERF_JS_SYM = re.compile(r"^(?:JS|Eval|Function|LazyCompile):[~^*+]?(\S*) (\S+?)
 
 def frames_programs(tmp, quick):
     """(label, kind, class or script, argv, off flag) of Chain, Deopt and
-    v8work.js, where java 17 and node are present."""
+    v8work.js, where java 17 and node are present, and again on OpenJDK 11
+    and node 16, 18 and 22 where they can be fetched."""
     out = []
     ms = "3000" if quick else "5000"  # each of Chain's and Deopt's 3 phases: ms/3
     if os.access(os.path.join(JDK, "bin", "javac"), os.X_OK):
@@ -380,13 +385,40 @@ def frames_programs(tmp, quick):
             log(f"  ! javac: {r.stderr[-400:]}")
     else:
         log(f"  {JDK} missing: no Java rows")
+    # the other releases the tests record (tests/record/jdk11-setup.sh,
+    # node-setup.sh: fetched once into /var/cache/bprof), where they can be had
+    jdk11 = setup_home(["jdk11-setup.sh", os.path.join(CACHE, "jdk11")])
+    if jdk11 and os.access(os.path.join(JDK, "bin", "javac"), os.X_OK):
+        d11 = os.path.join(tmp, "jdk11")
+        os.makedirs(d11, exist_ok=True)
+        r = run([os.path.join(JDK, "bin", "javac"), "--release", "11", "-d", d11,
+                 os.path.join(JW, "Chain.java"), os.path.join(JW, "Deopt.java")], check=False)
+        if r.returncode == 0:
+            for cls in ("Chain", "Deopt"):
+                out.append((f"Java {cls}, OpenJDK 11", "java", cls,
+                            [os.path.join(jdk11, "bin", "java"), "-cp", d11, cls, ms], "--no-jvm"))
+    scale = "0.7" if quick else "1.2"  # v8work.js: ~3.6 s + poly's phases per 1
     if shutil.which("node"):
-        scale = "0.7" if quick else "1.2"  # v8work.js: ~3.6 s + poly's phases per 1
         out.append(("Node v8work.js", "node", "v8work.js",
                     ["node", os.path.join(NW, "v8work.js"), scale], "--no-v8"))
     else:
         log("  node missing: no Node rows")
+    for ver in NODE_VERSIONS:
+        node = setup_home(["node-setup.sh", ver, os.path.join(CACHE, "node")])
+        if node:
+            out.append((f"Node v8work.js, node {ver}", "node", "v8work.js",
+                        [node, os.path.join(NW, "v8work.js"), scale], "--no-v8"))
     return out
+
+
+def setup_home(argv):
+    """What tests/record's setup script argv prints (a JDK's home, a node),
+    fetching it once; None where it cannot be had."""
+    r = run([os.path.join(REPO, "tests", "record", argv[0]), *argv[1:]], check=False)
+    if r.returncode != 0 or not r.stdout.strip():
+        log(f"  {argv[0]} {' '.join(argv[1:])}: not available")
+        return None
+    return r.stdout.strip().splitlines()[-1]
 
 
 def record_cost(B, argv, out, tmp, extra=()):
