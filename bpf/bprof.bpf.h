@@ -242,6 +242,18 @@ struct bprof_v8_codes_map {
 };
 extern struct bprof_v8_codes_map v8_codes SEC(".maps");
 
+/* A raw tracepoint's context, UAPI's struct bpf_raw_tracepoint_args, read
+ * without CO-RE.  The kernel's loader looks each type a relocation names
+ * up in a 31-slot cache of candidates (by jhash of the name); a name
+ * whose slot another name takes is searched for again among all of
+ * vmlinux's ~126,000 types, ~2.5 ms a time, at every start.  This one
+ * shared signal_struct's slot, maple_tree's too; maple_node and rb_node
+ * shared dentry's (their layouts are the kernel's ABI or fixed by
+ * design: profile.bpf.c reads them as local types). */
+struct raw_tp_args {
+	__u64 args[12];
+};
+
 /* ---- the walk's scratch ---- */
 
 /*

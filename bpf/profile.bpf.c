@@ -984,16 +984,49 @@ struct mm_struct___rb {
 #define MAPLE_RANGE64_SLOTS 16
 #define MAPLE_ARANGE64_SLOTS 10
 
+/* The maple tree's nodes as the kernel lays them out (256 bytes, fixed
+ * since the tree came in 6.1) and the rbtree's node, read without CO-RE:
+ * see struct raw_tp_args. */
+struct bprof_maple_meta {
+	unsigned char end, gap;
+};
+struct bprof_maple_node {
+	union {
+		struct {
+			void *parent;
+			unsigned long pivot[MAPLE_RANGE64_SLOTS - 1];
+			union {
+				void *slot[MAPLE_RANGE64_SLOTS];
+				struct {
+					void *pad[MAPLE_RANGE64_SLOTS - 1];
+					struct bprof_maple_meta meta;
+				};
+			};
+		} mr64;
+		struct {
+			void *parent;
+			unsigned long pivot[MAPLE_ARANGE64_SLOTS - 1];
+			void *slot[MAPLE_ARANGE64_SLOTS];
+			unsigned long gap[MAPLE_ARANGE64_SLOTS];
+			struct bprof_maple_meta meta;
+		} ma64;
+	};
+};
+struct bprof_rb_node {
+	unsigned long parent_color;
+	struct bprof_rb_node *rb_right, *rb_left;
+};
+
 /* The maple tree's entry at addr (the kernel's mtree_range_walk): NULL
  * for a gap or a tree this does not know how to read. */
-static __always_inline void *gen_maple_at(struct maple_tree *mt, __u64 addr)
+static __always_inline void *gen_maple_at(struct mm_struct *mm, __u64 addr)
 {
-	unsigned long root = (unsigned long)BPF_CORE_READ(mt, ma_root), max = ~0UL;
+	unsigned long root = (unsigned long)BPF_CORE_READ(mm, mm_mt.ma_root), max = ~0UL;
 	unsigned long piv[MAPLE_RANGE64_SLOTS - 1], ipiv;
 
 	#pragma unroll
 	for (int level = 0; level < GEN_MT_DEPTH; level++) {
-		struct maple_node *node = (void *)(root & ~MAPLE_NODE_MASK);
+		struct bprof_maple_node *node = (void *)(root & ~MAPLE_NODE_MASK);
 		__u32 type = (root >> 3) & 15, end, i;
 		unsigned char meta_end;
 		void **slots;
@@ -1059,7 +1092,7 @@ static __always_inline struct vm_area_struct *gen_vma_at(struct mm_struct *mm, _
 
 	if (bpf_core_field_exists(((struct mm_struct___rb *)0)->mm_rb)) {
 		/* the kernel's find_vma before 6.1, down the rbtree */
-		struct rb_node *n = BPF_CORE_READ((struct mm_struct___rb *)mm, mm_rb.rb_node);
+		struct bprof_rb_node *n = (void *)BPF_CORE_READ((struct mm_struct___rb *)mm, mm_rb.rb_node);
 		__u64 off = bpf_core_field_offset(struct vm_area_struct___rb, vm_rb);
 
 		/* no break (a loop of unknown trip count does not unroll):
@@ -1071,16 +1104,16 @@ static __always_inline struct vm_area_struct *gen_vma_at(struct mm_struct *mm, _
 			if (!n)
 				continue;
 			if (BPF_CORE_READ(v, vm_end) <= addr) {
-				n = BPF_CORE_READ(n, rb_right);
+				n = BPF_PROBE_READ(n, rb_right);
 			} else if (BPF_CORE_READ(v, vm_start) > addr) {
-				n = BPF_CORE_READ(n, rb_left);
+				n = BPF_PROBE_READ(n, rb_left);
 			} else {
 				vma = v;
 				n = NULL;
 			}
 		}
 	} else if (bpf_core_field_exists(mm->mm_mt)) {
-		vma = gen_maple_at(&mm->mm_mt, addr);
+		vma = gen_maple_at(mm, addr);
 	}
 	if (!vma || (unsigned long)vma & 3 || BPF_CORE_READ(vma, vm_start) > addr ||
 	    BPF_CORE_READ(vma, vm_end) <= addr)
@@ -1238,7 +1271,7 @@ static __always_inline int map_exec(long nr, long ret, bool lean)
  * at every system call's exit and returns at once for the others (bench
  * part 11b); kernels with the mmap_lock tracepoints use the hook below. */
 SEC("raw_tp/sys_exit")
-int handle_map_exec_raw(struct bpf_raw_tracepoint_args *ctx)
+int handle_map_exec_raw(struct raw_tp_args *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 
@@ -1400,7 +1433,7 @@ struct trace_event_raw_mmap_lock___memcg {
 	__u32 __data_loc_memcg_path;
 } __attribute__((preserve_access_index));
 
-static __always_inline bool mmap_lock_write(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline bool mmap_lock_write(struct raw_tp_args *ctx)
 {
 	__u64 w;
 
@@ -1417,7 +1450,7 @@ static __always_inline bool mmap_lock_write(struct bpf_raw_tracepoint_args *ctx)
 }
 
 SEC("raw_tp")
-int handle_gen_start(struct bpf_raw_tracepoint_args *ctx)
+int handle_gen_start(struct raw_tp_args *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
@@ -1495,7 +1528,7 @@ static __always_inline bool gen_change_of(const void *regs, const __u64 *area, s
  * own (not fork's child's, not exec's new one), in a process recorded;
  * *area: the address vm_unmapped_area chose in this hold of the lock
  * (handle_gen_area), taken; *have_area: it chose one. */
-static __always_inline bool gen_lock_mine(struct bpf_raw_tracepoint_args *ctx, __u64 mm, __u64 *area,
+static __always_inline bool gen_lock_mine(struct raw_tp_args *ctx, __u64 mm, __u64 *area,
 					  bool *have_area)
 {
 	__u64 id = bpf_get_current_pid_tgid(), *a;
@@ -1516,7 +1549,7 @@ static __always_inline bool gen_lock_mine(struct bpf_raw_tracepoint_args *ctx, _
 
 /* The mmap_lock_released tracepoint (mm, write). */
 SEC("raw_tp")
-int handle_gen_lock(struct bpf_raw_tracepoint_args *ctx)
+int handle_gen_lock(struct raw_tp_args *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct gen_change c;
@@ -1616,7 +1649,7 @@ static long gen_read_vma(struct task_struct *task, struct vm_area_struct *vma, v
  */
 /* mmap_lock_released (mm, write), the lean way: the change read and sent
  * at once. */
-static __always_inline int gen_lock_lean(struct bpf_raw_tracepoint_args *ctx, struct task_struct *task)
+static __always_inline int gen_lock_lean(struct raw_tp_args *ctx, struct task_struct *task)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, exec_id, gen;
 	struct mm_struct *mm = (void *)ctx->args[0];
@@ -1662,7 +1695,7 @@ static __always_inline int gen_lock_lean(struct bpf_raw_tracepoint_args *ctx, st
  * gens_lean, mmap_lock_released too (its first argument is the mm, never
  * an address vm_unmapped_area returns). */
 SEC("raw_tp")
-int handle_gen_area(struct bpf_raw_tracepoint_args *ctx)
+int handle_gen_area(struct raw_tp_args *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), addr = ctx->args[0];
 	__u32 tid = id, tgid = id >> 32;
