@@ -478,15 +478,15 @@ static __always_inline bool python_wants_frame(const struct unwind_scratch *s, _
 	return pc >= s->py_proc.eval_start && pc < s->py_proc.eval_end;
 }
 
-/* Count one in the unwinder's per-CPU statistics, or with
- * UNWIND_COUNT_PYTHON in the Python walk's (profile.bpf.c; a global
- * function with a scalar argument, which every kernel takes). */
-#define UNWIND_COUNT_PYTHON (1u << 31)
-#define UNWIND_COUNT_JVM (1u << 30) /* jvm_stats (jvm_walk.h) */
-int unwind_add(__u32 idx, __u32 n);
-#define unwind_count(idx) unwind_add((idx), 1)
-
-/* The Python walk's per-CPU statistics (defined in profile.bpf.c). */
+/* The per-CPU statistics of the unwinder, the Python walk and the
+ * HotSpot walk (defined in profile.bpf.c). */
+struct bprof_unwind_stats_map {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, UNWIND_STAT_MAX);
+};
+extern struct bprof_unwind_stats_map unwind_stats SEC(".maps");
 struct bprof_py_stats_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
@@ -494,6 +494,33 @@ struct bprof_py_stats_map {
 	__uint(max_entries, PYTHON_STAT_MAX);
 };
 extern struct bprof_py_stats_map py_stats SEC(".maps");
+struct bprof_jvm_stats_map {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, JVM_STAT_MAX);
+};
+extern struct bprof_jvm_stats_map jvm_stats SEC(".maps");
+
+/* Add n to one of the unwinder's per-CPU statistics, or with
+ * UNWIND_COUNT_PYTHON the Python walk's, UNWIND_COUNT_JVM the HotSpot
+ * walk's.  Inline, not the global function it was: idx is a constant
+ * at nearly every call, so one lookup is left, and the object's 32
+ * functions (record/DESIGN.md, "The object's size limit") have room for
+ * same_stack()'s callback. */
+#define UNWIND_COUNT_PYTHON (1u << 31)
+#define UNWIND_COUNT_JVM (1u << 30) /* jvm_stats (jvm_walk.h) */
+static __always_inline void unwind_add(__u32 idx, __u32 n)
+{
+	__u32 k = idx & ~(UNWIND_COUNT_PYTHON | UNWIND_COUNT_JVM);
+	__u64 *v = idx & UNWIND_COUNT_PYTHON ? bpf_map_lookup_elem(&py_stats, &k)
+		 : idx & UNWIND_COUNT_JVM    ? bpf_map_lookup_elem(&jvm_stats, &k)
+					      : bpf_map_lookup_elem(&unwind_stats, &k);
+
+	if (v)
+		*v += n; /* per-CPU */
+}
+#define unwind_count(idx) unwind_add((idx), 1)
 
 /* Whether two stacks are the same (profile.bpf.c). */
 int same_stack(const struct profile_ustack *a, const struct profile_ustack *b);

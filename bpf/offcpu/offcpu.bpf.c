@@ -369,7 +369,7 @@ static __always_inline void offcpu_end_walk(struct task_struct *task, struct off
 	seq = offcpu_seq_begin(&gen);
 	regs = (const void *)bpf_task_pt_regs(task);
 	if (regs && !bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs) && (s->pt.cs & 3) == 3 &&
-	    task->mm) {
+	    BPF_CORE_READ(task, mm)) {
 		struct profile_seen_key wk = { .pid = t->pend.k.pid, .exec_id = t->pend.k.exec_id };
 
 		/* without tables: the unwinder's frame-pointer walk */
@@ -401,7 +401,7 @@ int handle_offcpu_end(struct bpf_iter__task *ctx)
 	__sync_fetch_and_add(&offcpu_end_left, 1);
 	if (t->out_ns)
 		offcpu_switch_in(task, t, offcpu_end_time(task, t));
-	if (offcpu_end_phase == OFFCPU_END_COLLECT && t->pend_n && user_stacks && task->mm &&
+	if (offcpu_end_phase == OFFCPU_END_COLLECT && t->pend_n && user_stacks && BPF_CORE_READ(task, mm) &&
 	    task->self_exec_id == t->pend.k.exec_id) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		if (regs && (BPF_CORE_READ(regs, cs) & 3) == 3) {

@@ -347,7 +347,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, struct of
 	/* -K: nothing to walk; no rseq: it will not say when it resumes, its
 	 * user stack is lost; exiting (it blocked in do_exit() after the exit
 	 * tracepoint, closing files say): it will never resume */
-	if (!user_stacks || !next->rseq || (next->flags & PF_EXITING))
+	if (!user_stacks || !BPF_CORE_READ(next, rseq) || (next->flags & PF_EXITING))
 		offcpu_flush(t);
 }
 
