@@ -1136,6 +1136,25 @@ static int rows_add(struct bprof_v8_pos **rows, uint32_t *nr, uint32_t *cap,
 }
 
 /*
+ * The next entry of a source position table (two VLQs: the code offset's
+ * delta, whose sign is is_statement, and the position's) added to
+ * *code_offset and *pos: false at the table's end or a truncated entry.
+ */
+static bool spt_next(const uint8_t *sb, uint32_t len, uint32_t *at, int64_t *code_offset,
+		     int64_t *pos)
+{
+	int64_t d;
+
+	if (!vlq(sb, len, at, &d))
+		return false;
+	*code_offset += d >= 0 ? d : -d - 1; /* the sign: is_statement */
+	if (!vlq(sb, len, at, &d))
+		return false;
+	*pos += d;
+	return true;
+}
+
+/*
  * The lines of an interpreted function, from its bytecode array bca's
  * source position table: rows keyed by the bytecode offset as V8 keeps it
  * in an interpreted frame (the offset from the array's tagged address,
@@ -1150,7 +1169,7 @@ static int bytecode_rows(struct v8rec *v, const struct v8proc *p, uint64_t bca, 
 {
 	const struct v8off *o = &p->off;
 	uint64_t spt, w;
-	int64_t blen, slen, code_offset = 0, pos = 0, d;
+	int64_t blen, slen, code_offset = 0, pos = 0;
 	uint32_t at = 0, nr = 0, cap = 0;
 	struct bprof_v8_pos *rows = NULL;
 	uint8_t *sb;
@@ -1173,12 +1192,8 @@ static int bytecode_rows(struct v8rec *v, const struct v8proc *p, uint64_t bca, 
 	while (at < (uint32_t)slen) {
 		struct bprof_v8_pos row = { 0 };
 
-		if (!vlq(sb, (uint32_t)slen, &at, &d))
+		if (!spt_next(sb, (uint32_t)slen, &at, &code_offset, &pos))
 			break;
-		code_offset += d >= 0 ? d : -d - 1; /* the sign: is_statement */
-		if (!vlq(sb, (uint32_t)slen, &at, &d))
-			break;
-		pos += d;
 		/* a SourcePosition: bit 0 external, the script offset + 1 in
 		 * bits 30..1, the inlining id + 1 above (none in bytecode);
 		 * the last entry may stand at the bytecodes' end */
@@ -1315,16 +1330,12 @@ static int read_positions(struct v8rec *v, const struct v8proc *p, uint64_t sfi,
 	while (at < (uint32_t)slen) {
 		struct { struct inl_fn *f; int64_t off; } chain[BPROF_V8_INLINE_MAX];
 		struct bprof_v8_pos row = { 0 };
-		int64_t d, cur;
+		int64_t cur;
 		uint32_t depth = 0;
 		bool ok = true;
 
-		if (!vlq(sb, (uint32_t)slen, &at, &d))
+		if (!spt_next(sb, (uint32_t)slen, &at, &code_offset, &pos))
 			break;
-		code_offset += d >= 0 ? d : -d - 1; /* the sign: is_statement */
-		if (!vlq(sb, (uint32_t)slen, &at, &d))
-			break;
-		pos += d;
 		if (code_offset < 0 || code_offset > (int64_t)V8_POS_MASK)
 			break;
 		/* innermost first: the position's function, then where it
