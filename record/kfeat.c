@@ -5,9 +5,13 @@
  * tell "unknown" from "refused for its arguments" by the verifier's log.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -79,10 +83,7 @@ static const char *const short_names[KFEAT_NR] = {
 	[KFEAT_SYSCALL_PROG] = "syscall_prog",
 };
 
-/* BPROF_KFEAT_OFF=loop,noprealloc,...: features taken as missing, so
- * that the choices and messages of older kernels are tested on this one
- * (tests/record/kfeat.sh). */
-static void pretend_missing(struct kfeat *kf)
+void kfeat_pretend(struct kfeat *kf)
 {
 	const char *env = getenv("BPROF_KFEAT_OFF");
 
@@ -107,7 +108,121 @@ void kfeat_probe(struct kfeat *kf)
 	kf->has[KFEAT_NOPREALLOC] = noprealloc_allowed();
 	kf->has[KFEAT_MEMCG] = helper(BPF_PROG_TYPE_SOCKET_FILTER, BPF_FUNC_ktime_get_coarse_ns);
 	kf->has[KFEAT_SYSCALL_PROG] = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1;
-	pretend_missing(kf);
+}
+
+/* The cache file's first word and version: a change of what it holds
+ * (a feature, an id) changes the version, and an older file is probed
+ * anew. */
+#define CACHE_MAGIC "bprof-kfeat"
+#define CACHE_VERSION 1
+
+/* This boot and kernel, as the file names them: "BOOT_ID RELEASE". */
+static bool boot_identity(char *out, size_t size)
+{
+	char id[64] = "";
+	struct utsname u;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	bool ok = f && fgets(id, sizeof(id), f);
+
+	if (f)
+		fclose(f);
+	id[strcspn(id, "\n")] = 0;
+	if (!ok || !id[0] || strchr(id, ' ') || uname(&u))
+		return false;
+	return snprintf(out, size, "%s %s", id, u.release) < (int)size;
+}
+
+const char *kfeat_cache_path(void)
+{
+	const char *env = getenv("BPROF_KFEAT_CACHE");
+
+	if (env && !strcmp(env, "none"))
+		return NULL;
+	if (geteuid() != 0)
+		return NULL;
+	return env && *env ? env : KFEAT_CACHE_PATH;
+}
+
+/* Whether the directory holding path is root's and only root may write
+ * it, as the file itself: another user's answers are not taken. */
+static bool owned_by_root(const char *path, int fd)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & 022) || !S_ISREG(st.st_mode))
+		return false;
+	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	return !stat(dir, &st) && st.st_uid == 0 && !(st.st_mode & 022) && S_ISDIR(st.st_mode);
+}
+
+bool kfeat_cache_read(const char *path, struct kfeat *kf, struct kfeat_extra *x)
+{
+	char line[512], magic[32], boot[64], release[256], want[sizeof(boot) + sizeof(release)];
+	unsigned version, has, fexit;
+	int n = 0, ids[KFEAT_CACHE_IDS], fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t len;
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	if (!owned_by_root(path, fd) || (len = read(fd, line, sizeof(line) - 1)) <= 0)
+		goto out;
+	line[len] = 0;
+	/* "bprof-kfeat VERSION BOOT_ID RELEASE HAS_BITS FEXIT_OK ID..." */
+	if (sscanf(line, "%31s %u %63s %255s %x %u %d %d %d %d%n", magic, &version, boot, release, &has,
+		   &fexit, &ids[0], &ids[1], &ids[2], &ids[3], &n) != 10 ||
+	    strcmp(magic, CACHE_MAGIC) || version != CACHE_VERSION || fexit > 1 ||
+	    has >> KFEAT_NR || line[n] != '\n' || line[n + 1] || !boot_identity(want, sizeof(want)))
+		goto out;
+	snprintf(line, sizeof(line), "%s %s", boot, release);
+	if (strcmp(line, want))
+		goto out; /* another boot's, or another kernel's */
+	for (int i = 0; i < KFEAT_CACHE_IDS; i++)
+		if (ids[i] < 0)
+			goto out;
+	for (int i = 0; i < KFEAT_NR; i++)
+		kf->has[i] = has >> i & 1;
+	memcpy(x->ids, ids, sizeof(ids));
+	x->fexit_ok = fexit;
+	ok = true;
+out:
+	close(fd);
+	return ok;
+}
+
+int kfeat_cache_write(const char *path, const struct kfeat *kf, const struct kfeat_extra *x)
+{
+	char id[sizeof(((struct utsname *)0)->release) + 80], tmp[4096], dir[4096];
+	const char *slash = strrchr(path, '/');
+	unsigned has = 0;
+	int fd, n, err = 0;
+
+	if (!boot_identity(id, sizeof(id)) || !slash || slash == path ||
+	    (size_t)(slash - path) >= sizeof(dir) || snprintf(tmp, sizeof(tmp), "%s.%d", path, getpid()) >= (int)sizeof(tmp))
+		return -EINVAL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	for (int i = 0; i < KFEAT_NR; i++)
+		has |= (unsigned)kf->has[i] << i;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	n = dprintf(fd, "%s %u %s %x %u %d %d %d %d\n", CACHE_MAGIC, CACHE_VERSION, id, has, x->fexit_ok,
+		    x->ids[0], x->ids[1], x->ids[2], x->ids[3]);
+	if (n < 0 || close(fd))
+		err = -EIO;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
 }
 
 int kfeat_first_missing(const struct kfeat *kf, const enum kfeat_id *ids, size_t n)

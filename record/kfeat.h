@@ -34,8 +34,42 @@ struct kfeat {
 };
 
 /* Probe every feature (a fraction of a millisecond each: a map or a
- * program of a few instructions).  Needs the privileges of a recording. */
+ * program of a few instructions).  Needs the privileges of a recording.
+ * The answers are the kernel's; kfeat_pretend() applies BPROF_KFEAT_OFF. */
 void kfeat_probe(struct kfeat *kf);
+
+/* BPROF_KFEAT_OFF=loop,noprealloc,...: those features taken as missing,
+ * so that the choices and messages of older kernels are tested on this
+ * one (tests/record/kfeat.sh). */
+void kfeat_pretend(struct kfeat *kf);
+
+/*
+ * This boot's answers, kept for the next starts: the probes and the
+ * loader's other questions (the BTF ids of optional hooks, whether fexit
+ * attaches) are ~2.5 ms of every start otherwise.  KFEAT_CACHE_PATH by
+ * default: /run is emptied at every boot, and the file names its boot
+ * (/proc/sys/kernel/random/boot_id) and kernel release besides.  Only
+ * root's answers are kept and read (other privileges may be given other
+ * answers), in a directory of root's that only root may write.
+ * BPROF_KFEAT_CACHE=PATH moves it, =none reads and writes nothing.
+ */
+#define KFEAT_CACHE_PATH "/run/bprof/kfeat"
+#define KFEAT_CACHE_IDS 4
+struct kfeat_extra {
+	int ids[KFEAT_CACHE_IDS]; /* the loader's BTF ids, 0: absent */
+	bool fexit_ok;            /* an fexit program attaches to ids[0] */
+};
+
+/* The cache's path for this process, or NULL: none (not root, or
+ * BPROF_KFEAT_CACHE=none). */
+const char *kfeat_cache_path(void);
+
+/* Read path's answers: true when they are this boot's and whole. */
+bool kfeat_cache_read(const char *path, struct kfeat *kf, struct kfeat_extra *x);
+
+/* Keep the answers at path (atomically: a temporary renamed); a failure
+ * only costs the next start its probes.  0 or -errno. */
+int kfeat_cache_write(const char *path, const struct kfeat *kf, const struct kfeat_extra *x);
 
 /* The feature as a user would search for it, e.g. "the BPF helper
  * bpf_loop (Linux 5.17)". */

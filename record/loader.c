@@ -177,6 +177,38 @@ static void vmlinux_btf_ids(int ids[FEAT_NR])
 	btf__free(btf);
 }
 
+/*
+ * What the loader asks the kernel before it loads anything: its features
+ * (kfeat_probe), the optional hooks' BTF ids, whether fexit attaches.
+ * This boot's answers are kept for the next starts (kfeat.h: ~2.5 ms of
+ * each); BPROF_KFEAT_OFF applies after, to the answers either way.
+ */
+static void probe_kernel(const struct env *env, struct kfeat *kf, int ids[FEAT_NR], bool *fexit_ok)
+{
+	const char *path = kfeat_cache_path();
+	struct kfeat_extra x = { 0 };
+	int err;
+
+	_Static_assert(FEAT_NR <= KFEAT_CACHE_IDS, "the cache keeps every feature's id");
+	if (path && kfeat_cache_read(path, kf, &x)) {
+		memcpy(ids, x.ids, FEAT_NR * sizeof(ids[0]));
+		*fexit_ok = x.fexit_ok;
+		if (env->verbose)
+			fprintf(stderr, "prof-record: the kernel's features: this boot's answers, from %s\n", path);
+	} else {
+		kfeat_probe(kf);
+		if (!kernel_btf_ids(ids))
+			vmlinux_btf_ids(ids);
+		*fexit_ok = ids[FEAT_MMAP] && !fexit_refused(ids[FEAT_MMAP]);
+		memcpy(x.ids, ids, FEAT_NR * sizeof(ids[0]));
+		x.fexit_ok = *fexit_ok;
+		if (path && (err = kfeat_cache_write(path, kf, &x)) && env->verbose)
+			fprintf(stderr, "prof-record: cannot keep the kernel's features in %s (%s)\n", path,
+				strerror(-err));
+	}
+	kfeat_pretend(kf);
+}
+
 static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	return 0;
@@ -775,7 +807,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	unsigned avail = OPT_PROG_GENS, tries[4];
 	size_t nr_tries = 0;
 	struct kfeat kf;
-	bool noprealloc, tail = false, offcpu_lean;
+	bool noprealloc, tail = false, offcpu_lean, fexit_ok;
 	int ids[FEAT_NR], *prog_fds = NULL, miss;
 	/* BPROF_LOAD=libbpf: the path of kernels before 5.17, for tests */
 	const char *how = getenv("BPROF_LOAD");
@@ -788,7 +820,9 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	}
 	char msg[256];
 
-	kfeat_probe(&kf);
+	if (!env->verbose)
+		libbpf_set_print(libbpf_print_none);
+	probe_kernel(env, &kf, ids, &fexit_ok);
 	ld->kf = kf;
 	noprealloc = kf.has[KFEAT_NOPREALLOC];
 	/* a loader program this kernel cannot run is not written down and
@@ -829,10 +863,6 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	 * (tests on the development kernel) */
 	if (*cfi && getenv("BPROF_TAILWALK") && !strcmp(getenv("BPROF_TAILWALK"), "1"))
 		tail = true;
-	if (!env->verbose)
-		libbpf_set_print(libbpf_print_none);
-	if (!kernel_btf_ids(ids))
-		vmlinux_btf_ids(ids);
 	/* Where the hooks' helpers are missing, or the tail walk samples
 	 * (it reads no change left for a sample to read), the lean hook
 	 * reads each change itself (profile.bpf.c, "the lean mm lock
@@ -845,7 +875,7 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	miss = kfeat_first_missing(&kf, gens_needs, sizeof(gens_needs) / sizeof(gens_needs[0]));
 	if (miss >= 0 || (tail && !(gh && !strcmp(gh, "syscalls"))))
 		avail |= OPT_PROG_GENS_LEAN;
-	if (ids[FEAT_MMAP] && !fexit_refused(ids[FEAT_MMAP]))
+	if (fexit_ok)
 		avail |= OPT_PROG_MMAP;
 	if (ids[FEAT_ITER_VMA])
 		avail |= OPT_PROG_VMAS;

@@ -125,4 +125,43 @@ check "5.10-like --off-cpu: records, with the tail-call sampler" \
 check "5.10-like --off-cpu: sleep_long's share of the naps' whole stacks 75 % +- 8 ($l, $s)" \
 	python3 -c "import sys; t = $l + $s; sys.exit(0 if t > 100 and abs(100 * $l / t - 75) <= 8 else 1)"
 
+# This boot's answers, kept (record/kfeat.h): written by the first start,
+# read by the next, and never taken from a file that is not this boot's,
+# not whole, or that another user could have written.  BPROF_KFEAT_OFF
+# applies to kept answers as to probed ones.
+kc=$T_DIR/kc/kfeat
+kcrec() { # NAME ARGS...: a recording of true with the cache at $kc
+	local name=$1; shift
+	BPROF_KFEAT_CACHE=$kc "$@" "$BPROF_RECORD" -v -o "$T_DIR/$name.bprof" --force -- true >/dev/null 2>"$T_DIR/$name.err" || true
+}
+from="the kernel's features: this boot's answers, from $kc"
+kcrec kc1
+check "kept answers: the first start probes and keeps them" \
+	bash -c "[ -s '$kc' ] && ! grep -qF \"$from\" '$T_DIR/kc1.err' && grep -q 'program do_perf_event_cfi:' '$T_DIR/kc1.err'"
+check "kept answers: in a directory only root may write" \
+	bash -c "[ \"\$(stat -c '%u %a' '$T_DIR/kc')\" = '0 700' ]"
+kcrec kc2
+check "kept answers: the next start reads them and loads what the first did" \
+	bash -c "grep -qF \"$from\" '$T_DIR/kc2.err' && grep -q 'program do_perf_event_cfi:' '$T_DIR/kc2.err'"
+kcrec kc3 env BPROF_KFEAT_OFF=loop
+check "kept answers: BPROF_KFEAT_OFF still applies (the tail-call sampler)" \
+	bash -c "grep -qF \"$from\" '$T_DIR/kc3.err' && grep -q 'program do_perf_event_lean:' '$T_DIR/kc3.err'"
+good=$(cat "$kc")
+for bad in "another boot|${good/ $(cat /proc/sys/kernel/random/boot_id) / 00000000-0000-0000-0000-000000000000 }" \
+	   "another version|${good/bprof-kfeat 1 /bprof-kfeat 999 }" \
+	   "cut short|${good% *}" \
+	   "garbage|$(head -c 200 /dev/urandom | tr -d '\0')" \
+	   "an unknown feature bit|$(echo "$good" | awk '{ $5 = "ffffffff"; print }')"; do
+	what=${bad%%|*}
+	[ "${bad#*|}" != "$good" ] || fail "kept answers: the test's $what is the good file"
+	printf '%s\n' "${bad#*|}" >"$kc"
+	kcrec kcbad
+	check "kept answers: $what is not taken, and the file is probed anew" \
+		bash -c "! grep -qF \"$from\" '$T_DIR/kcbad.err' && [ \"\$(cat '$kc')\" = '$good' ]"
+done
+chmod 666 "$kc"
+kcrec kcperm
+check "kept answers: a file others may write is not taken" \
+	bash -c "! grep -qF \"$from\" '$T_DIR/kcperm.err'"
+
 finish
