@@ -1545,6 +1545,36 @@ static __always_inline bool gen_change_of(const void *regs, const __u64 *area, s
  * own (not fork's child's, not exec's new one), in a process recorded;
  * *area: the address vm_unmapped_area chose in this hold of the lock
  * (handle_gen_area), taken; *have_area: it chose one. */
+/*
+ * One program serves vm_unmapped_area and mmap_lock_released (two
+ * programs would each be verified at every start: handle_gen_area's load
+ * was 1.4 ms of it), told apart by their first argument: an address
+ * vm_unmapped_area chose (user space: the top bit clear, on x86-64 and
+ * arm64 alike), or its error (-4095..-1), or else the mm whose lock was
+ * released (a kernel address, never in the last page).  Not "the mm is
+ * current's": a lock of another mm (exec's new one, another process's
+ * read through /proc) must not be taken for an address.
+ */
+static __always_inline bool gen_arg_is_mm(__u64 a)
+{
+	return (a >> 63) && a < (__u64)-4095;
+}
+
+/* vm_unmapped_area: the address chosen for a mapping of this thread's
+ * hold of its mm's write lock, for gen_lock_mine at the lock's release. */
+static __always_inline int gen_area_note(struct raw_tp_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), addr = ctx->args[0];
+	__u32 tid = id, tgid = id >> 32;
+
+	if (addr >= (__u64)-4095)
+		return 0; /* no room */
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	bpf_map_update_elem(&gen_area, &tid, &addr, BPF_ANY);
+	return 0;
+}
+
 static __always_inline bool gen_lock_mine(struct raw_tp_args *ctx, __u64 mm, __u64 *area,
 					  bool *have_area)
 {
@@ -1564,7 +1594,8 @@ static __always_inline bool gen_lock_mine(struct raw_tp_args *ctx, __u64 mm, __u
 	return !filter_pid || bpf_map_lookup_elem(&pids, &tgid);
 }
 
-/* The mmap_lock_released tracepoint (mm, write). */
+/* The mmap_lock_released tracepoint (mm, write), and vm_unmapped_area
+ * (gen_arg_is_mm). */
 SEC("raw_tp")
 int handle_gen_lock(struct raw_tp_args *ctx)
 {
@@ -1573,6 +1604,8 @@ int handle_gen_lock(struct raw_tp_args *ctx)
 	__u64 area = 0;
 	bool have_area;
 
+	if (!gen_arg_is_mm(ctx->args[0]))
+		return gen_area_note(ctx);
 	if (!gen_lock_mine(ctx, (__u64)BPF_CORE_READ(task, mm), &area, &have_area))
 		return 0;
 	if (gen_change_of((void *)bpf_task_pt_regs(task), have_area ? &area : NULL, &c))
@@ -1677,7 +1710,8 @@ static __always_inline int gen_lock_lean(struct raw_tp_args *ctx, struct task_st
 	bool have_area;
 	void *stack;
 
-	if (!gen_lock_mine(ctx, (__u64)mm, &area, &have_area))
+	/* current's mm: another's lock only takes the area noted */
+	if (!gen_lock_mine(ctx, (__u64)BPF_CORE_READ(task, mm), &area, &have_area))
 		return 0;
 	/* the saved user registers, where bpf_task_pt_regs (5.15) finds them */
 	stack = BPF_CORE_READ(task, stack);
@@ -1708,33 +1742,22 @@ static __always_inline int gen_lock_lean(struct raw_tp_args *ctx, struct task_st
 	return 0;
 }
 
-/* The vm_unmapped_area tracepoint: the address just chosen; with
- * gens_lean, mmap_lock_released too (its first argument is the mm, never
- * an address vm_unmapped_area returns). */
+/* The lean hooks (gens_lean: kernels without bpf_loop, the tail walk):
+ * mmap_lock_released and vm_unmapped_area (gen_arg_is_mm), or
+ * raw_syscalls' sys_exit.  Loaded only there: the lean code is most of
+ * the object's instructions, which cost a load even where none runs. */
 SEC("raw_tp")
 int handle_gen_area(struct raw_tp_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), addr = ctx->args[0];
-	__u32 tid = id, tgid = id >> 32;
-
 	if (gens_lean == GENS_LEAN_SYSCALLS) {
 		/* attached to raw_syscalls' sys_exit instead */
 		struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 
 		return map_exec(BPF_CORE_READ(regs, orig_ax), (long)ctx->args[1], true);
 	}
-	if (gens_lean == GENS_LEAN_LOCK) {
-		struct task_struct *task = (void *)bpf_get_current_task();
-
-		if (addr == (__u64)BPF_CORE_READ(task, mm))
-			return gen_lock_lean(ctx, task);
-	}
-	if (addr >= (__u64)-4095)
-		return 0; /* no room */
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
-		return 0;
-	bpf_map_update_elem(&gen_area, &tid, &addr, BPF_ANY);
-	return 0;
+	if (gens_lean == GENS_LEAN_LOCK && gen_arg_is_mm(ctx->args[0]))
+		return gen_lock_lean(ctx, (void *)bpf_get_current_task());
+	return gen_area_note(ctx);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -460,7 +460,9 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 	obj->rodata->gens_lean = !gens_lean ? 0 : lock_tp_used ? GENS_LEAN_LOCK : GENS_LEAN_SYSCALLS;
 	bpf_program__set_autoload(obj->progs.handle_map_exec_raw, (optional & OPT_PROG_GENS) && !lock_hook && !gens_lean);
 	bpf_program__set_autoload(obj->progs.handle_gen_lock, lock_hook);
-	bpf_program__set_autoload(obj->progs.handle_gen_area, lock_hook || gens_lean);
+	/* handle_gen_lock takes vm_unmapped_area too (profile.bpf.c,
+	 * gen_arg_is_mm); handle_gen_area is the lean hooks' */
+	bpf_program__set_autoload(obj->progs.handle_gen_area, gens_lean);
 	bpf_program__set_autoload(obj->progs.handle_gen_start, lock_hook);
 	/* the command's live descendants: a process set like the others */
 	bpf_map__set_max_entries(obj->maps.pids, env->command ? (noprealloc ? procs : 65536) :
@@ -1195,13 +1197,14 @@ int loader_attach(struct loader *ld, const struct env *env)
 	 * that tracepoint (profile.bpf.c: it costs nothing to the system
 	 * calls that do not map), else at every system call's exit. */
 	if (obj->rodata->gens_lean == GENS_LEAN_LOCK || bpf_program__autoload(obj->progs.handle_gen_lock)) {
-		/* the lean hook: handle_gen_area on both (profile.bpf.c) */
+		/* one program on both, handle_gen_lock, or the lean hook
+		 * handle_gen_area (profile.bpf.c, gen_arg_is_mm) */
 		bool lean = obj->rodata->gens_lean;
+		struct bpf_program *both = lean ? obj->progs.handle_gen_area : obj->progs.handle_gen_lock;
 
-		ld->gens = attach_tracing(ld, obj->progs.handle_gen_area, "vm_unmapped_area") == 0 &&
+		ld->gens = attach_tracing(ld, both, "vm_unmapped_area") == 0 &&
 			   (lean || attach_tracing(ld, obj->progs.handle_gen_start, "mmap_lock_start_locking") == 0) &&
-			   attach_tracing(ld, lean ? obj->progs.handle_gen_area : obj->progs.handle_gen_lock,
-					  "mmap_lock_released") == 0;
+			   attach_tracing(ld, both, "mmap_lock_released") == 0;
 		ld->gens_lock = ld->gens;
 		if (ld->gens && env->verbose)
 			fprintf(stderr, "prof-record: mapping generations: at the mm lock (mmap_lock_released)%s\n",

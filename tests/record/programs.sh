@@ -29,7 +29,7 @@ offcpu=(handle_offcpu_switch handle_offcpu_resume handle_offcpu_exit handle_offc
 
 # The base every recording loads on this kernel (6.18: the mm lock's
 # generation hook, the exit/exec iterator)
-base="handle_exec handle_fork handle_gen_area handle_gen_lock handle_gen_start handle_vmas "
+base="handle_exec handle_fork handle_gen_lock handle_gen_start handle_vmas "
 
 p=$(loaded)
 echo "plain: $p ($(verified) instructions verified)"
