@@ -1450,15 +1450,24 @@ struct trace_event_raw_mmap_lock___memcg {
 	__u32 __data_loc_memcg_path;
 } __attribute__((preserve_access_index));
 
-static __always_inline bool mmap_lock_write(struct raw_tp_args *ctx)
+/* shared: the program is attached to vm_unmapped_area too, which has two
+ * arguments: a raw tracepoint program that loads a third word of its
+ * context is refused there (EINVAL: its context is larger than the
+ * tracepoint's), so the older layout's third argument is read as memory,
+ * which the verifier does not count as context. */
+static __always_inline bool mmap_lock_write(struct raw_tp_args *ctx, bool shared)
 {
-	__u64 w;
+	__u64 w = 0;
 
 	/* two loads at constant offsets: clang would otherwise load through
 	 * ctx + an offset it computes, which the verifier refuses */
 	if (bpf_core_field_exists(((struct trace_event_raw_mmap_lock___memcg *)0)->__data_loc_memcg_path)) {
-		w = ctx->args[2];
-		barrier_var(w);
+		if (shared) {
+			bpf_probe_read_kernel(&w, sizeof(w), (void *)ctx + 2 * sizeof(__u64));
+		} else {
+			w = ctx->args[2];
+			barrier_var(w);
+		}
 	} else {
 		w = ctx->args[1];
 		barrier_var(w);
@@ -1477,7 +1486,7 @@ int handle_gen_start(struct raw_tp_args *ctx)
 	 * releases the outer lookup's lock: one release for two locks, and
 	 * the process's next writer (its exit) waits forever.  A write lock
 	 * is taken only in task context, where nothing is nested. */
-	if (!mmap_lock_write(ctx))
+	if (!mmap_lock_write(ctx, false))
 		return 0;
 	if ((__u64)BPF_CORE_READ(task, mm) != ctx->args[0])
 		return 0;
@@ -1581,7 +1590,7 @@ static __always_inline bool gen_lock_mine(struct raw_tp_args *ctx, __u64 mm, __u
 	__u64 id = bpf_get_current_pid_tgid(), *a;
 	__u32 tid = id, tgid = id >> 32;
 
-	if (!mmap_lock_write(ctx))
+	if (!mmap_lock_write(ctx, true))
 		return false; /* a read lock */
 	a = bpf_map_lookup_elem(&gen_area, &tid);
 	*have_area = a;
