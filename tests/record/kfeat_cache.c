@@ -93,7 +93,7 @@ Test(kfeat_cache, missing_file)
 
 Test(kfeat_cache, another_boot_or_kernel)
 {
-	char line[512], bad[600], *boot, *rel;
+	char line[512], bad[1100], *boot, *rel;
 
 	boot_line(line, sizeof(line));
 	/* "bprof-kfeat 1 BOOT RELEASE ..." */
@@ -109,7 +109,7 @@ Test(kfeat_cache, another_boot_or_kernel)
 
 Test(kfeat_cache, malformed)
 {
-	char line[512], bad[600];
+	char line[512], bad[1100];
 	size_t n;
 
 	boot_line(line, sizeof(line));
@@ -144,7 +144,7 @@ Test(kfeat_cache, fields_out_of_range)
 {
 	struct kfeat_extra neg = extra;
 	struct kfeat all = { 0 };
-	char line[512], bad[600], *p;
+	char line[512], bad[1100], *p;
 	int field = 0;
 
 	neg.ids[1] = -5;
