@@ -175,8 +175,18 @@ for arg in "$@"; do
 		boot || ok=0
 	fi
 	if [ $ok = 0 ]; then
-		echo "FAIL: [$K] the guest did not finish (console: $OUT/console.log)" >&2
-		tail -n 20 "$OUT/console.log" >&2 || true
+		# the console outlives the run's temporary folder: a hang seen
+		# once (a soft lockup on 6.1) was lost with it
+		con=$OUT/console.log
+		if [ -z "$KEEP" ] && [ -f "$con" ]; then
+			con=/var/tmp/bprof-kernels-$K-$(date -u +%Y%m%dT%H%M%S).console.log
+			cp "$OUT/console.log" "$con" || con=$OUT/console.log
+		fi
+		echo "FAIL: [$K] the guest did not finish (console: $con)" >&2
+		# the kernel's own report first (a lockup's trace is far above
+		# the end of the log), then the end
+		grep -m1 -A40 -E 'BUG:|soft lockup|Oops|Kernel panic|hung_task|blocked for more than' "$con" >&2 || true
+		tail -n 20 "$con" >&2 || true
 		FAILS=$((FAILS + 1))
 		continue
 	fi
