@@ -143,21 +143,30 @@ const char *kfeat_cache_path(void)
 	return env && *env ? env : KFEAT_CACHE_PATH;
 }
 
+/* The directory holding path into dir (not "/": the file lives in a
+ * directory of its own). */
+static bool parent_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || slash == path || (size_t)(slash - path) >= size)
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	return true;
+}
+
 /* Whether the directory holding path is root's and only root may write
  * it, as the file itself: another user's answers are not taken. */
 static bool owned_by_root(const char *path, int fd)
 {
 	char dir[4096];
-	const char *slash = strrchr(path, '/');
 	struct stat st;
 
 	if (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & 022) || !S_ISREG(st.st_mode))
 		return false;
-	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
-		return false;
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = 0;
-	return !stat(dir, &st) && st.st_uid == 0 && !(st.st_mode & 022) && S_ISDIR(st.st_mode);
+	return parent_of(path, dir, sizeof(dir)) && !stat(dir, &st) && st.st_uid == 0 &&
+	       !(st.st_mode & 022) && S_ISDIR(st.st_mode);
 }
 
 bool kfeat_cache_read(const char *path, struct kfeat *kf, struct kfeat_extra *x)
@@ -198,15 +207,12 @@ out:
 int kfeat_cache_write(const char *path, const struct kfeat *kf, const struct kfeat_extra *x)
 {
 	char id[sizeof(((struct utsname *)0)->release) + 80], tmp[4096], dir[4096];
-	const char *slash = strrchr(path, '/');
 	unsigned has = 0;
 	int fd, n, err = 0;
 
-	if (!boot_identity(id, sizeof(id)) || !slash || slash == path ||
-	    (size_t)(slash - path) >= sizeof(dir) || snprintf(tmp, sizeof(tmp), "%s.%d", path, getpid()) >= (int)sizeof(tmp))
+	if (!boot_identity(id, sizeof(id)) || !parent_of(path, dir, sizeof(dir)) ||
+	    snprintf(tmp, sizeof(tmp), "%s.%d", path, getpid()) >= (int)sizeof(tmp))
 		return -EINVAL;
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = 0;
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
 	for (int i = 0; i < KFEAT_NR; i++)
