@@ -293,19 +293,21 @@ static long walk_frame(__u32 i, void *data)
 	return unwind_walk_frame_as(s, w->proc, s->v8.w[0], s->v8.w[1]);
 }
 
-/* same_stack()'s comparison, SAME_STACK_STEP addresses a step: a call
- * of the callback costs more than comparing a word (a 45-frame stack took
- * 0.3 us more a sample one word a step). */
+/* stack_scan()'s loop, SAME_STACK_STEP words a step: a call of the
+ * callback costs more than a word's work (a 45-frame stack took 0.3 us
+ * more a sample one word a step).  b set: compare a with b; b NULL: hash
+ * a (FNV-1a over its words). */
 #define SAME_STACK_STEP 4
-struct same_stack_loop {
+struct stack_scan_loop {
 	const struct profile_ustack *a, *b;
+	__u64 h;
 	__u32 nr;
 	int same;
 };
 
-static long same_stack_step(__u32 i, void *data)
+static long stack_scan_step(__u32 i, void *data)
 {
-	struct same_stack_loop *x = data;
+	struct stack_scan_loop *x = data;
 
 	for (__u32 j = 0; j < SAME_STACK_STEP; j++) {
 		__u64 k = (__u64)i * SAME_STACK_STEP + j;
@@ -315,7 +317,9 @@ static long same_stack_step(__u32 i, void *data)
 		barrier_var(k);
 		if (k >= x->nr || k >= PROFILE_MAX_USTACK_DEPTH)
 			return 1;
-		if (x->a->ips[k] != x->b->ips[k]) {
+		if (!x->b) {
+			x->h = (x->h ^ x->a->ips[k]) * 0x100000001b3ULL;
+		} else if (x->a->ips[k] != x->b->ips[k]) {
 			x->same = 0;
 			return 1;
 		}
@@ -324,25 +328,31 @@ static long same_stack_step(__u32 i, void *data)
 }
 
 /*
- * Whether two stacks are the same (their flags aside).  A global function,
- * verified once per program and not at each of its eight inlined call
- * sites, and its loop a bpf_loop callback: as a loop of 247 steps the
- * verifier walked it step by step, 2,731 instructions in every program
- * that stores a stack (four with --wall), a sixth of the sampler's.  Its
- * arguments may be NULL as far as the verifier knows.  Only programs of
- * kernels with bpf_loop have it (tailwalk and the lean off-CPU programs
- * compare with same_stack_inline()).
+ * Two stacks' comparison, and one stack's hash: with b, whether a and b
+ * are the same (their flags aside); without, the FNV-1a hash of a's
+ * addresses (not yet mixed: stack_hash_mix()).  A global function,
+ * verified once per program and not at each of its inlined call sites,
+ * and its loop a bpf_loop callback: as a loop of 127 steps the verifier
+ * walked it step by step (2,731 instructions for the comparison in every
+ * program that stores a stack, ~2,000 for the hash of an own stack).
+ * One function for both: the object's functions are counted
+ * (record/DESIGN.md, "The object's size limit").  Its arguments may be
+ * NULL as far as the verifier knows.  Only programs of kernels with
+ * bpf_loop have it (tailwalk and the lean off-CPU programs compare with
+ * same_stack_inline()).
  */
-__attribute__((noinline)) int same_stack(const struct profile_ustack *a,
-					 const struct profile_ustack *b)
+__attribute__((noinline)) __u64 stack_scan(const struct profile_ustack *a,
+					   const struct profile_ustack *b)
 {
-	struct same_stack_loop x = { .a = a, .b = b, .same = 1 };
+	struct stack_scan_loop x = { .a = a, .b = b, .h = 0xcbf29ce484222325ULL, .same = 1 };
 
-	if (!a || !b || a->nr != b->nr || a->nr > PROFILE_MAX_USTACK_DEPTH)
+	if (!a || a->nr > PROFILE_MAX_USTACK_DEPTH)
+		return 0;
+	if (b && a->nr != b->nr)
 		return 0;
 	x.nr = a->nr;
-	bpf_loop((x.nr + SAME_STACK_STEP - 1) / SAME_STACK_STEP, same_stack_step, &x, 0);
-	return x.same;
+	bpf_loop((x.nr + SAME_STACK_STEP - 1) / SAME_STACK_STEP, stack_scan_step, &x, 0);
+	return b ? x.same : x.h;
 }
 
 /*
@@ -358,8 +368,7 @@ __attribute__((noinline)) long get_own_stack(struct bpf_perf_event_data *ctx, __
 {
 	struct profile_ustack *st;
 	struct unwind_scratch *s;
-	__u32 zero = 0, ids[2];
-	__u64 h = 0xcbf29ce484222325ULL;
+	__u32 zero = 0;
 	long n;
 
 	s = bpf_map_lookup_elem(&unwind_scratch_map, &zero);
@@ -371,15 +380,7 @@ __attribute__((noinline)) long get_own_stack(struct bpf_perf_event_data *ctx, __
 		return n ? n : -EFAULT;
 	st->nr = (__u32)n / sizeof(st->ips[0]);
 	st->flags = 0;
-	for (int i = 0; i < PROFILE_MAX_USTACK_DEPTH; i++) {
-		if (i >= (int)st->nr)
-			break;
-		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
-	}
-	h = stack_hash_mix(h);
-	ids[0] = (__u32)h & PROFILE_OWN_STACK_MASK;
-	ids[1] = (__u32)(h >> 32) & PROFILE_OWN_STACK_MASK;
-	return gen ? store_stack_at(&ustacks_b, st, ids, false) : store_stack_at(&ustacks, st, ids, false);
+	return store_own_stack(st, gen);
 }
 
 static __always_inline long get_stack(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
@@ -491,6 +492,30 @@ struct gen_read_ctx {
 };
 static long gen_read_vma(struct task_struct *task, struct vm_area_struct *vma, void *data);
 
+/*
+ * Read one change's mapping (c), under the mm's read lock: bpf_find_vma
+ * on current's mm with gen_read_vma; its error (-ENOENT: unmapped since,
+ * -EBUSY: the mm was locked).  A global function, verified once: called
+ * from gens_read_one (a bpf_loop callback the verifier checks until its
+ * states converge) and for each maybe slot, the callback was checked 16
+ * times in each program that reads generations, 2,646 instructions of
+ * the sampler's and 2,646 of handle_gen_start's 3,315.  bpf_find_vma
+ * wants its callback's data on the BPF stack: a copy of c.
+ */
+__attribute__((noinline)) long gen_read_at(struct gen_read_ctx *c)
+{
+	struct gen_read_ctx l;
+	long err;
+
+	if (!c)
+		return -ENOENT;
+	l = *c;
+	l.read = false;
+	err = bpf_find_vma(bpf_get_current_task_btf(), l.addr, gen_read_vma, &l, 0);
+	c->read = l.read;
+	return err;
+}
+
 /* map_pend: (tgid, gen) -> the range of a change the mm lock hook began
  * that generation with, until a sample reads it.  LRU: an entry of a
  * process that exited unread goes in time (a gap, of a gone process). */
@@ -513,7 +538,6 @@ struct {
 struct gens_read_loop {
 	struct gen_read_ctx c;
 	struct profile_map_gen *g;
-	struct task_struct *task;
 	__u32 gen, read;
 	bool busy; /* a lookup found the mm locked */
 };
@@ -538,8 +562,7 @@ static long gens_read_one(__u32 k, void *data)
 	if (p && !(p->flags & PROFILE_PEND_DEAD) && p->exec_id == l->c.exec_id) {
 		l->c.gen = pk.gen;
 		l->c.addr = p->start;
-		l->c.read = false;
-		err = bpf_find_vma(l->task, l->c.addr, gen_read_vma, &l->c, 0);
+		err = gen_read_at(&l->c);
 		if (err && err != -ENOENT) {
 			l->busy = true; /* the next sample tries again */
 			return 1;
@@ -563,7 +586,6 @@ static __always_inline void gens_read(__u32 tgid, __u32 exec_id)
 	if (!g || g->exec_id != exec_id || (g->read == g->gen && !g->nr_maybe))
 		return;
 	l.g = g;
-	l.task = bpf_get_current_task_btf();
 	l.gen = g->gen;
 	l.read = g->read;
 	if (l.gen - l.read > PROFILE_GEN_WINDOW)
@@ -577,7 +599,7 @@ static __always_inline void gens_read(__u32 tgid, __u32 exec_id)
 		l.c.gen = 0;
 		l.c.slot = slot;
 		l.c.addr = g->maybe[slot].start;
-		err = bpf_find_vma(l.task, l.c.addr, gen_read_vma, &l.c, 0);
+		err = gen_read_at(&l.c);
 		if (err == -ENOENT && g->maybe[slot].start == l.c.addr)
 			g->maybe[slot].flags |= PROFILE_PEND_DONE;
 	}

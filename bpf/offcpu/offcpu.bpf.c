@@ -60,41 +60,13 @@ static __always_inline struct profile_ustack *offcpu_stack_buf(void)
 	return s ? &s->stack : NULL;
 }
 
-/* offcpu_store()'s hash, one address a step. */
-struct offcpu_hash {
-	const struct profile_ustack *st;
-	__u64 h;
-};
-
-static long offcpu_hash_step(__u32 i, void *data)
-{
-	struct offcpu_hash *x = data;
-	__u64 k = i;
-
-	/* a 64-bit bound on the index, whatever width clang compares in */
-	barrier_var(k);
-	if (k >= PROFILE_MAX_USTACK_DEPTH || k >= x->st->nr)
-		return 1;
-	x->h = (x->h ^ x->st->ips[k]) * 0x100000001b3ULL;
-	return 0;
-}
-
-/* Store a stack already in st (own ids, below PROFILE_CFI_STACK_BASE, as
- * get_own_stack does); the id or < 0.  The hash is a bpf_loop callback:
- * as a loop of 247 steps, inline in each program that stores a stack, it
- * was 30,000 of --wall's verified instructions (handle_offcpu_switch
- * 35,253 -> 11,292 with a 4-step loop). */
+/* Store a stack already in st, as get_own_stack does (own ids, below
+ * PROFILE_CFI_STACK_BASE); the id or < 0.  Its hash is stack_scan()'s
+ * bpf_loop: as a loop of 247 steps, inline in each program that stores a
+ * stack, it was 30,000 of --wall's verified instructions. */
 static __always_inline long offcpu_store(struct profile_ustack *st, __u32 gen)
 {
-	struct offcpu_hash x = { .st = st, .h = 0xcbf29ce484222325ULL };
-	__u64 h;
-	__u32 ids[2];
-
-	bpf_loop(PROFILE_MAX_USTACK_DEPTH, offcpu_hash_step, &x, 0);
-	h = stack_hash_mix(x.h);
-	ids[0] = (__u32)h & PROFILE_OWN_STACK_MASK;
-	ids[1] = (__u32)(h >> 32) & PROFILE_OWN_STACK_MASK;
-	return gen ? store_stack_at(&ustacks_b, st, ids, false) : store_stack_at(&ustacks, st, ids, false);
+	return store_own_stack(st, gen);
 }
 
 SEC("tp_btf/sched_switch")

@@ -36,7 +36,7 @@ echo "plain: $p ($(verified) instructions verified)"
 check "a plain recording loads the unwinder's sampler and the base, nothing else" \
 	test "$p" = "$(echo "do_perf_event_cfi $base" | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')"
 v=$(verified)
-check "a plain recording verifies under 21,000 instructions ($v)" test "$v" -lt 21000
+check "a plain recording verifies under 14,500 instructions ($v)" test "$v" -lt 14500
 
 # The runtimes' walks (Python, V8, HotSpot) are in the sampler's code:
 # verified only for a recording that may meet them (record/runtimes.h)
@@ -67,13 +67,13 @@ echo "--unwind=fp: $p ($(verified) instructions verified)"
 check "--unwind=fp loads the frame-pointer sampler, not the unwinder's" \
 	bash -c "$(declare -f has_all has_none); has_all '$p' do_perf_event && has_none '$p' do_perf_event_cfi"
 v=$(verified)
-check "--unwind=fp verifies under 14,500 instructions ($v)" test "$v" -lt 14500
+check "--unwind=fp verifies under 7,500 instructions ($v)" test "$v" -lt 7500
 
 p=$(loaded --wall)
 echo "--wall: $p ($(verified) instructions verified)"
 check "--wall loads the scheduler's programs" has_all "$p" "${offcpu[@]}"
 v=$(verified)
-check "--wall verifies under 50,000 instructions ($v)" test "$v" -lt 50000
+check "--wall verifies under 43,000 instructions ($v)" test "$v" -lt 43000
 
 p=$(loaded --off-cpu)
 check "--off-cpu loads the scheduler's programs" has_all "$p" "${offcpu[@]}"
