@@ -44,6 +44,7 @@ grep -q "frames of runtimes walked: none (the command's program true)" "$T_DIR/p
 check "a recording of true walks no runtime's frames (-v says so)" test $? -eq 0
 loaded --runtimes >/dev/null
 vr=$(verified)
+vrs=$(awk '/^prof-record: program do_perf_event_cfi: .*instructions verified/ { print $(NF - 2) }' "$T_DIR/p.err")
 check "--runtimes walks all three, and they cost the verifier more ($vr > $v)" \
 	bash -c "grep -q 'frames of runtimes walked: Python V8 HotSpot (--runtimes)' '$T_DIR/p.err' && test $vr -gt $v"
 "$BPROF_RECORD" -v -F 99 -o "$T_DIR/p.bprof" --force -- sh -c true 2>"$T_DIR/p.err" >/dev/null
@@ -58,6 +59,27 @@ check "... and its start verifies no more than a plain recording's ($vs, plain $
 vs=$(verified)
 check "a whole-system recording walks the runtimes when first met, and starts as a plain one ($vs, plain $v)" \
 	bash -c "grep -q 'frames of runtimes walked when first met: Python V8 HotSpot (every process of the system)' '$T_DIR/p.err' && [ $vs -le $((v + 200)) ]"
+# ... and of the runtimes only those met: a command that runs Python, then
+# Node.js, loads the Python walk, then the sampler with both in its place
+if command -v node >/dev/null; then
+	"$BPROF_RECORD" -v -F 199 -o "$T_DIR/rt.bprof" --force -- sh -c "python3 -c '
+import time
+t = time.time()
+while time.time() - t < 0.7: pass'; node -e 'let t = Date.now(); while (Date.now() - t < 700) {}'" \
+		2>"$T_DIR/rt.err" >/dev/null
+	grep "a runtime met" "$T_DIR/rt.err" || true
+	vpy=$(sed -n 's/^prof-record: a runtime met: its walks loaded (Python) .*: \([0-9]*\) instructions verified)$/\1/p' "$T_DIR/rt.err")
+	check "a Python command: the Python walk alone loaded when met, the sampler less than with all three (${vpy:-none} < $vrs)" \
+		bash -c "[ -n '$vpy' ] && [ -n '$vrs' ] && [ '$vpy' -lt '$vrs' ]"
+	check "... then Node.js: the sampler with both loaded in its place" \
+		grep -q "a runtime met: its walks loaded (Python V8) " "$T_DIR/rt.err"
+	check "... no HotSpot walk loaded (none met)" sh -c "! grep -q 'walks loaded (.*HotSpot' '$T_DIR/rt.err'"
+	"$BPROF_REPORT" -q -f "$T_DIR/rt.bprof" > "$T_DIR/rt.folded"
+	check "... and both runtimes' frames are named: Python's and JavaScript's" \
+		bash -c "grep -q '^python3;.*<module> (<string>:[0-9]*)' '$T_DIR/rt.folded' && grep -q '^node;.*(\[eval\]:1)' '$T_DIR/rt.folded'"
+else
+	check "node is installed (tools/install-deps.sh)" false
+fi
 check "--runtimes with --no-jvm: verified less than all three" \
 	bash -c "'$BPROF_RECORD' -v -F 99 -o '$T_DIR/p.bprof' --force --runtimes --no-jvm -- true 2>&1 >/dev/null |
 		awk '/^prof-record: program .*instructions verified/ { s += \$(NF - 2) } END { exit !(s < $vr) }'"
