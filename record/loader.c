@@ -1001,6 +1001,16 @@ static int load_runtimes(struct loader *ld, unsigned rt)
 
 	if (!o)
 		return -errno;
+	/* tests: BPROF_TEST_RT_FAIL=v8 (or python, jvm) fails the load of
+	 * a sampler with that runtime's walk, as a refusing kernel would
+	 * (tests/record/programs.sh) */
+	const char *tf = getenv("BPROF_TEST_RT_FAIL");
+
+	if (tf && ((!strcmp(tf, "python") && (rt & RUNTIME_PYTHON)) || (!strcmp(tf, "v8") && (rt & RUNTIME_V8)) ||
+		   (!strcmp(tf, "jvm") && (rt & RUNTIME_JVM)))) {
+		profile_bpf__destroy(o);
+		return -EINVAL;
+	}
 	memcpy(o->rodata, ld->skel->rodata, sizeof(*o->rodata));
 	o->rodata->rt_lazy = false;
 	o->rodata->python_enabled = rt & RUNTIME_PYTHON;
@@ -1044,10 +1054,20 @@ static int load_runtimes(struct loader *ld, unsigned rt)
 	return 0;
 }
 
+/* The runtimes of mask, named ("Python V8"; jvm: HotSpot's name here). */
+static const char *runtime_names(unsigned mask, const char *jvm, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s%s%s", mask & RUNTIME_PYTHON ? "Python" : "",
+		 (mask & RUNTIME_PYTHON) && (mask & ~RUNTIME_PYTHON) ? " " : "", mask & RUNTIME_V8 ? "V8" : "",
+		 (mask & RUNTIME_V8) && (mask & RUNTIME_JVM) ? " " : "", mask & RUNTIME_JVM ? jvm : "");
+	return buf;
+}
+
 /* Whether any process of a runtime of mask was registered for the walks:
  * the walks of the runtimes met so far are loaded, once each. */
 void loader_runtimes_tick(struct loader *ld, unsigned met)
 {
+	char names[32];
 	unsigned want;
 	int err;
 
@@ -1066,9 +1086,8 @@ void loader_runtimes_tick(struct loader *ld, unsigned met)
 		unsigned lost = want & ~ld->rt_loaded;
 
 		ld->rt_failed |= lost;
-		fprintf(stderr, "prof-record: warning: cannot load the walk of %s%s%s frames (%s; -v says why): they are not recorded\n",
-			lost & RUNTIME_PYTHON ? "Python " : "", lost & RUNTIME_V8 ? "V8 " : "",
-			lost & RUNTIME_JVM ? "Java" : "", strerror(-err));
+		fprintf(stderr, "prof-record: warning: cannot load the walk of %s frames (%s; -v says why): they are not recorded\n",
+			runtime_names(lost, "Java", names, sizeof(names)), strerror(-err));
 		return;
 	}
 	if (ld->verbose) {
@@ -1076,11 +1095,8 @@ void loader_runtimes_tick(struct loader *ld, unsigned met)
 		__u32 len = sizeof(info);
 
 		bpf_obj_get_info_by_fd(ld->rt_fd, &info, &len);
-		fprintf(stderr, "prof-record: a runtime met: its walks loaded (%s%s%s) %.1f ms after the start (program do_perf_event_cfi with them: %u instructions verified)\n",
-			want & RUNTIME_PYTHON ? "Python" : "",
-			want & RUNTIME_V8 ? (want & RUNTIME_PYTHON ? " V8" : "V8") : "",
-			want & RUNTIME_JVM ? (want & (RUNTIME_PYTHON | RUNTIME_V8) ? " HotSpot" : "HotSpot") : "",
-			ld->rt_ms, info.verified_insns);
+		fprintf(stderr, "prof-record: a runtime met: its walks loaded (%s) %.1f ms after the start (program do_perf_event_cfi with them: %u instructions verified)\n",
+			runtime_names(want, "HotSpot", names, sizeof(names)), ld->rt_ms, info.verified_insns);
 	}
 }
 

@@ -77,6 +77,22 @@ while time.time() - t < 0.7: pass'; node -e 'let t = Date.now(); while (Date.now
 	"$BPROF_REPORT" -q -f "$T_DIR/rt.bprof" > "$T_DIR/rt.folded"
 	check "... and both runtimes' frames are named: Python's and JavaScript's" \
 		bash -c "grep -q '^python3;.*<module> (<string>:[0-9]*)' '$T_DIR/rt.folded' && grep -q '^node;.*(\[eval\]:1)' '$T_DIR/rt.folded'"
+	# a later load that fails leaves the earlier walks in place, and says
+	# which runtime is not walked (BPROF_TEST_RT_FAIL: as a kernel that
+	# refuses the program would)
+	BPROF_TEST_RT_FAIL=v8 "$BPROF_RECORD" -F 199 -o "$T_DIR/rtf.bprof" --force -- sh -c "python3 -c '
+import time
+t = time.time()
+while time.time() - t < 0.7: pass'; node -e 'let t = Date.now(); while (Date.now() - t < 700) {}'" \
+		2>"$T_DIR/rtf.err" >/dev/null
+	check "a failed load of the V8 walk is said, naming V8 only" \
+		bash -c "grep -q 'cannot load the walk of V8 frames' '$T_DIR/rtf.err' && ! grep -q 'walk of Python' '$T_DIR/rtf.err'"
+	"$BPROF_REPORT" -q -f "$T_DIR/rtf.bprof" > "$T_DIR/rtf.folded"
+	"$BPROF_REPORT" -q --info "$T_DIR/rtf.bprof" > "$T_DIR/rtf.info"
+	check "... Python's frames still named, JavaScript's not" \
+		bash -c "grep -q '^python3;.*<module> (<string>:[0-9]*)' '$T_DIR/rtf.folded' && ! grep -q '(\[eval\]:1)' '$T_DIR/rtf.folded'"
+	check "... and --info says V8 frames were not recorded, Python's were" \
+		bash -c "grep -q 'not recorded: *V8 JavaScript frames' '$T_DIR/rtf.info' && ! grep -q 'not recorded: *Python' '$T_DIR/rtf.info'"
 else
 	check "node is installed (tools/install-deps.sh)" false
 fi
