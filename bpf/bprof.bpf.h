@@ -525,8 +525,6 @@ static __always_inline void unwind_add(__u32 idx, __u32 n)
 /* Whether two stacks are the same (b set), or a's hash (profile.bpf.c). */
 __u64 stack_scan(const struct profile_ustack *a, const struct profile_ustack *b);
 #define same_stack(a, b) (stack_scan((a), (b)) != 0)
-/* Store an own stack, hashed over its addresses (profile.bpf.c). */
-long store_own_stack(struct profile_ustack *st, __u32 gen);
 
 /* ---- small helpers every tracer uses ---- */
 
@@ -833,6 +831,20 @@ static __always_inline long store_stack_at(void *ustacks_map, struct profile_ust
 	return -EEXIST;
 }
 
+
+/* Store an own stack (the kernel's walk, or the off-CPU programs' copy)
+ * under one of its two ids below PROFILE_CFI_STACK_BASE (SPEC 6.3),
+ * hashed over every address; the id, or < 0 on loss. */
+static __always_inline long store_own_stack(struct profile_ustack *st, __u32 gen)
+{
+	__u64 h = stack_hash_mix(stack_scan(st, NULL));
+	__u32 ids[2] = {
+		(__u32)h & PROFILE_OWN_STACK_MASK,
+		(__u32)(h >> 32) & PROFILE_OWN_STACK_MASK,
+	};
+
+	return gen ? store_stack_at(&ustacks_b, st, ids, false) : store_stack_at(&ustacks, st, ids, false);
+}
 
 /* Store the walked stack under an id no other stack has in ustacks_map
  * (one of the two sets); < 0 on loss. */

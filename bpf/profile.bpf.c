@@ -356,35 +356,15 @@ __attribute__((noinline)) __u64 stack_scan(const struct profile_ustack *a,
 }
 
 /*
- * Store an own stack (the kernel's walk, or the off-CPU programs' copy)
- * under one of its two ids below PROFILE_CFI_STACK_BASE: ids there are
- * the kernel's walks, whatever map held them (SPEC 6.3).  Hashed over
- * every address and compared in full before an id is reused, as walked
- * stacks are; the id, or < 0 on loss.  A global function, verified once
- * per program: the two candidate ids' lookups, inserts and comparisons
- * were ~1,500 instructions of each caller's paths (the off-CPU switch
- * program's, the sampler's three calls of get_own_stack).
- */
-__attribute__((noinline)) long store_own_stack(struct profile_ustack *st, __u32 gen)
-{
-	__u64 h;
-	__u32 ids[2];
-
-	if (!st)
-		return -EFAULT;
-	h = stack_hash_mix(stack_scan(st, NULL));
-	ids[0] = (__u32)h & PROFILE_OWN_STACK_MASK;
-	ids[1] = (__u32)(h >> 32) & PROFILE_OWN_STACK_MASK;
-	return gen ? store_stack_at(&ustacks_b, st, ids, false) : store_stack_at(&ustacks, st, ids, false);
-}
-
-/*
  * own_stacks: the kernel's frame-pointer walk (bpf_get_stack, kernel or
- * user stack) stored like a walked stack (store_own_stack).  Runs after
- * the user walk has stored its stack, so it may use the same scratch
- * buffer.
+ * user stack) stored like a walked stack, under an id below
+ * PROFILE_CFI_STACK_BASE: ids there are the kernel's walks, whatever map
+ * held them (SPEC 6.3).  Hashed over every address and compared in full
+ * before an id is reused, as walked stacks are.  Runs after the user walk
+ * has stored its stack, so it may use the same scratch buffer.  A global
+ * function: verified once, not at each of its three callers.
  */
-static __always_inline long get_own_stack(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
+__attribute__((noinline)) long get_own_stack(struct bpf_perf_event_data *ctx, __u64 flags, __u32 gen)
 {
 	struct profile_ustack *st;
 	struct unwind_scratch *s;
