@@ -19,11 +19,55 @@ PY=$(ls -d /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -n1)
 cd /tmp || exit 1
 echo "guest: $(uname -r), scenarios: ${*:-all}"
 
+# A recording still running after 300 s: what it and its command wait on,
+# into /out/NAME.hang and the console (the host prints the console of a
+# guest that does not finish), then SIGKILL.  timeout(1)'s SIGTERM was not
+# enough: prof-record finishes its file on it, and a finish stuck in the
+# kernel hung a whole guest once with nothing on its console.  /proc only:
+# the guest's minbase root has no procps.
+dump_task() { # PID: its state, where it waits, its threads' kernel stacks
+	local p=$1 task
+	echo "== $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-100)"
+	for task in /proc/$p/task/*; do
+		echo "-- thread ${task##*/}: state $(cut -d' ' -f3 "$task/stat" 2>/dev/null), wchan $(cat "$task/wchan" 2>/dev/null)"
+		cat "$task/stack" 2>/dev/null
+	done
+}
+watch_rec() { # NAME PID
+	local name=$1 pid=$2 t=0 p
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 0.2
+		t=$((t + 1))
+		[ $t -ge 1500 ] || continue
+		{
+			echo "still running after 300 s"
+			dump_task "$pid"
+			for p in /proc/[0-9]*; do # its command and that one's children
+				p=${p#/proc/}
+				[ "$(cut -d' ' -f4 "/proc/$p/stat" 2>/dev/null)" = "$pid" ] && dump_task "$p"
+			done
+			echo "== dmesg:"
+			dmesg 2>/dev/null | tail -n 40
+		} >"/out/$name.hang" 2>&1
+		sed "s/^/guest: $name hang: /" "/out/$name.hang"
+		for p in /proc/[0-9]*; do
+			p=${p#/proc/}
+			[ "$(cut -d' ' -f4 "/proc/$p/stat" 2>/dev/null)" = "$pid" ] && kill -KILL "$p" 2>/dev/null
+		done
+		kill -KILL "$pid" 2>/dev/null
+		return
+	done
+}
+
 # rec NAME ARGS...: prof-record ARGS, its file, stderr and status
 rec() {
-	local name=$1; shift
-	timeout 300 "$REC" -v "$@" >"/out/$name.out" 2>"/out/$name.err"
-	echo $? >"/out/$name.rc"
+	local name=$1 pid rc; shift
+	"$REC" -v "$@" >"/out/$name.out" 2>"/out/$name.err" &
+	pid=$!
+	watch_rec "$name" "$pid"
+	wait "$pid"
+	rc=$?
+	echo $rc >"/out/$name.rc"
 	# -v's libbpf log is long: keep prof-record's own lines and the
 	# verifier's last words
 	grep -v '^libbpf: \(elf\|sec\|prog .*: relo\|prog .*: found\|map .*: \(found\|at sec\|created\|setting\)\|CO-RE\|gen: \|loading\|collected\|looking\|license\)' \
