@@ -57,7 +57,6 @@ struct loader {
 	unsigned rt_failed;
 	bool verbose;
 	struct profile_bpf *rt_skel;
-	int rt_fd;
 	double rt_ms;   /* when, since the loader opened */
 	uint64_t t0;
 	bool offcpu_lean; /* the object is profile_lean.bpf.o (offcpu_skel_open) */
@@ -974,7 +973,6 @@ struct loader *loader_open(const struct env *env, bool *cfi, int *err)
 	ld->nr_progs = nr_programs(obj->obj);
 	ld->verbose = env->verbose;
 	ld->offcpu_lean = offcpu_lean;
-	ld->rt_fd = -1;
 	ld->t0 = t0;
 	return ld;
 }
@@ -1049,7 +1047,6 @@ static int load_runtimes(struct loader *ld, unsigned rt)
 	 * samples running it are over (the kernel's RCU) */
 	profile_bpf__destroy(ld->rt_skel);
 	ld->rt_skel = o;
-	ld->rt_fd = bpf_program__fd(o->progs.do_perf_event_cfi);
 	ld->rt_loaded = rt;
 	return 0;
 }
@@ -1094,7 +1091,7 @@ void loader_runtimes_tick(struct loader *ld, unsigned met)
 		struct bpf_prog_info info = {0};
 		__u32 len = sizeof(info);
 
-		bpf_obj_get_info_by_fd(ld->rt_fd, &info, &len);
+		bpf_obj_get_info_by_fd(bpf_program__fd(ld->rt_skel->progs.do_perf_event_cfi), &info, &len);
 		fprintf(stderr, "prof-record: a runtime met: its walks loaded (%s) %.1f ms after the start (program do_perf_event_cfi with them: %u instructions verified)\n",
 			runtime_names(want, "HotSpot", names, sizeof(names)), ld->rt_ms, info.verified_insns);
 	}
