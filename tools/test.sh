@@ -31,6 +31,10 @@ JOBS=${JOBS:-$(nproc)}
 
 step() { printf '\n=== %s\n' "$*"; }
 
+# The kernel build, first: the verifier's counts (record_programs) and the
+# kernel matrix's budgets are read against it, and two builds of one
+# version can differ by 40 % (issue 50)
+step "kernel $(uname -r) ($(uname -v)), $(nproc) CPUs"
 step "dependencies"
 ./tools/install-deps.sh
 # the runtimes the tests record beside the machine's own, fetched once
