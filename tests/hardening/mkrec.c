@@ -25,6 +25,13 @@
  *   mkrec access-caps OUT         uid 1000 with CAP_SYS_PTRACE, CAP_SYSLOG,
  *                                 CAP_BPF, CAP_PERFMON and capability 12, still
  *                                 refused other users' processes (2)
+ *   mkrec deep OUT                pairs of stacks equal but for one end:
+ *                                 user stacks of 65, 128, 247 (the
+ *                                 recorder's limit) and 1000 frames named by
+ *                                 a perf map, kernel stacks of 127 (the
+ *                                 kernel's) named by ksyms; counts 3, 5, 7...
+ *                                 in the order of deep()'s table
+ *                                 (tests/report/deep_stacks.sh)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -102,6 +109,109 @@ static void add_proc(struct bprof_recording *r, uint32_t pid, const char *comm, 
 		die("add_process", err, NULL);
 }
 
+/* The deep recording: frame i of a user stack is "u<i>" (i < 1024), its
+ * root "root_a"/"root_b" or its leaf "leaf_a"/"leaf_b" where a pair
+ * differs there; the kernel's the same with "k<i>", "kroot_a"...  Frames
+ * hold return addresses (+0x10).  Pairs differ at the root, the end of
+ * the stack a key or hash cut at some depth loses, and at the leaf, the
+ * end of the text a cut in the rendered folded line loses. */
+#define DEEP_JIT   0x7f2000000000ull
+#define DEEP_KBASE 0xffffffff81000000ull
+#define DEEP_NAMES 1024
+
+/* Frame name index of the pair's variant k (0: a, 1: b) at its root or leaf. */
+enum { DEEP_ROOT = DEEP_NAMES, DEEP_LEAF = DEEP_NAMES + 2 };
+
+static void deep_stack(struct bprof_recording *r, uint32_t id, uint32_t n, uint64_t base,
+		       uint32_t root, uint32_t leaf)
+{
+	struct bprof_stack s = { .id = id, .nr_ips = n, .ips = calloc(n, sizeof(uint64_t)) };
+
+	if (!s.ips)
+		exit(1);
+	for (uint32_t i = 0; i < n; i++)
+		s.ips[i] = base + 0x100 * (uint64_t)(i == 0 ? leaf : i == n - 1 ? root : i) + 0x10;
+	int err = bprof_recording_add_stack(r, &s);
+	if (err)
+		die("add_stack", err, NULL);
+}
+
+static void deep(struct bprof_recording *r)
+{
+	/* pairs: user depth, kernel depth (0: none), where they differ */
+	static const struct {
+		uint32_t user, kernel;
+		char where; /* 'r' user root, 'l' user leaf, 'R' kernel root, 'L' kernel leaf */
+	} pairs[] = {
+		{ 65, 0, 'r' },  { 128, 0, 'r' }, { 247, 0, 'r' }, { 1000, 0, 'r' },
+		{ 247, 0, 'l' }, { 1000, 0, 'l' }, { 0, 127, 'R' }, { 0, 127, 'L' },
+		{ 247, 127, 'r' }, { 247, 127, 'L' },
+	};
+	struct bprof_process p = { .pid = 21, .ns_pid = 21, .exec_id = 1, .nr_mappings = 1 };
+	static const char *const ends[] = { "root_a", "root_b", "leaf_a", "leaf_b" };
+	size_t cap = (DEEP_NAMES + 4) * 32, len = 0;
+	char *map = malloc(cap);
+	uint64_t count = 3;
+	int err;
+
+	if (!map)
+		exit(1);
+	for (uint32_t i = 0; i < DEEP_NAMES + 4; i++) {
+		unsigned long long at = DEEP_JIT + 0x100 * (uint64_t)i;
+
+		if (i < DEEP_NAMES)
+			len += (size_t)snprintf(map + len, cap - len, "%llx 100 u%u\n", at, i);
+		else
+			len += (size_t)snprintf(map + len, cap - len, "%llx 100 %s\n", at,
+						ends[i - DEEP_NAMES]);
+	}
+	strcpy(p.comm, "deep");
+	p.perf_map = map;
+	p.perf_map_len = len;
+	p.mappings = calloc(1, sizeof(*p.mappings));
+	if (!p.mappings)
+		exit(1);
+	p.mappings[0] = (struct bprof_mapping){ DEEP_JIT, DEEP_JIT + 0x100000, 0, BPROF_NO_OBJECT,
+						BPROF_MAP_ANON | BPROF_MAP_READ, 0 };
+	if ((err = bprof_recording_add_process(r, &p)))
+		die("add_process", err, NULL);
+
+	r->kernel.stext = DEEP_KBASE;
+	r->kernel.nr_ksyms = DEEP_NAMES + 4;
+	r->kernel.ksyms = calloc(r->kernel.nr_ksyms, sizeof(*r->kernel.ksyms));
+	if (!r->kernel.ksyms)
+		exit(1);
+	for (uint32_t i = 0; i < r->kernel.nr_ksyms; i++) {
+		char name[32];
+
+		if (i < DEEP_NAMES)
+			snprintf(name, sizeof(name), "k%u", i);
+		else
+			snprintf(name, sizeof(name), "k%s", ends[i - DEEP_NAMES]);
+		r->kernel.ksyms[i] = (struct bprof_ksym){ DEEP_KBASE + 0x100 * (uint64_t)i, dup(name),
+							  BPROF_NO_OBJECT };
+	}
+
+	for (uint32_t d = 0; d < sizeof(pairs) / sizeof(pairs[0]); d++)
+		for (uint32_t k = 0; k < 2; k++) {
+			int32_t us = BPROF_STACK_NONE, ks = BPROF_STACK_NONE;
+			char w = pairs[d].where;
+
+			if (pairs[d].user) {
+				us = (int32_t)(1 + 2 * d + k);
+				deep_stack(r, (uint32_t)us, pairs[d].user, DEEP_JIT,
+					   DEEP_ROOT + (w == 'r' ? k : 0), w == 'l' ? DEEP_LEAF + k : 0);
+			}
+			if (pairs[d].kernel) {
+				ks = (int32_t)(100 + 2 * d + k);
+				deep_stack(r, (uint32_t)ks, pairs[d].kernel, DEEP_KBASE,
+					   DEEP_ROOT + (w == 'R' ? k : 0), w == 'L' ? DEEP_LEAF + k : 0);
+			}
+			add_count(r, 21, "deep", us, ks, 0, count);
+			count += 2;
+		}
+}
+
 static int hexbyte(const char *s)
 {
 	unsigned v;
@@ -115,7 +225,7 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: mkrec empty-comm|huge-counts|control-comm|access-user|access-root|access-caps OUT | mkrec many OUT N | mkrec nosym OUT ELF BUILDID | mkrec jit-split OUT A B\n");
+		fprintf(stderr, "usage: mkrec empty-comm|huge-counts|control-comm|access-user|access-root|access-caps OUT | mkrec many OUT N | mkrec nosym OUT ELF BUILDID | mkrec jit-split OUT A B | mkrec deep OUT\n");
 		return 2;
 	}
 	r = base();
@@ -200,6 +310,8 @@ int main(int argc, char **argv)
 		} else {
 			return 2;
 		}
+	} else if (!strcmp(argv[1], "deep")) {
+		deep(r);
 	} else if (!strcmp(argv[1], "nosym") && argc == 5) {
 		struct bprof_object o = { .path = dup(argv[3]), .flags = BPROF_OBJ_HAS_BUILD_ID };
 		uint32_t idx;

@@ -14,6 +14,9 @@
  *   plt      main;mode_plt;plt_loop;strtoul (through the PLT)
  *   dlopen   main;mode_dlopen;uw_dl_work;uw_dl_leaf (libuwdl.so, opened late)
  *   leaf     main;mode_leaf;leaf_caller;leaf_fn (a leaf that sets up no frame)
+ *   deep     main;mode_deep;deep_a;deep_rec x DEEP_DEPTH;deep_leaf, then the
+ *            same under deep_b: two stacks that differ only ~200 frames
+ *            below their leaf (tests/report/deep_stacks.sh)
  *
  * Every named function is kept out of line and out of interprocedural
  * cloning, so the names in the stacks are exactly these.
@@ -90,6 +93,49 @@ KEEP static void mode_recurse(double secs)
 
 	while (now_s() < end)
 		recurse(RECURSE_DEPTH - 1, end);
+}
+
+/* ---- deep: two chains that differ only at their root end ---- */
+
+#define DEEP_DEPTH 200
+
+KEEP static unsigned long deep_leaf(double end)
+{
+	unsigned long acc = 0;
+
+	while (now_s() < end)
+		acc += spin_units(20);
+	return acc;
+}
+
+KEEP static unsigned long deep_rec(int depth, double end)
+{
+	unsigned long r;
+
+	r = depth ? deep_rec(depth - 1, end) : deep_leaf(end);
+	sink += r; /* no tail call, no loop */
+	return r + 1;
+}
+
+KEEP static void deep_a(double end)
+{
+	while (now_s() < end)
+		sink += deep_rec(DEEP_DEPTH - 1, end);
+}
+
+KEEP static void deep_b(double end) /* not deep_a's code: never folded into it */
+{
+	while (now_s() < end)
+		sink ^= deep_rec(DEEP_DEPTH - 1, end);
+}
+
+KEEP static void mode_deep(double secs)
+{
+	double half = now_s() + secs / 2;
+
+	deep_a(half);
+	deep_b(half + secs / 2);
+	sink++; /* no tail call: both chains equally long, only their root differs */
 }
 
 /* ---- threads: stacks that start in clone3/start_thread ---- */
@@ -237,7 +283,7 @@ static const struct {
 } modes[] = {
 	{ "qsort", mode_qsort },     { "recurse", mode_recurse }, { "threads", mode_threads },
 	{ "signal", mode_signal },   { "plt", mode_plt },         { "dlopen", mode_dlopen },
-	{ "leaf", mode_leaf },
+	{ "leaf", mode_leaf },       { "deep", mode_deep },
 };
 
 int main(int argc, char **argv)
