@@ -547,15 +547,9 @@ static __always_inline void stack_loss(long err, __u32 enomem_idx)
 
 static __always_inline __u32 slice_now(void)
 {
-	__u64 now, base = slice_base_ns, n;
-
 	if (!slice_ns)
 		return 0;
-	now = bpf_ktime_get_ns();
-	if (now <= base)
-		return 0;
-	n = (now - base) / slice_ns;
-	return n > 0xffffffffULL ? 0xffffffffU : (__u32)n;
+	return profile_slice_of(bpf_ktime_get_ns(), slice_base_ns, slice_ns);
 }
 
 /* The kernel's walk (bpf_get_stackid) into the stack maps of set gen.

@@ -2,8 +2,9 @@
 /*
  * profile.h - types shared by profile.bpf.c and prof-record.
  *
- * Only fixed-width types and constants: this header is compiled both for
- * the BPF target (with vmlinux.h) and for the host (with linux/types.h).
+ * Only fixed-width types, constants and one pure function of them
+ * (profile_slice_of): this header is compiled both for the BPF target
+ * (with vmlinux.h) and for the host (with linux/types.h).
  */
 #ifndef BPROF_PROFILE_H
 #define BPROF_PROFILE_H
@@ -208,5 +209,23 @@ struct profile_seen_key {
 	__u32 pid;
 	__u32 exec_id;
 };
+
+/*
+ * --slice: the slice a sample taken at now (CLOCK_MONOTONIC ns) falls in,
+ * counted from base, slice_ns long: slice k holds [base + k * slice_ns,
+ * base + (k + 1) * slice_ns).  Before base: 0; past 2^32 - 1 slices: the
+ * last.  Here rather than in the BPF program so that the test of exactly
+ * that (tests/record/slice_of.c) runs the code the sampler runs.
+ */
+static inline __attribute__((always_inline)) __u32 profile_slice_of(__u64 now, __u64 base,
+								    __u64 slice_ns)
+{
+	__u64 n;
+
+	if (!slice_ns || now <= base)
+		return 0;
+	n = (now - base) / slice_ns;
+	return n > 0xffffffffULL ? 0xffffffffU : (__u32)n;
+}
 
 #endif /* BPROF_PROFILE_H */
