@@ -15,6 +15,28 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The file offset /proc/self/maps gives address at, in a mapping of a
+ * file (path begins with '/'); -1 when none maps it. */
+static int64_t maps_offset(uint64_t at)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long long start, end, off;
+	char line[4608], path[4096];
+	int64_t r = -1;
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		path[0] = 0;
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &off, path) >= 3 &&
+		    at >= start && at < end && path[0] == '/') {
+			r = (int64_t)(off + (at - start));
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
 static const struct bprof_process *self_process(struct bprof_recording *rec)
 {
 	for (uint64_t i = 0; i < rec->nr_processes; i++)
@@ -30,6 +52,7 @@ Test(manifest, snapshot_of_self)
 	const struct bprof_process *p;
 	uint64_t lost = 99, here = (uint64_t)(uintptr_t)&self_process;
 	bool found = false;
+	unsigned checked = 0;
 
 	cr_assert_eq(manifest_new(&m, -1, -1, 0), 0);
 	cr_assert_eq(bprof_recording_create(&rec), 0);
@@ -46,6 +69,19 @@ Test(manifest, snapshot_of_self)
 
 		if (i)
 			cr_expect_lt(p->mappings[i - 1].end, mp->start + 1, "sorted, no overlap");
+		/* a file's mapping (not the [vdso]): the file offset of its
+		 * first and last page exactly as the kernel says (issue 50:
+		 * one page off passed) */
+		int64_t first = maps_offset(mp->start), last = maps_offset(mp->end - 4096);
+
+		if (mp->object_index != BPROF_NO_OBJECT && first >= 0) {
+			cr_expect_eq(first, (int64_t)mp->file_offset, "%#llx: offset %#llx, maps %#llx",
+				     (unsigned long long)mp->start, (unsigned long long)mp->file_offset,
+				     (unsigned long long)first);
+			cr_expect_eq(last, (int64_t)(mp->file_offset + (mp->end - 4096 - mp->start)),
+				     "%#llx: last page", (unsigned long long)mp->start);
+			checked++;
+		}
 		if (here >= mp->start && here < mp->end) {
 			const struct bprof_object *o;
 
@@ -63,6 +99,8 @@ Test(manifest, snapshot_of_self)
 		}
 	}
 	cr_expect(found, "a mapping covers this function");
+	/* this program, libc, ld.so, criterion at least */
+	cr_expect_geq(checked, 3, "%u file mappings checked against /proc/self/maps", checked);
 	bprof_recording_free(rec);
 	manifest_free(m);
 }
