@@ -41,6 +41,20 @@ static inline double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * CPU time of the calling thread, s.  A workload that must be sampled a
+ * given number of times runs for CPU time, not wall time: the sampler counts
+ * CPU time, so on a busy machine the run takes longer but its samples (and
+ * their shares) stay what an idle machine gives.
+ */
+static inline double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* argv[i] as seconds (default def); exits on garbage. */
 static inline double arg_seconds(int argc, char **argv, int i, double def)
 {

@@ -7,6 +7,10 @@
  * by thread; the main thread waits in pthread_join.  With "rename", beta
  * renames itself "gamma" halfway through: a row keeps the name its thread
  * had when it was sampled, so beta's tid shows under both names.
+ * Each thread burns SECONDS of its own CPU time, not of wall time (and beta
+ * renames itself at half of it): on a busy machine the run takes longer, but
+ * each thread and each of beta's names gets the same share of samples,
+ * since the sampler counts CPU time.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -15,7 +19,7 @@
 
 #include "common.h"
 
-static double deadline, halfway;
+static double cpu_secs;
 static int rename_beta;
 
 NOINLINE unsigned long burn_alpha(void)
@@ -38,8 +42,8 @@ NOINLINE static void *worker(void *arg)
 
 	KEEP_FRAME();
 	pthread_setname_np(pthread_self(), name);
-	while (now_s() < deadline) {
-		if (beta && rename_beta && !renamed && now_s() >= halfway) {
+	while (thread_cpu_s() < cpu_secs) {
+		if (beta && rename_beta && !renamed && thread_cpu_s() >= cpu_secs / 2) {
 			pthread_setname_np(pthread_self(), "gamma");
 			renamed = 1;
 		}
@@ -50,12 +54,10 @@ NOINLINE static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	double dur = arg_seconds(argc, argv, 1, 3);
 	pthread_t a, b;
 
+	cpu_secs = arg_seconds(argc, argv, 1, 3);
 	rename_beta = argc > 2 && strcmp(argv[2], "rename") == 0;
-	deadline = now_s() + dur;
-	halfway = now_s() + dur / 2;
 	if (pthread_create(&a, NULL, worker, "alpha") || pthread_create(&b, NULL, worker, "beta")) {
 		fprintf(stderr, "threads: pthread_create failed\n");
 		return 1;
