@@ -267,20 +267,32 @@ public class Chain {
         return sum + (long) d;
     }
 
+    // Each phase lasts ARG/3 ms of this thread's CPU time, not of wall time:
+    // on a busy machine a phase takes longer but gets the same samples (the
+    // sampler counts CPU time), so the test's shares and counts do not depend
+    // on the scheduler.  The clock is read every 16 calls, from main itself (a
+    // method of this class would be a frame the test does not expect).
     public static void main(String[] args) {
-        long ms = Long.parseLong(args.length > 0 ? args[0] : "6000") / 3;
+        long ns = Long.parseLong(args.length > 0 ? args[0] : "6000") * 1000000 / 3;
+        java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
         double s = 0;
-        long end = System.currentTimeMillis() + ms;
-        while (System.currentTimeMillis() < end) {
-            s += middle(s % 7);
+        long end = cpu.getCurrentThreadCpuTime() + ns;
+        while (cpu.getCurrentThreadCpuTime() < end) {
+            for (int k = 0; k < 16; k++) {
+                s += middle(s % 7);
+            }
         }
-        end = System.currentTimeMillis() + ms;
-        while (System.currentTimeMillis() < end) {
-            s += recurse(12, s % 5);
+        end = cpu.getCurrentThreadCpuTime() + ns;
+        while (cpu.getCurrentThreadCpuTime() < end) {
+            for (int k = 0; k < 16; k++) {
+                s += recurse(12, s % 5);
+            }
         }
-        end = System.currentTimeMillis() + ms;
-        while (System.currentTimeMillis() < end) {
-            s += alloc(1000);
+        end = cpu.getCurrentThreadCpuTime() + ns;
+        while (cpu.getCurrentThreadCpuTime() < end) {
+            for (int k = 0; k < 16; k++) {
+                s += alloc(1000);
+            }
         }
         System.out.println(s > 0 ? "done" : "done.");
     }

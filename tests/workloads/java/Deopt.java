@@ -214,20 +214,32 @@ public class Deopt {
         return s;
     }
 
+    // Each phase lasts ARG/3 ms of this thread's CPU time, not of wall time:
+    // on a busy machine a phase takes longer but gets the same samples (the
+    // sampler counts CPU time), so the test's shares and counts do not depend
+    // on the scheduler.  The clock is read every 16 calls, from main itself (a
+    // method of this class would be a frame the test does not expect).
     public static void main(String[] args) {
-        long ms = Long.parseLong(args.length > 0 ? args[0] : "6000") / 3;
+        long ns = Long.parseLong(args.length > 0 ? args[0] : "6000") * 1000000 / 3;
+        java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
         double s = 0;
-        long end = System.currentTimeMillis() + ms;
-        while (System.currentTimeMillis() < end) {
-            s += phaseA(s % 3);
+        long end = cpu.getCurrentThreadCpuTime() + ns;
+        while (cpu.getCurrentThreadCpuTime() < end) {
+            for (int k = 0; k < 16; k++) {
+                s += phaseA(s % 3);
+            }
         }
-        end = System.currentTimeMillis() + ms;
-        while (System.currentTimeMillis() < end) {
-            s += phaseB(s % 3);
+        end = cpu.getCurrentThreadCpuTime() + ns;
+        while (cpu.getCurrentThreadCpuTime() < end) {
+            for (int k = 0; k < 16; k++) {
+                s += phaseB(s % 3);
+            }
         }
-        end = System.currentTimeMillis() + ms;
-        while (System.currentTimeMillis() < end) {
-            s += phaseC(s % 3);
+        end = cpu.getCurrentThreadCpuTime() + ns;
+        while (cpu.getCurrentThreadCpuTime() < end) {
+            for (int k = 0; k < 16; k++) {
+                s += phaseC(s % 3);
+            }
         }
         System.out.println(s > 0 ? "done" : "done.");
     }
