@@ -64,7 +64,7 @@ ownn=$(awk -F'\t' -v re="$own" '$2 ~ re { s += $1 } END { print s + 0 }' "$T_DIR
 echo "JIT-leaf samples: $total, named: $named, by the workload's functions: $ownn"
 sort -t$'\t' -k1,1 -rn "$T_DIR/leaves.txt" | head -5
 
-check "at least 150 JIT-leaf samples (the hot chain ran ~3 s at 199 Hz)" test "$total" -ge 150
+check "at least 150 JIT-leaf samples (the hot chain ran ~3 s of CPU time at 199 Hz)" test "$total" -ge 150
 check ">= 90 % of JIT-leaf samples named ($named of $total)" test $((named * 100)) -ge $((total * 90))
 check "most JIT-leaf samples are the workload's hot functions ($ownn of $total)" \
 	test $((ownn * 100)) -ge $((total * 60))
