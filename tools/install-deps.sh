@@ -24,10 +24,11 @@ DEMO_PKGS=(
 )
 
 TEST_PKGS=(
-	# the kernel matrix (tests/kernels, ../shared/tools/kernel-vm): qemu, the
-	# pristine root's debootstrap and ext4 image, and what installing a Debian
-	# kernel package with its initrd needs
-	qemu-system-x86 e2fsprogs debootstrap initramfs-tools kmod linux-base
+	# the kernel matrix (tests/kernels) in tools/guest-vm's qemu guests: qemu,
+	# debootstrap for the pristine root, e2fsprogs for its disk (mke2fs, debugfs),
+	# Debian's keyring for the kernels it fetches with apt-get download (no
+	# initrd: the cloud kernels boot from NVMe with ext4 built in)
+	qemu-system-x86 e2fsprogs debootstrap debian-archive-keyring
 	# tests: Criterion, elfutils (eu-addr2line, eu-readelf), binutils (objcopy, strip),
 	# xz (MiniDebugInfo fixtures), libFuzzer runtime, flamegraph.pl, python3
 	elfutils binutils xz-utils libclang-rt-14-dev

@@ -1,15 +1,12 @@
 #!/bin/bash
-# Runs inside a kernel-vm guest (tests/kernels/run.sh): the recordings of the
+# Runs inside a tools/guest-vm guest (tests/kernels/run.sh): the recordings of the
 # kernel matrix, each as NAME.bprof with its stderr (NAME.err) and exit
 # status (NAME.rc) under /out, checked on the host.  Arguments: the static
 # prof-record, the workloads' folder and the source folder, staged at their
 # host paths, then the scenarios to run (default: all).
 REC=$1 W=$2 S=$3; shift 3
-# kernel-vm mounts a tmpfs on /tmp, which hides what was staged there at
-# its host path (a checkout under /tmp, as a CI clone may be): unmount it
-if [ ! -e "$REC" ] && mountpoint -q /tmp; then
-	umount /tmp
-fi
+# (guest-vm leaves /tmp the root's own folder: what was staged there at its
+# host path, a checkout under /tmp as a CI clone may be, stays visible)
 # the BPF programs' run times, for -v's "N runs, X us each" (Linux 5.1)
 echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
 # Debian 12's perf with the libraries a minbase root lacks (run.sh)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The kernel matrix: the static recorder on Debian's own kernels, in qemu
-# (../shared/tools/kernel-vm, a pristine Debian 12 root), each feature checked
+# (tools/guest-vm, a pristine Debian 12 root), each feature checked
 # against what that kernel can do.  Usage (root):
 #
 #   tests/kernels/run.sh [-b BUILD] [-s STATIC_BUILD] [-o DIR] KERNEL[:SCENARIO,...]...
 #
-#   KERNEL     a kernel-vm version: 6.1 (Debian 12), 5.10 (Debian 11), 6.12
+#   KERNEL     a guest-vm version (-K): 6.1 (Debian 12), 5.10 (Debian 11), 6.12
 #              (bookworm-backports); default all three
 #   SCENARIO   load perf plain fp wall offcpu dlswap python pylazy rotate rotatewall nobody (default all)
 #   -b BUILD   the normal build (workloads, prof-report): default build
@@ -33,8 +33,7 @@ while getopts b:s:o:h o; do
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || set -- 6.1 5.10 6.12
-KVM=${BPROF_KERNEL_VM:-$SRC/../shared/tools/kernel-vm}
-[ -x "$KVM" ] || { echo "kernels: no kernel-vm at $KVM (set BPROF_KERNEL_VM)" >&2; exit 1; }
+GVM=$SRC/tools/guest-vm
 REC=$STATIC/prof-record REPORT=$BUILD/prof-report W=$BUILD/tests/workloads
 for f in "$REC" "$REPORT" "$W/uw-gcc" "$W/offcpu" "$W/dlswap"; do
 	[ -x "$f" ] || { echo "kernels: $f is not built" >&2; exit 1; }
@@ -61,9 +60,10 @@ declare -A EXPECT=(
 	[5.10,memcg]='BPF memory charged to the memory cgroup, not to the locked-memory limit (Linux 5.11)'
 	[5.10,loader]='BPF syscall programs (Linux 5.14)'
 )
-# The qemu CPU model a kernel needs under TCG when kernel-vm's "-cpu max"
-# does not boot it (tests/kernels/qemu/qemu-system-x86_64 says why): 6.12
-# double-faults in SLUB's cmpxchg16b under qemu 7.2 without it.
+# The qemu CPU model a kernel needs under TCG when guest-vm's "-cpu max"
+# does not boot it: Debian's 6.12 double-faults in kmem_cache_alloc_noprof
+# under qemu 7.2's TCG at its SLUB fast path's cmpxchg16b (%gs-prefixed),
+# and boots without CX16 (the kernel then takes its cmpxchg16b emulation).
 declare -A QEMU_CPU=([6.12]='max,-cx16')
 
 FAILS=0 CHECKS=0
@@ -157,18 +157,18 @@ for arg in "$@"; do
 	[ -z "$PYSTAGE" ] || adds+=(-a "$PYSTAGE:$PYDEST")
 	[ -z "$PERFSTAGE" ] || adds+=(-a "$PERFSTAGE:/opt/bprof-perf")
 	t0=$(date +%s)
-	echo "=== kernel $K (kernel-vm)"
+	echo "=== kernel $K (guest-vm)"
 	cpu=${QEMU_CPU[$K]:-}
-	[ -z "$cpu" ] || echo "kernels: [$K] qemu -cpu $cpu (tests/kernels/qemu)"
+	[ -z "$cpu" ] || echo "kernels: [$K] qemu -cpu $cpu"
 	# A guest once hung before its kernel said a word (the console held
 	# SeaBIOS's "Booting from ROM..." only, until the timeout; the same
 	# kernel booted at once again): one more boot then, not a failure.
 	# The guests take 35-130 s here; 900 s is room for a loaded machine.
 	# shellcheck disable=SC2086 # scen: words
-	boot() { PATH=${cpu:+$SRC/tests/kernels/qemu:}$PATH BPROF_QEMU_CPU=$cpu "$KVM" -K "$K" -t 900 -o "$OUT" "${adds[@]}" "$SRC/tests/kernels/guest.sh" "$REC" "$W" "$SRC" $scen; }
+	boot() { "$GVM" -K "$K" ${cpu:+--cpu "$cpu"} -t 900 -o "$OUT" "${adds[@]}" "$SRC/tests/kernels/guest.sh" "$REC" "$W" "$SRC" $scen; }
 	ok=1
 	boot || ok=0
-	if [ $ok = 0 ] && ! grep -q "kernel-vm: guest kernel" "$OUT/console.log" 2>/dev/null; then
+	if [ $ok = 0 ] && ! grep -q "guest-vm: guest kernel" "$OUT/console.log" 2>/dev/null; then
 		echo "kernels: [$K] the guest never started (console: $(tail -c 200 "$OUT/console.log" 2>/dev/null | tr -cd '[:print:]' | tail -c 80)); booting it once more" >&2
 		rm -rf "$OUT"
 		ok=1
