@@ -7,7 +7,7 @@
 # and fsync(2) failing with ENOSPC (delayed allocation on NFS, thin disks).
 . "$(dirname "$0")/common.sh"
 
-bg "$W/demo" 20
+bg "$W/demo" 600 # killed at exit
 full=$T_DIR/full
 mkdir "$full"
 mount -t tmpfs -o size=64k,mode=0755 bprof-hardening "$full" || skip "cannot mount a tmpfs"

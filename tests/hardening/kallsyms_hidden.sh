@@ -14,7 +14,7 @@ CLEANUP="echo $old >/proc/sys/kernel/kptr_restrict"
 echo 2 >/proc/sys/kernel/kptr_restrict
 check "kallsyms now shows zeros" sh -c "head -n1 /proc/kallsyms | grep -q '^0000000000000000 '"
 
-bg "$W/syscalls" 10
+bg "$W/syscalls" 600 # killed at exit
 d=$T_DIR/out
 mkdir "$d"
 plant_earlier "$d"

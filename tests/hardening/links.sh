@@ -6,7 +6,7 @@
 # keeps the old content).
 . "$(dirname "$0")/common.sh"
 
-bg "$W/ratio" 30 1
+bg "$W/ratio" 600 1 # killed at exit
 d=$T_DIR/out
 mkdir "$d"
 

@@ -5,9 +5,9 @@
 # stack traces could not be displayed - and still work.
 . "$(dirname "$0")/common.sh"
 
-bg "$W/demo" 10
-bg "$W/syscalls" 10
-bg "$W/cxxwork" 10
+bg "$W/demo" 600 # killed at exit
+bg "$W/syscalls" 600 # killed at exit
+bg "$W/cxxwork" 600 # killed at exit
 sleep 0.2
 d=$T_DIR/out
 mkdir "$d"

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/common.sh"
 
 out=$T_DIR/cmd.bprof
-bg "$W/syscalls" 6  # an unrelated busy process that must not be recorded
+bg "$W/syscalls" 600 # an unrelated busy process that must not be recorded (killed at exit)
 rc=0
 "$BPROF_RECORD" -q -F 99 -o "$out" -- sh -c "'$W/ratio' 2 2; exit 7" || rc=$?
 check "exit status of the command (7) passed on" test "$rc" -eq 7

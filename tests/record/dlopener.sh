@@ -4,7 +4,7 @@
 . "$(dirname "$0")/common.sh"
 
 out=$T_DIR/dl.bprof
-bg "$W/dlopener" 4
+bg "$W/dlopener" 600 # killed at exit; dlopens its library after 1 s
 "$BPROF_RECORD" -q -F 99 -p "$BG" -o "$out" 3
 dump "$out"
 id=$(build_id "$W/libdlwork.so")

@@ -5,7 +5,7 @@
 
 check "workload is really stripped" bash -c "! readelf -S '$W/stripped' | grep -q '\.symtab'"
 out=$T_DIR/st.bprof
-bg "$W/stripped" 4
+bg "$W/stripped" 600 # killed at exit
 sleep 0.2
 "$BPROF_RECORD" -q -p "$BG" -o "$out" 2
 dump "$out"

@@ -4,9 +4,11 @@
 . "$(dirname "$0")/common.sh"
 
 out=$T_DIR/sys.bprof
-bg "$W/syscalls" 14
+bg "$W/syscalls" 600 # killed at exit: alive through the three recordings however slow their start
 sleep 0.2
-"$BPROF_RECORD" -q -F 99 -p "$BG" -o "$out" 3
+# 499 Hz: the shares below need samples, and a busy host leaves the
+# workload a fraction of a CPU (25 samples in 3 s at 99 Hz were seen)
+"$BPROF_RECORD" -q -F 499 -p "$BG" -o "$out" 3
 dump "$out"
 n=$(dumpq "$out.txt" samples syscalls)
 k=$(dumpq "$out.txt" kstacks syscalls)
