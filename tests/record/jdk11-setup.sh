@@ -32,4 +32,14 @@ if [ ! -f "$dir/.bprof-ok" ]; then
 		touch "$dir/.bprof-ok"
 	fi
 fi
+# The package's configuration (java.security, logging.properties, ...) is
+# reached through absolute links into /etc/java-11-openjdk, which is under
+# DIR/root here, not under /: a JVM that reads it (ManagementFactory reads
+# java.security) died with "Error loading java.security file".  The links
+# are pointed into DIR/root; idempotent, so a cache unpacked before this
+# is mended too.
+find "$dir/root/usr/lib/jvm" -type l -lname '/etc/*' -print0 |
+	while IFS= read -r -d '' l; do
+		ln -sfn "$dir/root$(readlink "$l")" "$l"
+	done
 echo "$home"
