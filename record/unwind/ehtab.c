@@ -1043,6 +1043,81 @@ int ehtab_add_ranges(struct ehtab **tp, const struct ehtab_range *r, size_t n)
 	return 0;
 }
 
+/* A process starts at the object's entry: an executable (ET_EXEC, or one
+ * with PT_INTERP), or an ET_DYN that starts itself: one that needs no
+ * library and has no constructors for a dynamic linker to run (glibc's
+ * and musl's dynamic linkers).  A library is never the kernel's entry,
+ * and ld.bfd sets its e_entry to the start of .text when it has no
+ * _start (libmnl, libXau here: crtstuff's deregister_tm_clones, which
+ * exit's destructors call, no FDE). */
+static bool is_process_entry(Elf *elf, const GElf_Ehdr *eh)
+{
+	size_t nph;
+	bool has_interp = false, needs = false;
+	GElf_Phdr ph;
+
+	if (eh->e_type == ET_EXEC)
+		return true;
+	if (eh->e_type != ET_DYN || elf_getphdrnum(elf, &nph) != 0)
+		return false;
+	for (size_t i = 0; i < nph; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return false;
+		if (ph.p_type == PT_INTERP)
+			has_interp = true;
+		if (ph.p_type != PT_DYNAMIC)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
+		GElf_Dyn dyn;
+
+		if (!d)
+			return false;
+		for (size_t k = 0; k < ph.p_filesz / sizeof(Elf64_Dyn); k++) {
+			if (!gelf_getdyn(d, (int)k, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			needs |= dyn.d_tag == DT_NEEDED || dyn.d_tag == DT_INIT ||
+				 dyn.d_tag == DT_INIT_ARRAY || dyn.d_tag == DT_PREINIT_ARRAY;
+		}
+	}
+	return has_interp || !needs;
+}
+
+int ehtab_add_entry(struct ehtab *t, Elf *elf)
+{
+	GElf_Ehdr eh;
+	size_t nph, lo = 0, hi;
+	GElf_Phdr ph;
+	bool in_text = false;
+	uint64_t end;
+	int rc;
+
+	if (!t || !t->nr || !gelf_getehdr(elf, &eh) || !eh.e_entry || !is_process_entry(elf, &eh) ||
+	    elf_getphdrnum(elf, &nph) != 0)
+		return 0;
+	for (size_t i = 0; i < nph && !in_text; i++)
+		in_text = gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+			  eh.e_entry >= ph.p_vaddr && eh.e_entry - ph.p_vaddr < ph.p_filesz;
+	if (!in_text)
+		return 0;
+	/* the first row above the entry: the next FDE's start */
+	hi = t->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->rows[mid].addr <= eh.e_entry)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && t->rows[lo - 1].rule.cfa_kind != UNWIND_CFA_NONE)
+		return 0; /* an FDE says what the entry does (glibc's _start) */
+	if (lo == t->nr || t->rows[lo].addr - eh.e_entry > EHTAB_ENTRY_MAX)
+		return 0; /* no FDE close after it: where the entry code ends is not known */
+	end = t->rows[lo].addr;
+	rc = ehtab_add_ranges(&t, &(struct ehtab_range){ eh.e_entry, end,
+							 { .cfa_kind = UNWIND_CFA_END } }, 1);
+	return rc ? rc : 1;
+}
+
 void ehtab_destroy(struct ehtab *t)
 {
 	if (!t)

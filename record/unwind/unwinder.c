@@ -772,6 +772,10 @@ static uint32_t build_table(struct unwinder *u, uint32_t obj_id, struct unw_tab 
 		/* Go code, which no .eh_frame describes */
 		if ((!berr || berr == -ENOENT) && gotab_add(&t, elf, NULL) == 0)
 			berr = 0;
+		/* ld.so's entry code, which no FDE describes: the outermost
+		 * frame of every program's start-up (ehtab.h) */
+		if (!berr && (berr = ehtab_add_entry(t, elf)) > 0)
+			berr = 0;
 		if (!berr)
 			berr = ehtab_pack(t, u->rules, &pk, &err);
 		if (!berr && keyed)

@@ -38,13 +38,23 @@ EOF
 cat "$T_DIR/clang.err" >&2
 "$BPROF_REPORT" -q -f -U "$T_DIR/clang.bprof" >"$T_DIR/clang.folded"
 "$BPROF_REPORT" --info "$T_DIR/clang.bprof" >"$T_DIR/clang.info"
-read -r k t < <(awk 'index($0, "clang++;") == 1 { t += $NF }
-	index($0, "clang++;") == 1 && /;(__libc_start_call_main|start_thread);/ { k += $NF }
-	END { print k + 0, t + 0 }' "$T_DIR/clang.folded")
+read -r k t < <(start_share "$T_DIR/clang.folded" clang++)
 echo "clang++: $k of $t samples reach the start frames"
 sed -n '/^unwinding/,/^access/p' "$T_DIR/clang.info"
 check "clang++ was sampled ($t samples)" test "$t" -ge 300
 check "clang++: >= 95% of its stacks complete with the defaults ($k/$t)" test $((k * 100)) -ge $((t * 95))
+# Where walks end (tools/stack-ends.py: object, symbol, FDE or not).
+# Every program starts in ld.so's entry code, RTLD_START, which has no
+# FDE: relocation (_dl_start) and the libraries' constructors (_dl_init)
+# are called from it.  Its END row makes those walks complete; without
+# it they fell back to the frame pointer there and ended incomplete.
+dump "$T_DIR/clang.bprof"
+python3 "$BPROF_SRC/tools/stack-ends.py" -a "$T_DIR/clang.bprof.txt" clang++ >"$T_DIR/clang.ends"
+grep -v '  complete  .*libclang-cpp\|  complete  .*libLLVM' "$T_DIR/clang.ends" | head -n 20
+check "clang's start-up was sampled in ld.so, its walks complete at the entry code" \
+	grep -qE '^ *[0-9]+  complete  /.*/ld-linux-x86-64\.so\.2  [^ ]+  e_entry\+' "$T_DIR/clang.ends"
+check "no walk ends incomplete in ld.so's entry code" \
+	sh -c "! grep -qE '  incomplete  /.*/ld-linux-x86-64\.so\.2  [^ ]+  e_entry\+' '$T_DIR/clang.ends'"
 check "the compiler's own frames are under main (clang's cc1_main)" \
 	grep -qE '^clang\+\+;_start;__libc_start_main_impl;__libc_start_call_main;main;.*;cc1_main\(' "$T_DIR/clang.folded"
 check "no table said not to fit" grep -q ' 0 did not fit$' "$T_DIR/clang.info"

@@ -41,9 +41,7 @@ record() {
 	"$BPROF_REPORT" --info "$T_DIR/$name.bprof" >"$T_DIR/$name.info"
 	"$BPROF_REPORT" -q -f -U "$T_DIR/$name.bprof" >"$T_DIR/$name.folded"
 	dump "$T_DIR/$name.bprof"
-	read -r k t < <(awk 'index($0, "clang++;") == 1 { t += $NF }
-		index($0, "clang++;") == 1 && /;(__libc_start_call_main|start_thread);/ { k += $NF }
-		END { print k + 0, t + 0 }' "$T_DIR/$name.folded")
+	read -r k t < <(start_share "$T_DIR/$name.folded" clang++)
 	echo "$name: clang++: $k of $t samples reach the start frames"
 	sed -n '/meeting a table/p;/^  tables/,/^access/p' "$T_DIR/$name.info"
 }
