@@ -35,14 +35,14 @@ jcheck() { python3 "$BPROF_SRC/tests/record/jvmcheck.py" "$@"; }
 val() { awk -v k="$1" '$1 == k { print int($2) }' "$2"; }
 
 out=$T_DIR/chain.bprof
-"$BPROF_RECORD" -q -F 199 -o "$out" -- "$JDK/bin/java" -cp "$T_DIR" Chain 6000 > /dev/null
+"$BPROF_RECORD" -q -F 199 -o "$out" -- "$JDK/bin/java" -cp "$T_DIR" Chain 3000 > /dev/null
 "$BPROF_REPORT" -q -f "$out" > "$T_DIR/chain.folded"
 jcheck "$T_DIR/chain.folded" --class Chain --root main --source "$JW/Chain.java" \
 	--edges "main>middle,middle>step,step>leaf,main>recurse,recurse>recurse,recurse>bottom,main>alloc" \
 	--expect "main;middle;step;leaf" --expect "recurse;bottom" --expect "main;alloc" -v > "$T_DIR/chain.txt"
 cat "$T_DIR/chain.txt"
 n=$(val samples "$T_DIR/chain.txt")
-check "Chain: >= 200 samples with Java frames ($n; ~1,100 on an idle machine)" test "${n:-0}" -ge 200
+check "Chain: >= 200 samples with Java frames ($n; ~580: 3 s of its CPU time at 199 Hz, on an idle or a busy machine)" test "${n:-0}" -ge 200
 v=$(val valid_pct "$T_DIR/chain.txt")
 check "Chain: >= 95 % of them right by method, reaching the thread's start ($v %)" test "${v:-0}" -ge 95
 for e in "main;middle;step;leaf" "recurse;bottom" "main;alloc"; do
@@ -79,7 +79,7 @@ check "--no-jvm: no Java frame named" sh -c "! grep -q 'Chain\.' '$T_DIR/off.fol
 # compiled again, and again when Triangle makes its call megamorphic; no
 # phase's frames named for another's
 out=$T_DIR/deopt.bprof
-"$BPROF_RECORD" -q -F 199 -o "$out" -- "$JDK/bin/java" -XX:+PrintCompilation -cp "$T_DIR" Deopt 6000 > "$T_DIR/deopt.log"
+"$BPROF_RECORD" -q -F 199 -o "$out" -- "$JDK/bin/java" -XX:+PrintCompilation -cp "$T_DIR" Deopt 3000 > "$T_DIR/deopt.log"
 check "Deopt: work() was made not entrant and compiled again" \
 	sh -c "grep -q 'Deopt::work (.*made not entrant' '$T_DIR/deopt.log' && [ \$(grep -c 'Deopt::work (' '$T_DIR/deopt.log') -ge 3 ]"
 "$BPROF_REPORT" -q -f "$out" > "$T_DIR/deopt.folded"

@@ -55,6 +55,16 @@ static inline double thread_cpu_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* CPU time of the whole process, s: for a deadline that several threads
+ * (or a library given it) share. */
+static inline double process_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* argv[i] as seconds (default def); exits on garbage. */
 static inline double arg_seconds(int argc, char **argv, int i, double def)
 {

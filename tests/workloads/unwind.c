@@ -4,8 +4,10 @@
  * for the .eh_frame unwinder's end-to-end test (tests/report/unwind.sh).
  * Built several ways (tests/workloads/CMakeLists.txt): gcc and clang with
  * -O2 -fomit-frame-pointer as distros build, a static PIE, and a
- * frame-pointer build.  Each MODE runs SECONDS of CPU work in a function
- * named after it, so the report can check each chain:
+ * frame-pointer build.  Each MODE runs SECONDS of the process's CPU time
+ * (not of wall time: a busy machine makes the run longer, not poorer in
+ * samples) in a function named after it, so the report can check each
+ * chain (the two threads of "threads" share its SECONDS):
  *
  *   qsort    main;mode_qsort;qsort (libc, no frame pointers);cmp_u64
  *   recurse  main;mode_recurse;recurse x RECURSE_DEPTH;recurse_leaf
@@ -54,10 +56,10 @@ KEEP static void mode_qsort(double secs)
 {
 	enum { N = 4096 };
 	static uint64_t v[N];
-	double end = now_s() + secs;
+	double end = process_cpu_s() + secs;
 	uint64_t seed = 88172645463325252ull;
 
-	while (now_s() < end) {
+	while (process_cpu_s() < end) {
 		for (int i = 0; i < N; i++) {
 			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
 			v[i] = seed;
@@ -73,7 +75,7 @@ KEEP static unsigned long recurse_leaf(double end)
 {
 	unsigned long acc = 0;
 
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		acc += spin_units(20);
 	return acc;
 }
@@ -89,9 +91,9 @@ KEEP static unsigned long recurse(int depth, double end)
 
 KEEP static void mode_recurse(double secs)
 {
-	double end = now_s() + secs;
+	double end = process_cpu_s() + secs;
 
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		recurse(RECURSE_DEPTH - 1, end);
 }
 
@@ -103,7 +105,7 @@ KEEP static unsigned long deep_leaf(double end)
 {
 	unsigned long acc = 0;
 
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		acc += spin_units(20);
 	return acc;
 }
@@ -119,19 +121,19 @@ KEEP static unsigned long deep_rec(int depth, double end)
 
 KEEP static void deep_a(double end)
 {
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		sink += deep_rec(DEEP_DEPTH - 1, end);
 }
 
 KEEP static void deep_b(double end) /* not deep_a's code: never folded into it */
 {
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		sink ^= deep_rec(DEEP_DEPTH - 1, end);
 }
 
 KEEP static void mode_deep(double secs)
 {
-	double half = now_s() + secs / 2;
+	double half = process_cpu_s() + secs / 2;
 
 	deep_a(half);
 	deep_b(half + secs / 2);
@@ -144,7 +146,7 @@ KEEP static unsigned long thread_spin(double end)
 {
 	unsigned long acc = 0;
 
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		acc += spin_units(20);
 	return acc;
 }
@@ -157,7 +159,7 @@ KEEP static void *thread_main(void *arg)
 
 KEEP static void mode_threads(double secs)
 {
-	double end = now_s() + secs;
+	double end = process_cpu_s() + secs;
 	pthread_t t[2];
 
 	for (int i = 0; i < 2; i++)
@@ -173,7 +175,7 @@ KEEP static void mode_threads(double secs)
 
 KEEP static void handler_spin(void)
 {
-	double end = now_s() + 0.001;
+	double end = now_s() + 0.001; /* a millisecond of the wall: one tick */
 
 	while (now_s() < end)
 		sink += spin_units(5);
@@ -187,8 +189,8 @@ KEEP static void on_alarm(int sig)
 
 KEEP static void signal_wait(double end)
 {
-	while (now_s() < end)
-		sink += spin_units(5);
+	while (process_cpu_s() < end) /* a system call: not too often */
+		sink += spin_units(50);
 }
 
 KEEP static void mode_signal(double secs)
@@ -200,7 +202,7 @@ KEEP static void mode_signal(double secs)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
-	signal_wait(now_s() + secs);
+	signal_wait(process_cpu_s() + secs);
 	setitimer(ITIMER_REAL, &off, NULL);
 	signal(SIGALRM, SIG_DFL);
 }
@@ -211,7 +213,7 @@ KEEP static void plt_loop(double end)
 {
 	char buf[32];
 
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		for (int i = 0; i < 1000; i++) {
 			snprintf(buf, sizeof(buf), "%d", i);
 			sink += strtoul(buf, NULL, 10);
@@ -220,7 +222,7 @@ KEEP static void plt_loop(double end)
 
 KEEP static void mode_plt(double secs)
 {
-	plt_loop(now_s() + secs);
+	plt_loop(process_cpu_s() + secs);
 }
 
 /* ---- dlopen: a library mapped after the recording started ---- */
@@ -249,7 +251,7 @@ KEEP static void mode_dlopen(double secs)
 		fprintf(stderr, "unwind: %s\n", dlerror());
 		exit(1);
 	}
-	sink += work(now_s() + secs);
+	sink += work(process_cpu_s() + secs);
 #endif
 }
 
@@ -266,7 +268,7 @@ KEEP static void leaf_caller(double end)
 {
 	unsigned long x = 1;
 
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		for (int i = 0; i < 100; i++)
 			x = leaf_fn(x);
 	sink += x;
@@ -274,7 +276,7 @@ KEEP static void leaf_caller(double end)
 
 KEEP static void mode_leaf(double secs)
 {
-	leaf_caller(now_s() + secs);
+	leaf_caller(process_cpu_s() + secs);
 }
 
 static const struct {

@@ -20,7 +20,7 @@ KEEP unsigned long uw_dl_work(double end)
 {
 	unsigned long x = 1;
 
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		for (int i = 0; i < 100; i++)
 			x = uw_dl_leaf(x);
 	return x;
