@@ -15,6 +15,7 @@ PERF=/opt/bprof-perf/perf
 PY=$(ls -d /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -n1)
 cd /tmp || exit 1
 echo "guest: $(uname -r), scenarios: ${*:-all}"
+echo "guest build: $(uname -v)"
 
 # A recording still running after 300 s: what it and its command wait on,
 # into /out/NAME.hang and the console (the host prints the console of a
