@@ -98,7 +98,7 @@ check "interpreted frames (node --jitless): every caller on the line of its call
 "$BPROF_REPORT" -q -f "$T_DIR/osr.bprof" > "$T_DIR/osr.folded"
 python3 "$NW/v8check.py" "$NW/v8osr.js" "$T_DIR/osr.folded" | tee "$T_DIR/osr.txt" | grep -E "right_by|wrong" || true
 read -r o_chain o_alone o_all < <(awk '/v8osr\.js/ { t += $NF
-	if (/\(anonymous\) \([^)]*v8osr\.js:17\);topOsr \([^)]*v8osr\.js:[0-9]+\);midOsr \([^)]*\);leafOsr \(/) c += $NF
+	if (/\(anonymous\) \([^)]*v8osr\.js:19\);topOsr \([^)]*v8osr\.js:[0-9]+\);midOsr \([^)]*\);leafOsr \(/) c += $NF
 	if (/\(anonymous\) \([^)]*v8osr\.js:[0-9]+\) [0-9]+$/) a += $NF }
 	END { print c + 0, a + 0, t + 0 }' "$T_DIR/osr.folded")
 check "on-stack-replaced loop: no name out of place ($(awk '$1 == "wrong_name_samples" { print $2 }' "$T_DIR/osr.txt") samples)" \
@@ -110,7 +110,7 @@ if [ -n "${BPROF_NODE:-}" ]; then
 	check "on-stack-replaced loop: named by its function at least (>= 95 % by function: $(awk '$1 == "right_by_function_pct" { print int($2) }' "$T_DIR/osr.txt") %), its chain in $o_chain of $o_all" \
 		test "$(awk '$1 == "right_by_function_pct" { print int($2) }' "$T_DIR/osr.txt")" -ge 95
 else
-	check "on-stack-replaced loop: (anonymous) (v8osr.js:17);topOsr;midOsr;leafOsr in >= 20 % of the script's samples ($o_chain of $o_all)" \
+	check "on-stack-replaced loop: (anonymous) (v8osr.js:19);topOsr;midOsr;leafOsr in >= 20 % of the script's samples ($o_chain of $o_all)" \
 		test "$o_all" -gt 100 -a "$((100 * o_chain))" -ge "$((20 * o_all))"
 	check "on-stack-replaced loop: the script's frame alone in <= 5 % of its samples ($o_alone of $o_all)" \
 		test "$((100 * o_alone))" -le "$((5 * o_all))"

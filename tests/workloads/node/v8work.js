@@ -77,14 +77,16 @@ function poly(x) {
 }
 function phaseNumbers(ms) {
   let t = 0;
-  for (const end = Date.now() + ms; Date.now() < end;)
-    t += poly(3);
+  for (const c = process.cpuUsage(); process.cpuUsage(c).user < ms * 1000;)
+    for (let i = 0; i < 100; i++)
+      t += poly(3);
   return t;
 }
 function phaseStrings(ms) {
   let t = 0;
-  for (const end = Date.now() + ms; Date.now() < end;)
-    t += poly('ab');
+  for (const c = process.cpuUsage(); process.cpuUsage(c).user < ms * 1000;)
+    for (let i = 0; i < 100; i++)
+      t += poly('ab');
   return t;
 }
 // A chain TurboFan inlines: chainA -> chainB -> chainC are small, and run
@@ -118,15 +120,21 @@ function driver(n) {
   }
   return t;
 }
+// Each phase lasts CPU time of this process (process.cpuUsage, read in the
+// loops themselves: a function of the script's own would be a frame the call
+// graph lacks), not wall time: on a busy machine a phase takes longer but
+// gets as many samples, since the sampler counts CPU time.  The short calls
+// (driver, poly) are made in batches between two readings of the clock.
 function main(scale) {
   let t = 0;
-  for (const end = Date.now() + 1500 * scale; Date.now() < end;)
+  for (const c = process.cpuUsage(); process.cpuUsage(c).user < 1500e3 * scale;)
     t += outer(2000);
-  for (const end = Date.now() + 700 * scale; Date.now() < end;)
+  for (const c = process.cpuUsage(); process.cpuUsage(c).user < 700e3 * scale;)
     t += fib(22);
-  for (const end = Date.now() + 700 * scale; Date.now() < end;)
-    t += driver(3);
-  for (const end = Date.now() + 700 * scale; Date.now() < end;)
+  for (const c = process.cpuUsage(); process.cpuUsage(c).user < 700e3 * scale;)
+    for (let i = 0; i < 50; i++)
+      t += driver(3);
+  for (const c = process.cpuUsage(); process.cpuUsage(c).user < 700e3 * scale;)
     t += alloc(5000);
   t += phaseNumbers(400 * scale);
   t += phaseStrings(400 * scale);
