@@ -13,7 +13,11 @@
  * sampling period, and the samples then fall on the same phase of every
  * round for seconds (at -F 49, 82 % to sleep_long once in 11 runs); with
  * it every round starts at another phase.  The main thread waits for it
- * in pthread_join (blocked the whole time).
+ * in pthread_join (blocked the whole time).  On a busy machine each nap
+ * lasts longer than asked (a woken thread waits for a CPU), the short one
+ * relatively more: with OFFCPU_TIMES=FILE the sleeper writes the wall time
+ * it spent in each ("long S short S jitter S"), the truth a test compares
+ * the samples' split with.
  *
  * Fault cases (the recorder must neither crash nor invent time):
  * offcpu SECONDS churn N: N short-lived threads, 50 at a time, each
@@ -75,15 +79,30 @@ NOINLINE void jitter(unsigned *x)
 
 static void *sleeper(void *arg)
 {
-	double end = now_s() + seconds;
+	double end = now_s() + seconds, t0, t1, t2, t3, in_long = 0, in_short = 0, in_jitter = 0;
+	const char *times = getenv("OFFCPU_TIMES");
 	unsigned x = 2463534242u;
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "sleeper");
-	while (now_s() < end) {
+	while ((t0 = now_s()) < end) {
 		sleep_long();
+		t1 = now_s();
 		sleep_short();
+		t2 = now_s();
 		jitter(&x);
+		t3 = now_s();
+		in_long += t1 - t0;
+		in_short += t2 - t1;
+		in_jitter += t3 - t2;
+	}
+	if (times) {
+		FILE *f = fopen(times, "w");
+
+		if (f) {
+			fprintf(f, "long %.6f short %.6f jitter %.6f\n", in_long, in_short, in_jitter);
+			fclose(f);
+		}
 	}
 	return NULL;
 }
