@@ -77,7 +77,8 @@ if [ -n "$need" ]; then
 		test $((k * 100)) -ge $((t * 95)) -a "$t" -ge 100
 fi
 
-# 3. in use, then idle: python3 runs libz3 (386 k rows) for 0.4 s, then
+# 3. in use, then idle: python3 runs libz3 (386 k rows) for 0.4 s of CPU
+# time (wall time gave it almost no samples at a load of 20), then
 # clang++ runs in a budget that cannot hold libz3, python's own tables and
 # clang's libraries together; the tables python's walks used are idle once
 # it has exited, and make room for clang's libraries when clang's walks
@@ -87,8 +88,8 @@ z3='import ctypes, time
 z = ctypes.CDLL("libz3.so.4")
 for f in ("Z3_mk_config", "Z3_mk_context"): getattr(z, f).restype = ctypes.c_void_p
 for f in ("Z3_mk_context", "Z3_del_context", "Z3_del_config"): getattr(z, f).argtypes = [ctypes.c_void_p]
-t = time.time()
-while time.time() - t < 0.4:
+t = time.process_time()
+while time.process_time() - t < 0.4:
     c = z.Z3_mk_config(); x = z.Z3_mk_context(c); z.Z3_del_context(x); z.Z3_del_config(c)'
 record evict --unwind-memory=10M -- sh -c '/usr/bin/python3 -c "$0"; "$@"' "$z3" "${clang[@]}"
 check "evict: python3 ran in libz3 ($(grep -c '^python3;.*Z3_' "$T_DIR/evict.folded") stacks)" \
@@ -109,9 +110,11 @@ check "evict: and named in the warning" \
 # must have been idle 50 ms), and so do those before clang's mapping table
 # is written (~50 ms after its exec): 76-86 % of clang's stacks complete in
 # 14 runs on a quiet machine (2026-11-27), more loss when clang++ shares
-# the CPUs with other work.  A budget that never frees a used table: 0 %.
-check "evict: >= 70% of clang++'s stacks complete ($k/$t)" \
-	test $((k * 100)) -ge $((t * 70)) -a "$t" -ge 100
+# the CPUs with other work: how long the want waits for the recorder is
+# the scheduler's.  A budget that never frees a used table: 0 %.  The
+# check tells those apart, with room for a loaded machine's wait.
+check "evict: >= 50% of clang++'s stacks complete ($k/$t)" \
+	test $((k * 100)) -ge $((t * 50)) -a "$t" -ge 100
 
 # 4. --unwind-table-size (the older option) is mapped onto the budget
 "$BPROF_RECORD" -q --unwind-table-size=1048576 -o "$T_DIR/rows.bprof" -- true 2>/dev/null
