@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * dlswap MODE DURATION [DIR]: code replaced at one address while it runs,
- * for the mapping-generation tests (issue 27).  Every 100 ms one phase
- * ends and the next begins:
+ * for the mapping-generation tests (issue 27).  Every 100 ms of the
+ * process's CPU time one phase ends and the next begins (CPU time, not wall
+ * time, here and for DURATION: on a busy machine the run takes longer, but
+ * its phases get the samples, and the shares, of an idle one):
  *
  *   swap     dlopen libswapa.so, run swap_a_work, dlclose; the same with
  *            libswapb.so (same layout, other name), which the loader puts
@@ -115,7 +117,7 @@ static int perf_map_fd = -1;
  * secs, unmap. */
 NOINLINE void jit_phase(unsigned long base, size_t len, unsigned long code, double secs)
 {
-	double end = now_s() + secs;
+	double end = process_cpu_s() + secs;
 	unsigned char *p = mmap((void *)base, len, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	void (*fn)(void);
@@ -133,7 +135,7 @@ NOINLINE void jit_phase(unsigned long base, size_t len, unsigned long code, doub
 		perf_map_fd = -2;
 		printf("jit 0x%lx\n", code);
 	}
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		fn();
 	munmap(p, len);
 }
@@ -155,7 +157,7 @@ static void *thread_main(void *p)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "swap";
-	double dur = arg_seconds(argc, argv, 2, 4), start = now_s(), slice = 0.1;
+	double dur = arg_seconds(argc, argv, 2, 4), start = process_cpu_s(), slice = 0.1;
 	char a[PATH_MAX], b[PATH_MAX], path[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 32);
 	work_fn fa, fb;
@@ -177,7 +179,7 @@ int main(int argc, char **argv)
 		ta.secs = dur;
 		if (pthread_create(&t, NULL, thread_main, &ta))
 			die("pthread_create");
-		while (now_s() - start < dur) {
+		while (process_cpu_s() - start < dur) {
 			/* open and close the library the thread runs: the
 			 * thread's handle keeps it mapped */
 			h = open_lib(a, "swap_a_work", &fa);
@@ -202,7 +204,7 @@ int main(int argc, char **argv)
 		perf_map_fd = open(pm, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		printf("perfmap %s\n", pm); /* the test removes it */
 	}
-	while (now_s() - start < dur) {
+	while (process_cpu_s() - start < dur) {
 		if (!strcmp(mode, "replace")) {
 			copy_file(a, path);
 			h = open_lib(path, "swap_a_work", &fa);

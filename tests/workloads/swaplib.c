@@ -13,11 +13,11 @@
 
 NOINLINE unsigned long SWAP_FN(double secs)
 {
-	double end = now_s() + secs;
+	double end = process_cpu_s() + secs;
 	unsigned long sink = 0;
 
 	KEEP_FRAME();
-	while (now_s() < end)
+	while (process_cpu_s() < end)
 		sink += spin_units(20);
 	return sink;
 }
