@@ -34,11 +34,11 @@ sum() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
 # busy one each nap waits for a CPU after it ends, the short one relatively
 # longer, and the samples must follow the time, not the 30:10 asked for
 truth() { awk '{ printf "%.1f\n", 100 * $2 / ($2 + $4) }' "$1"; }
-# share_near LONG SHORT TRUE: LONG's share within 6 points of TRUE
+# share_near LONG SHORT TRUE [POINTS]: LONG's share within POINTS (6) of TRUE
 share_near() {
 	python3 -c "
 import sys; s = 100 * $1 / ($1 + $2); print('share %.1f %% (true %s %%)' % (s, $3))
-sys.exit(0 if abs(s - $3) <= 6 else 1)"
+sys.exit(0 if abs(s - $3) <= ${4:-6} else 1)"
 }
 
 for hz in 99 49; do
@@ -57,8 +57,12 @@ for hz in 99 49; do
 	main=$(sum "$f.off" '^offcpu;')
 	echo "-F $hz: sleep_long $long, sleep_short $short, sleeper off-CPU $all, main thread $main"
 	check "-F $hz: both naps sampled" test "$long" -gt 0 -a "$short" -gt 0
-	t=$(truth "$f.times")
-	check "-F $hz: sleep_long's share its share of the naps' time ($t %) +- 6" share_near "$long" "$short" "$t"
+	# -F 49: +- 8 (6 points off was seen once at load ~20, 79.1 % for a
+	# true 73.1 %; a biased rule, such as dropping the short nap's
+	# remainders, is 25 points off)
+	t=$(truth "$f.times") pts=6
+	[ $hz = 49 ] && pts=8
+	check "-F $hz: sleep_long's share its share of the naps' time ($t %) +- $pts" share_near "$long" "$short" "$t" "$pts"
 	# the sleeper blocks ~99 % of its SECS s (its naps' lengths: the
 	# loop's own work is microseconds)
 	check "-F $hz: sleeper's off-CPU samples = its blocked time x F +- 10 %" \
