@@ -169,7 +169,9 @@ pid_run() {
 	"$@" sh -c 'read -r _ < "$1"; shift; exec "$@"' sh "$fifo" "$B/uw-gcc" 0.4 $MODES >/dev/null &
 	WPID=$!
 	BG_PIDS="$BG_PIDS $WPID"
-	rec_start "$out" "$@" -- -p "$WPID" 6
+	# until the workload ends (rec_stop): it runs CPU time, longer than
+	# any fixed recording on a busy host
+	rec_start "$out" "$@" -- -p "$WPID" 600
 	echo go >"$fifo"
 	rec_stop "$out"
 }
@@ -186,7 +188,7 @@ compare "-p" "$T_DIR/root-p.folded" "$T_DIR/p.folded" "$T_DIR/root-p.bprof" "$T_
 whole() {
 	local out=$1
 	shift
-	rec_start "$out" "$@" -- 10
+	rec_start "$out" "$@" -- 600 # ended by rec_stop once the workload is done
 	# shellcheck disable=SC2086
 	"$B/uw-gcc" 0.8 $MODES >/dev/null &
 	WPID=$!
