@@ -79,7 +79,17 @@ PY
 # icicle: the same frames and widths, each frame below its parent, "Icicle
 # Graph"); --min-width=PX leaves out what flamegraph.pl --minwidth PX leaves
 # out, and the title counts the frames left out
-for view in "--inverted:--inverted" "--min-width=4:--minwidth 4" "--inverted --min-width=2.5:--inverted --minwidth 2.5"; do
+# the fractional width: a half pixel step above the narrowest frame's, so
+# that some frame is left out (2.5 px did on an idle machine; a busy one
+# gives the demo fewer samples, hence wider frames, and left none out)
+half=$(python3 -c "
+import os, sys
+sys.path.insert(0, os.environ['BPROF_SRC'] + '/tests/export')
+from svg_frames import frames
+w = min(w for _, _, _, w, _ in frames(sys.argv[1]))
+print('%g' % (int(w * 2) / 2 + 0.5))" "$OUT/demo.svg")
+echo "narrowest frame of the demo's graph under $half px"
+for view in "--inverted:--inverted" "--min-width=4:--minwidth 4" "--inverted --min-width=$half:--inverted --minwidth $half"; do
 	ours=${view%%:*} theirs=${view#*:}
 	# shellcheck disable=SC2086 # options are words
 	"$BPROF_REPORT" -q --svg "$T_DIR/view.svg" $ours "$T_DIR/d.bprof"
