@@ -23,7 +23,7 @@ HZ=99
 between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 sum() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
 
-"$BPROF_WORKLOADS/offcpu" 60 &
+"$BPROF_WORKLOADS/offcpu" 600 & # killed at exit (60 s ran out before the last recording on a loaded host)
 wl=$!
 sleep 0.5 # its main thread is in pthread_join well before we start
 sleep 600 &
