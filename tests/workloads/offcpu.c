@@ -23,7 +23,8 @@
  * offcpu SECONDS churn N: N short-lived threads, 50 at a time, each
  *   blocking 1 ms twice (N x 2 ms of blocked time in all, or a little more);
  * offcpu SECONDS exec: a thread sleeps while the main thread, after
- *   SECONDS, execs /bin/sleep 0.2 (the sleeper dies blocked);
+ *   SECONDS, execs /bin/sleep 0.2 (the sleeper dies blocked; with
+ *   OFFCPU_TIMES=FILE, "exec S": the seconds the sleeper lived);
  * offcpu SECONDS long: a thread ("longnap") sleeps SECONDS in one call
  *   (sleep_whole), blocked through a whole recording that it outlives.
  */
@@ -161,9 +162,18 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[2], "exec")) {
 		struct timespec ts = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
 
+		const char *times = getenv("OFFCPU_TIMES");
+		double t0 = now_s();
+		FILE *f;
+
 		if (pthread_create(&t, NULL, forever, NULL))
 			return 1;
 		nanosleep(&ts, NULL);
+		/* how long the sleeper lived: SECONDS, more on a busy host */
+		if (times && (f = fopen(times, "w"))) {
+			fprintf(f, "exec %.6f\n", now_s() - t0);
+			fclose(f);
+		}
 		execl("/bin/sleep", "sleep", "0.2", (char *)NULL);
 		return 1;
 	}
