@@ -134,7 +134,14 @@ rc=0
 "$REC" -q -F 99 --rotate=1 --max-disk=48K -o "$full/rot" 5 2>"$T_DIR/err" || rc=$?
 cat "$T_DIR/err"
 check "--rotate --max-disk on a small disk: exit 0" test "$rc" -eq 0
-check "--rotate --max-disk: within the bound" test "$(du -sk "$full/rot" | cut -f1)" -le 52
+# the bound's promise (--help): the oldest files go while the run's files
+# take more than SIZE, the newest always stays.  A whole-system second is
+# ~20 KiB here, more on a busy machine (CI once left one over 48 KiB): so
+# within the bound, or the newest file alone.
+rot_n=$(find "$full/rot" -name '*.bprof' | wc -l)
+rot_b=$(find "$full/rot" -name '*.bprof' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+check "--rotate --max-disk: within the bound, or the newest file alone ($rot_n files, $rot_b bytes)" \
+	test "$rot_b" -le 49152 -o "$rot_n" -eq 1
 check "--rotate --max-disk: files left are complete" sh -c "for f in '$full'/rot/*.bprof; do '$BPROF_DUMP' \"\$f\" >/dev/null || exit 1; done"
 umount "$full"
 CLEANUP=""
