@@ -57,6 +57,9 @@ TEST_PKGS=(
 	# node (npm itself: tests/export/npm-setup.sh, as nodesource's nodejs
 	# provides it and conflicts with Debian's npm package)
 	golang-go chromium debuginfod iproute2 util-linux nodejs ca-certificates
+	# the JVM walk's tests compile and run their Java workloads
+	# (tests/record/jvm.sh, jit.sh): Debian 12's OpenJDK 17 with javac
+	openjdk-17-jdk-headless
 	# man pages and completions (tests/export/install.sh)
 	man-db groff-base bash-completion
 )
