@@ -77,8 +77,16 @@ for kind in plain stripped pie-stripped; do
 		test $((bare * 100)) -ge $((total * 15))
 	check "$kind: main.mix named as inlined into main.leafHot in >= 10 % ($inl of $total)" \
 		test $((inl * 100)) -ge $((total * 10))
+	# the frameless leaf's caller is marked missing only where the walk
+	# was the kernel's frame-pointer walk: a first sample, taken before the
+	# process's tables arrived (1 of 396 in a clean-clone run beside a CPU
+	# hog); the leafHot chain never
 	check "$kind: no [missing caller] between main.main, main.mid and main.leafHot" \
-		bash -c "! grep -E 'main\\.(main|mid);\\[missing caller\\]|\\[missing caller\\];main\\.(mid|leafHot)' '$T_DIR/$kind.folded'"
+		bash -c "! grep -v ';main\\.main;\\[missing caller\\];main\\.leafBare [0-9]*\$' '$T_DIR/$kind.folded' |
+			grep -E 'main\\.(main|mid);\\[missing caller\\]|\\[missing caller\\];main\\.(mid|leafHot)'"
+	marked=$(awk '/;main\.main;\[missing caller\];main\.leafBare [0-9]+$/ { s += $NF } END { print s + 0 }' "$T_DIR/$kind.folded")
+	check "$kind: the frameless leaf's caller marked missing only in the first samples (<= 2 %: $marked of $total)" \
+		test $((marked * 50)) -le "$total"
 	pct=$(awk '/reached the start frames:/ { gsub(/[(%)]/, "", $6); print int($6) }' "$T_DIR/$kind.info")
 	check "$kind: --info: >= 95 % of walks reached the start frames (${pct:-?} %)" test "${pct:-0}" -ge 95
 
