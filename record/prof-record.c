@@ -161,15 +161,16 @@ static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
  * lacks their Java frames says so before it is read */
 static void tell_refused_jvms(struct jvmrec *jvm)
 {
-	const char *version;
+	const char *version, *why;
 	uint32_t pid, status;
 
-	while (jvmrec_next_refused(jvm, &pid, &version, &status))
-		fprintf(stderr, "prof-record: pid %u runs HotSpot %s, %s: its Java frames are not recorded (its native stack ends at generated code)\n",
+	while (jvmrec_next_refused(jvm, &pid, &version, &status, &why))
+		fprintf(stderr, "prof-record: pid %u runs HotSpot %s, %s%s%s%s: its Java frames are not recorded (its native stack ends at generated code)\n",
 			pid, version ? version : "(release unreadable)",
 			status == BPROF_JVM_UNKNOWN_VERSION
 				? "a release bprof does not walk (it walks 11 to 21)"
-				: "whose introspection tables lack what the walk needs");
+				: "whose introspection tables lack what the walk needs",
+			why ? " (" : "", why ? why : "", why ? ")" : "");
 }
 
 /* the event loop's tick: tables walks asked for, when the budget was

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -29,6 +30,15 @@
 
 /* Ticks (100 ms apart at most) a JVM's code cache is waited for. */
 #define JVMREC_MAX_TRIES 600
+/* How long (ns) a JVM whose tables look incomplete or inconsistent is
+ * read again before it is refused.  Its image is announced as soon as
+ * ld.so maps libjvm: the tables are whole only once libjvm's relocations
+ * and static constructors (vmStructs.cpp's, abstract_vm_version.cpp's: a
+ * release string, the entries' strides) have run, and the code cache's
+ * heaps are filled in while the VM starts.  A read in between (a busy
+ * machine stretches these windows) is not a verdict on the JVM: one CI
+ * run refused a Debian 17 JVM that way, "release unreadable". */
+#define JVMREC_SETTLE_NS (3ULL * 1000000000ULL)
 /* Entries of a table read before it is taken as corrupt. */
 #define JVMREC_MAX_ENTRIES 20000
 /* A PcDesc (pcDesc.hpp: pc_offset, scope_decode_offset, obj_decode_offset,
@@ -75,6 +85,8 @@ struct jvmproc {
 	bool ready, live, failed;
 	bool told; /* its refusal given to jvmrec_next_refused() */
 	uint32_t tries;
+	uint64_t bad_since; /* CLOCK_MONOTONIC ns of the first refusing read, 0: none */
+	char missing[96]; /* what the last refusing read lacked or found wrong */
 	uint64_t bias;
 	uint32_t obj;
 	char *version;
@@ -192,8 +204,16 @@ void jvmrec_image(struct jvmrec *j, uint32_t pid, uint32_t exec_id,
 		if (maps[i].obj < j->nr_objs && j->objs[maps[i].obj].jvm &&
 		    elfobj_loads_bias(&j->objs[maps[i].obj].loads, maps[i].start, maps[i].offset, &bias))
 			break;
-	if (i == nr || find_proc(j, pid, exec_id))
+	if (i == nr)
 		return;
+	p = find_proc(j, pid, exec_id);
+	if (p) {
+		/* not set up yet: the image read when libjvm was first mapped
+		 * may have caught ld.so between its mappings; this one is newer */
+		if (!p->ready && !p->failed)
+			p->bias = bias;
+		return;
+	}
 	if (j->nr_procs == j->cap_procs) {
 		uint32_t n = j->cap_procs ? j->cap_procs * 2 : 16;
 		struct jvmproc *v = realloc(j->procs, n * sizeof(*v));
@@ -297,7 +317,8 @@ struct vmvals {
 	bool source_in_klass;
 };
 
-static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct vmvals *v)
+static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct vmvals *v,
+		       char *missing, size_t cap)
 {
 	uint64_t s[JVM_NR_SYMS], at, stride;
 	char tn[128], fn[128];
@@ -423,11 +444,15 @@ static int read_tables(const struct jvmproc *p, const struct jvmobj *o, struct v
 			}
 	}
 	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
-		if (!found[k] && !want[k].optional)
+		if (!found[k] && !want[k].optional) {
+			snprintf(missing, cap, "no %s::%s", want[k].type, want[k].field);
 			return -ENOENT;
+		}
 	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
-		if (!tfound[k])
+		if (!tfound[k]) {
+			snprintf(missing, cap, "no type %s", types[k].type);
 			return -ENOENT;
+		}
 	return 0;
 }
 
@@ -476,7 +501,8 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 	int32_t len = 0;
 	int err;
 
-	err = read_tables(p, o, &v);
+	p->missing[0] = 0;
+	err = read_tables(p, o, &v, p->missing, sizeof(p->missing));
 	if (err == -EAGAIN || err == -EIO)
 		return -EAGAIN;
 	/* the release first: one outside the known ones is told as such,
@@ -506,6 +532,7 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 		return -EAGAIN;
 	if (len > JVM_MAX_HEAPS || !peek(p->pid, v.low_bound, &w->cc_lo, 8) ||
 	    !peek(p->pid, v.high_bound, &w->cc_hi, 8) || w->cc_lo >= w->cc_hi) {
+		snprintf(p->missing, sizeof(p->missing), "code cache of %d heaps, bounds unreadable or empty", len);
 		p->status = BPROF_JVM_NO_OFFSETS;
 		return -EINVAL;
 	}
@@ -524,6 +551,7 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 		    !peek(p->pid, h + v.ch_log2, &log2, 4))
 			return -EAGAIN;
 		if (log2 < 4 || log2 > 16 || lo >= hi || !seg) {
+			snprintf(p->missing, sizeof(p->missing), "code heap %d unusable (segment 2^%d)", i, log2);
 			p->status = BPROF_JVM_NO_OFFSETS;
 			return -EINVAL;
 		}
@@ -550,6 +578,7 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 	    v.nm_deps > JVM_BLOB_READ - 4 || v.nm_metadata > JVM_BLOB_READ - 4 ||
 	    !fits16(v.t_heap_block) || !fits16(v.m_const) || !fits16(v.cm_code_size) ||
 	    !fits16(v.t_const_method) || v.t_pcdesc != JVMREC_PCDESC_LEN) {
+		snprintf(p->missing, sizeof(p->missing), "field offsets beyond what the walk reads");
 		p->status = BPROF_JVM_NO_OFFSETS;
 		return -EINVAL;
 	}
@@ -570,6 +599,14 @@ static int setup_proc(struct jvmrec *j, struct jvmproc *p)
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 void jvmrec_tick(struct jvmrec *j)
 {
 	for (uint32_t i = 0; j && i < j->nr_procs; i++) {
@@ -581,6 +618,19 @@ void jvmrec_tick(struct jvmrec *j)
 		err = setup_proc(j, p);
 		if (err == -EAGAIN && ++p->tries < JVMREC_MAX_TRIES)
 			continue;
+		/* tables incomplete or inconsistent: read again until they
+		 * have been so for JVMREC_SETTLE_NS (a release bprof does not
+		 * know is told at once: its string is whole when read) */
+		if (err && err != -EAGAIN && p->status == BPROF_JVM_NO_OFFSETS) {
+			uint64_t now = mono_ns();
+
+			if (!p->bad_since)
+				p->bad_since = now;
+			if (now - p->bad_since < JVMREC_SETTLE_NS && p->tries++ < JVMREC_MAX_TRIES) {
+				p->status = BPROF_JVM_NOT_READY;
+				continue;
+			}
+		}
 		if (err) {
 			p->failed = true;
 			continue;
@@ -596,7 +646,8 @@ bool jvmrec_met(const struct jvmrec *j)
 	return j && j->met;
 }
 
-bool jvmrec_next_refused(struct jvmrec *j, uint32_t *pid, const char **version, uint32_t *status)
+bool jvmrec_next_refused(struct jvmrec *j, uint32_t *pid, const char **version, uint32_t *status,
+			 const char **why)
 {
 	for (uint32_t i = 0; j && i < j->nr_procs; i++) {
 		struct jvmproc *p = &j->procs[i];
@@ -608,6 +659,7 @@ bool jvmrec_next_refused(struct jvmrec *j, uint32_t *pid, const char **version, 
 		*pid = p->pid;
 		*version = p->version;
 		*status = p->status;
+		*why = p->status == BPROF_JVM_NO_OFFSETS && p->missing[0] ? p->missing : NULL;
 		return true;
 	}
 	return false;

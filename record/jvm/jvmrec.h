@@ -45,9 +45,11 @@ void jvmrec_frame(struct jvmrec *j, const struct jvm_frame_event *e, size_t size
 /* A JVM found that will not be walked (a release not known, or tables
  * lacking what the walk needs) and not given here before: true with its
  * pid, release (NULL when unread; j's, valid until jvmrec_destroy) and
- * status (BPROF_JVM_UNKNOWN_VERSION or BPROF_JVM_NO_OFFSETS); false when
- * there is none. */
-bool jvmrec_next_refused(struct jvmrec *j, uint32_t *pid, const char **version, uint32_t *status);
+ * status (BPROF_JVM_UNKNOWN_VERSION or BPROF_JVM_NO_OFFSETS), and for the
+ * latter what its last read found lacking (NULL when nothing more is
+ * known); false when there is none. */
+bool jvmrec_next_refused(struct jvmrec *j, uint32_t *pid, const char **version, uint32_t *status,
+			 const char **why);
 
 /* JVMs whose frames are walked (for the status line). */
 uint32_t jvmrec_nr_jvms(const struct jvmrec *j);
