@@ -327,6 +327,11 @@ enum {
 struct unwind_scratch {
 	struct user_regs pt;
 	struct unwind_regs r;
+	/* The range the image changed in since its table was read (the
+	 * sampler's "older tables", profile.bpf.c), for the next walk:
+	 * unwind_walk_start moves it into r and clears it here, so that a
+	 * walk whose caller sets none has none. */
+	__u64 changed_lo, changed_hi;
 	struct profile_ustack stack;
 	__u32 opaque; /* UNW_OPAQUE's word */
 	/* The runtimes whose frames this walk looks for (WALK_RT_*, set at

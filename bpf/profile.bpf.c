@@ -397,7 +397,8 @@ struct bprof_remap_asked_map remap_asked SEC(".maps");
  * its image's mapping table (NULL: none yet, frame pointers only). */
 static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 					    struct task_struct *task, struct profile_seen_key *sk,
-					    const struct unwind_proc *proc, __u32 gen)
+					    const struct unwind_proc *proc, __u32 gen,
+					    __u64 changed_lo, __u64 changed_hi)
 {
 	struct unwind_scratch *s;
 	const void *regs;
@@ -418,6 +419,9 @@ static __always_inline long walk_user_stack(struct bpf_perf_event_data *ctx,
 		if (!regs || bpf_probe_read_kernel(&s->pt, sizeof(s->pt), regs))
 			return -EFAULT;
 	}
+	/* taken (and cleared) by unwind_walk_start */
+	s->changed_lo = changed_lo;
+	s->changed_hi = changed_hi;
 	return walk_user_regs(s, task, sk, proc, gen);
 }
 
@@ -605,6 +609,35 @@ static __always_inline void gens_read(__u32 tgid, __u32 exec_id)
 	}
 }
 
+/* Whether a sample of image (tgid, exec_id) in generation map_gen may use
+ * its table of the older generation table_gen ("older tables"), and the
+ * range changed since, [*lo, *hi), to step through by frame pointer. */
+static __always_inline bool older_table(__u32 tgid, __u32 exec_id, __u32 table_gen, __u32 map_gen,
+					__u64 *lo, __u64 *hi)
+{
+	struct profile_map_gen *g;
+	__u32 seq, a_gen;
+
+	if (map_gen == PROFILE_GEN_UNKNOWN || (__s32)(map_gen - table_gen) <= 0)
+		return false;
+	g = bpf_map_lookup_elem(&map_gens, &tgid);
+	if (!g)
+		return false;
+	seq = *(volatile __u32 *)&g->hull_seq;
+	barrier();
+	a_gen = *(volatile __u32 *)&g->hull_a_gen;
+	*lo = *(volatile __u64 *)&g->hull_a_lo;
+	*hi = *(volatile __u64 *)&g->hull_a_hi;
+	barrier();
+	if ((seq & 1) || *(volatile __u32 *)&g->hull_seq != seq || g->exec_id != exec_id ||
+	    *(volatile __u32 *)&g->hull_off || (__s32)(table_gen - a_gen) < 0) {
+		*lo = *hi = 0;
+		return false;
+	}
+	unwind_count(UNWIND_STAT_SAMPLES_OLDER_TABLE);
+	return true;
+}
+
 /* One sample.  cfi: walk the user stack with the unwind tables instead of
  * asking the kernel to follow frame pointers.  (The sampler of kernels
  * without bpf_loop is tailwalk/tailwalk.bpf.c's.) */
@@ -665,9 +698,13 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 		const struct unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &wk);
 
 		/* A table read in another generation may put an object where
-		 * another one is now: not used until user space rewrites it
-		 * (the event that began this generation asked it to). */
-		if (proc && proc->gen != key.map_gen)
+		 * another one is now: used only with the range changed since
+		 * excluded ("older tables"), or not until user space rewrites
+		 * it (the event that began this generation asked it to). */
+		__u64 clo = 0, chi = 0;
+
+		if (proc && proc->gen != key.map_gen &&
+		    !older_table(tgid, key.exec_id, proc->gen, key.map_gen, &clo, &chi))
 			proc = NULL;
 		if (fp_fallback && !proc) {
 			/* No mapping table for this image yet (its first
@@ -684,7 +721,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool cfi)
 			}
 			err = get_stack(ctx, BPF_F_USER_STACK, gen);
 		} else {
-			err = walk_user_stack(ctx, task, &wk, proc, gen);
+			err = walk_user_stack(ctx, task, &wk, proc, gen, clo, chi);
 		}
 		key.user_stack_id = err;
 		if (err < 0)
@@ -1192,21 +1229,31 @@ static __always_inline __u32 next_gen(struct profile_map_gen *g)
 }
 
 /* Begin a new generation of image (tgid, exec_id): its number, or 0 when
- * it could not be kept (map_gens full: map_gens_lost is set instead). */
-static __always_inline __u32 bump_gen(__u32 tgid, __u32 exec_id)
+ * it could not be kept (map_gens full: map_gens_lost is set instead).
+ * hulled: the caller put the change's range in the hulls (hull_note);
+ * otherwise the image's older tables are never used again (hull_off),
+ * set before the generation that would need them begins. */
+static __always_inline __u32 bump_gen(__u32 tgid, __u32 exec_id, bool hulled)
 {
-	struct profile_map_gen *g = bpf_map_lookup_elem(&map_gens, &tgid), nv = { .exec_id = exec_id, .gen = 1 };
+	struct profile_map_gen *g = bpf_map_lookup_elem(&map_gens, &tgid),
+			       nv = { .exec_id = exec_id, .gen = 1, .hull_off = !hulled };
 	long err;
 
-	if (g && g->exec_id == exec_id)
+	if (g && g->exec_id == exec_id) {
+		if (!hulled)
+			g->hull_off = 1;
 		return next_gen(g);
+	}
 	/* first change of this image (an old image's entry is replaced) */
 	err = bpf_map_update_elem(&map_gens, &tgid, &nv, g ? BPF_EXIST : BPF_NOEXIST);
 	if (!err)
 		return 1;
 	g = bpf_map_lookup_elem(&map_gens, &tgid); /* another thread won */
-	if (g && g->exec_id == exec_id)
+	if (g && g->exec_id == exec_id) {
+		if (!hulled)
+			g->hull_off = 1;
 		return next_gen(g);
+	}
 	map_gens_lost = 1;
 	return 0;
 }
@@ -1279,7 +1326,7 @@ static __always_inline int map_exec(long nr, long ret, bool lean)
 	if (!found && !v.exec)
 		return 0; /* mremap of memory that does not execute */
 	exec_id = BPF_CORE_READ(task, self_exec_id);
-	v.e.gen = bump_gen(tgid, exec_id);
+	v.e.gen = bump_gen(tgid, exec_id, false); /* unlocked: two may run at once */
 	if (!v.e.gen)
 		return 0; /* its samples say PROFILE_GEN_UNKNOWN */
 	if (found) {
@@ -1381,6 +1428,98 @@ static long gen_dead_one(__u32 k, void *data)
 	return 0;
 }
 
+/* ---- older tables ----
+ *
+ * A sample uses its image's mapping table when the table was read in the
+ * sample's own generation, or in an older one when every change made
+ * since lies in a known range: the walk then takes its rows for every
+ * address outside that range, and steps by frame pointer inside it, as
+ * at an address of no known mapping (a JIT's new code, a library mapped
+ * since: the table has no rows for them anyway).  An address that the
+ * changes did not touch means what it meant when the table was read, so
+ * its rows are right; one that they touched may now be another object's,
+ * so no row of the old table is used there (a library replaced at its
+ * address is never unwound with its predecessor's rows).  Without this, a
+ * JIT's stream of changes (javac: 15,000 a second) left its process with
+ * no usable table at all (issue 46).
+ *
+ * The range is kept as a hull (one interval) of the changes since a
+ * generation, in two copies that take turns: a spans the changes after
+ * hull_a_gen, b those after the later hull_b_gen.  Once the image's table
+ * is of hull_b_gen or later, a is no longer needed: b becomes a, and a
+ * new b starts.  So a sample with a table of generation t >= hull_a_gen
+ * excludes only the changes of the last two turns, whose length is how
+ * far user space lags behind the changes.  A JIT's changes are mostly in
+ * its code area, which the hull then covers; its libraries are elsewhere
+ * and keep their rows.
+ *
+ * Only the mm lock hook keeps hulls: it runs with the write lock held,
+ * one writer at a time, and hull_seq lets a sample see a writer in the
+ * middle (it then uses no older table).  The hooks that run unlocked or
+ * lean set hull_off instead, and their images use tables of their own
+ * generation only, as before.
+ */
+static __always_inline void hull_grow(__u64 *lo, __u64 *hi, __u64 start, __u64 end)
+{
+	if (*lo >= *hi) {
+		*lo = start;
+		*hi = end;
+		return;
+	}
+	if (start < *lo)
+		*lo = start;
+	if (end > *hi)
+		*hi = end;
+}
+
+/* The change that is about to begin generation g->gen + 1 of image
+ * (tgid, exec_id), g its entry (NULL: none yet): [start, end) put in both
+ * hulls, or (unknown: its range was not kept) the hulls emptied from that
+ * generation on, so that only a table of it or later serves.  The caller
+ * holds the mm's write lock and begins the generation after this. */
+static __always_inline void hull_note(struct profile_map_gen *g, __u32 tgid, __u32 exec_id,
+				      __u64 start, __u64 end, bool unknown)
+{
+	struct profile_map_gen nv = { .exec_id = exec_id };
+	struct profile_seen_key sk = { .pid = tgid, .exec_id = exec_id };
+	const struct unwind_proc *proc;
+	__u32 next;
+
+	if (!g) {
+		/* the image's first change: its entry, at generation 0 */
+		if (bpf_map_update_elem(&map_gens, &tgid, &nv, BPF_ANY))
+			return; /* bump_gen will fail too: PROFILE_GEN_UNKNOWN */
+		g = bpf_map_lookup_elem(&map_gens, &tgid);
+		if (!g || g->exec_id != exec_id)
+			return;
+	}
+	if (g->hull_off)
+		return;
+	next = g->gen + 1;
+	g->hull_seq++;
+	barrier();
+	if (unknown) {
+		g->hull_a_gen = next;
+		g->hull_b_gen = next;
+		g->hull_a_lo = g->hull_a_hi = 0;
+		g->hull_b_lo = g->hull_b_hi = 0;
+	} else {
+		proc = bpf_map_lookup_elem(&unwind_procs, &sk);
+		if (proc && (__s32)(proc->gen - g->hull_b_gen) >= 0) {
+			/* the table covers what a had more than b: turn */
+			g->hull_a_gen = g->hull_b_gen;
+			g->hull_a_lo = g->hull_b_lo;
+			g->hull_a_hi = g->hull_b_hi;
+			g->hull_b_gen = next - 1;
+			g->hull_b_lo = g->hull_b_hi = 0;
+		}
+		hull_grow(&g->hull_a_lo, &g->hull_a_hi, start, end);
+		hull_grow(&g->hull_b_lo, &g->hull_b_hi, start, end);
+	}
+	barrier();
+	g->hull_seq++;
+}
+
 /* Keep range [start, end) of image (tgid, exec_id) for its next sample to
  * read, beginning its generation, or (maybe) in a maybe[] slot.  Runs
  * with the mm's write lock held. */
@@ -1420,7 +1559,9 @@ static __always_inline void gen_push(__u32 tgid, __u32 exec_id, __u64 start, __u
 		pk.gen = next;
 		if (bpf_map_update_elem(&map_pend, &pk, &v, BPF_ANY))
 			count_loss(PROFILE_LOSS_EVENTS); /* a gap, as a lost event */
-		bump_gen(tgid, exec_id); /* 0 (map full): PROFILE_GEN_UNKNOWN */
+		/* and in the hulls, before the generation too */
+		hull_note(g, tgid, exec_id, start, end, false);
+		bump_gen(tgid, exec_id, true); /* 0 (map full): PROFILE_GEN_UNKNOWN */
 		return;
 	}
 	if (!g) {
@@ -1438,8 +1579,10 @@ static __always_inline void gen_push(__u32 tgid, __u32 exec_id, __u64 start, __u
 	n = g->nr_maybe;
 	if (n >= 2) {
 		/* no room: a generation begins, unsent (a gap), so that no
-		 * frame in what it may have moved is named */
-		bump_gen(tgid, exec_id);
+		 * frame in what it may have moved is named; its range is
+		 * not kept either, so only a table of it or later serves */
+		hull_note(g, tgid, exec_id, 0, 0, true);
+		bump_gen(tgid, exec_id, true);
 		count_loss(PROFILE_LOSS_EVENTS);
 		return;
 	}
@@ -1761,7 +1904,7 @@ static __always_inline int gen_lock_lean(struct raw_tp_args *ctx, struct task_st
 		return 0;
 	}
 	/* before the lock's release: every later sample carries it */
-	gen = bump_gen(tgid, exec_id);
+	gen = bump_gen(tgid, exec_id, false); /* the lean sampler uses no hull */
 	if (!gen)
 		return 0; /* its samples say PROFILE_GEN_UNKNOWN */
 	/* not executable, or (mmap) not made where it was asked: unsent,

@@ -135,6 +135,19 @@ struct profile_map_gen {
 		__u32 flags;   /* PROFILE_PEND_* */
 	} maybe[2]; /* mremap without MREMAP_FIXED: a generation only if what
 		     * it moved or grew executes (read with the rest) */
+	/* Where the image changed since an older mapping table
+	 * (profile.bpf.c, "older tables"): hull a spans every change made
+	 * after generation hull_a_gen, hull b every change after hull_b_gen
+	 * (hull_a_gen <= hull_b_gen); lo >= hi: none.  Written by the mm
+	 * lock hook only (the write lock held: one writer at a time), read
+	 * by samples: hull_seq is odd while the writer is in them.
+	 * hull_off: a change was begun by a hook that keeps no hull (the
+	 * system calls' exits, the lean hooks), for good: this image's
+	 * samples use only a table of their own generation. */
+	__u32 hull_seq;
+	__u32 hull_a_gen, hull_b_gen;
+	__u32 hull_off;
+	__u64 hull_a_lo, hull_a_hi, hull_b_lo, hull_b_hi;
 };
 #define PROFILE_GEN_WINDOW 32 /* changes kept unread at most (older: gaps) */
 #define PROFILE_PEND_DEAD 1   /* a later change overlapped it: never sent */

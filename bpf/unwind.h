@@ -240,6 +240,10 @@ enum unwind_stat {
 					* no known mapping (the image's mapping
 					* table did not have that object yet), and
 					* no pending table (counted above) */
+	UNWIND_STAT_SAMPLES_OLDER_TABLE, /* samples that used a mapping table of
+					  * an earlier generation, the range
+					  * changed since excluded */
+	UNWIND_STAT_FP_CHANGED,        /* fallbacks: address in that range */
 	UNWIND_STAT_MAX,
 };
 

@@ -64,6 +64,10 @@ struct unwind_regs {
 	__u32 pg_page;    /* vaddr >> UNWIND_PAGE_SHIFT */
 	__u32 pg_first;   /* its rows: first and number */
 	__u32 pg_nr;
+	/* Addresses the process changed since its mapping table was read
+	 * ([changed_lo, changed_hi), empty when not below): no row of the
+	 * table is used there, they may be another object's now */
+	__u64 changed_lo, changed_hi;
 	/* where unwind_signal reads the saved context: not on the BPF
 	 * stack, where 136 bytes would be copied with every state the
 	 * verifier keeps of the walk */
@@ -350,6 +354,11 @@ static __always_inline int unwind_step(UNW_ENV env, const struct unwind_proc *pr
 
 	if (!proc)
 		goto by_fp;
+	/* (the address looked up: a return address's call, below it) */
+	if (pc - (r->exact_pc ? 0 : 1) - r->changed_lo < r->changed_hi - r->changed_lo) {
+		UNW_STAT(env, UNWIND_STAT_FP_CHANGED);
+		goto by_fp;
+	}
 	UNW_MARK(env, UNWIND_STAGE_MAPPING);
 	m = 0;
 	if (r->m_hint && r->m_hint <= UNWIND_MAX_MAPPINGS) {

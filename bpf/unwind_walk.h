@@ -38,6 +38,10 @@ static __always_inline void unwind_walk_start(struct unwind_scratch *s)
 	s->r.used_table = 0;
 	s->r.m_hint = 0;
 	s->r.pg_obj = 0;
+	s->r.changed_lo = s->changed_lo;
+	s->r.changed_hi = s->changed_hi;
+	s->changed_lo = 0;
+	s->changed_hi = 0;
 	s->stack.nr = 0;
 	s->stack.flags = 0;
 	s->hash = 0xcbf29ce484222325ULL;

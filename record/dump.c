@@ -517,7 +517,9 @@ void dump_unwind(struct bprof_recording *rec, struct profile_bpf *obj,
 	u->flags = BPROF_UNWIND_WALKED;
 	dump_unwind_stats(obj, sum, nr_cpus);
 	dump_since(sum, base->unwind, UNWIND_STAT_MAX);
-	for (int i = 0; i < UNWIND_STAT_MAX; i++)
+	/* (the older-table counters after SAMPLES_UNMAPPED are not in the
+	 * file: prof-record -v says them) */
+	for (int i = 0; i <= UNWIND_STAT_SAMPLES_UNMAPPED; i++)
 		u->counters[from_bpf[i]] = sum[i];
 	/* the three are exclusive: without an image table no object is found,
 	 * and a walk that met a pending table is not counted as unmapped */

@@ -137,6 +137,9 @@ void status_unwinder(const struct unwinder *unw, struct profile_bpf *obj, int nr
 	for (int i = 0; i < UNWIND_STAT_MAX; i++)
 		fprintf(stderr, " %llu", (unsigned long long)sum[i]);
 	fprintf(stderr, "\n");
+	fprintf(stderr, "prof-record: older tables: %llu user stacks walked with a mapping table of an earlier generation than their own, %llu frames in the range changed since stepped by frame pointer\n",
+		(unsigned long long)sum[UNWIND_STAT_SAMPLES_OLDER_TABLE],
+		(unsigned long long)sum[UNWIND_STAT_FP_CHANGED]);
 }
 
 static int cmp_miss_size(const void *a, const void *b)

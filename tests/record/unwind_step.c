@@ -571,3 +571,66 @@ Test(unwind_step, mapping_search_over_a_full_table)
 	cr_assert_not_null(unwind_find_mapping(&env, p, p->m[UNWIND_MAX_MAPPINGS - 1].start));
 	free(p);
 }
+
+/* A frame whose pc lies in the range the process changed since its
+ * mapping table was read (profile.bpf.c, "older tables") is stepped by
+ * its frame pointer, not by the table's row for that address, which may
+ * be another object's now; frames outside the range keep their rows. */
+Test(unwind_step, changed_range_stepped_by_frame_pointer)
+{
+	uint64_t pcs[REPLAY_MAX_FRAMES];
+	uint64_t want[] = { PC(0x1050), PC(0x2081), PC(0x3051), PC(0x4011) };
+	struct unwind_regs r;
+	uint32_t ev;
+	int res;
+
+	build_chain();
+	r = leaf(PC(0x1050), at(0), at(1));
+	/* mid's code (its frame has rbp set up: the frame pointer finds
+	 * main's return address too) */
+	r.changed_lo = PC(0x2000);
+	r.changed_hi = PC(0x3000);
+	expect_frames(pcs, walk(&r, pcs, &res, &ev), want, 4);
+	cr_assert_eq(res, UNWIND_COMPLETE);
+	cr_assert_eq(env.stats[UNWIND_STAT_FP_CHANGED], 1);
+	cr_assert_eq(env.stats[UNWIND_STAT_FRAMES_FP], 1);
+	cr_assert_eq(env.stats[UNWIND_STAT_FRAMES_CFI], 2);
+	cr_assert_eq(ev, 0, "a changed address is not an unmapped one (events %#x)", ev);
+}
+
+/* The range's end is not in it: a pc there keeps its row. */
+Test(unwind_step, changed_range_end_excluded)
+{
+	uint64_t pcs[REPLAY_MAX_FRAMES];
+	struct unwind_regs r;
+	uint32_t ev;
+	int res;
+
+	build_chain();
+	r = leaf(PC(0x1050), at(0), at(1));
+	r.changed_lo = PC(0x0f00);
+	r.changed_hi = PC(0x1050);
+	cr_assert_eq(walk(&r, pcs, &res, &ev), 4);
+	cr_assert_eq(res, UNWIND_COMPLETE);
+	cr_assert_eq(env.stats[UNWIND_STAT_FP_CHANGED], 0);
+	cr_assert_eq(env.stats[UNWIND_STAT_FRAMES_CFI], 3);
+}
+
+/* A return address just past the range is looked up at its call, inside
+ * it: that frame is stepped by frame pointer too. */
+Test(unwind_step, changed_range_return_address_at_its_end)
+{
+	uint64_t pcs[REPLAY_MAX_FRAMES];
+	struct unwind_regs r;
+	uint32_t ev;
+	int res;
+
+	build_chain();
+	r = leaf(PC(0x1050), at(0), at(1));
+	/* main's return address 0x3051 is the end; its call at 0x3050 is in */
+	r.changed_lo = PC(0x2082);
+	r.changed_hi = PC(0x3051);
+	walk(&r, pcs, &res, &ev);
+	cr_assert_eq(env.stats[UNWIND_STAT_FP_CHANGED], 1);
+	cr_assert_eq(env.stats[UNWIND_STAT_FRAMES_CFI], 2);
+}

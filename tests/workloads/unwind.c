@@ -19,6 +19,11 @@
  *   deep     main;mode_deep;deep_a;deep_rec x DEEP_DEPTH;deep_leaf, then the
  *            same under deep_b: two stacks that differ only ~200 frames
  *            below their leaf (tests/report/deep_stacks.sh)
+ *   churn    main;mode_churn;churn_outer;churn_inner;churn_leaf while a
+ *            second thread maps, re-protects and unmaps anonymous
+ *            executable pages (a JIT's code churn) thousands of times a
+ *            second (tests/record/churn.sh); it prints its count of
+ *            changes on stderr at the end
  *
  * Every named function is kept out of line and out of interprocedural
  * cloning, so the names in the stacks are exactly these.
@@ -279,13 +284,87 @@ KEEP static void mode_leaf(double secs)
 	leaf_caller(process_cpu_s() + secs);
 }
 
+/* ---- churn: a known chain while another thread churns code mappings ---- */
+
+#include <sys/mman.h>
+
+static volatile int churn_stop;
+static unsigned long churn_changes;
+
+/* maps an executable page, maps one writable and makes it executable
+ * (a JIT's two ways), unmaps both: two executable mappings made a round */
+static void *churn_mapper(void *arg)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	(void)arg;
+	while (!churn_stop) {
+		void *x = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		unsigned char *w = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (x == MAP_FAILED || w == MAP_FAILED) {
+			perror("unwind: churn mmap");
+			exit(1);
+		}
+		w[0] = 0xc3; /* ret */
+		if (mprotect(w, (size_t)page, PROT_READ | PROT_EXEC)) {
+			perror("unwind: churn mprotect");
+			exit(1);
+		}
+		churn_changes += 2;
+		munmap(x, (size_t)page);
+		munmap(w, (size_t)page);
+		usleep(300);
+	}
+	return NULL;
+}
+
+KEEP static unsigned long churn_leaf(unsigned long x)
+{
+	for (int i = 0; i < 2000; i++)
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+	return x;
+}
+
+KEEP static unsigned long churn_inner(unsigned long x)
+{
+	for (int i = 0; i < 10; i++)
+		x = churn_leaf(x) ^ (x >> 7);
+	return x;
+}
+
+KEEP static void churn_outer(double end)
+{
+	unsigned long x = 1;
+
+	while (thread_cpu_s() < end)
+		x = churn_inner(x) + 1;
+	sink += x;
+}
+
+KEEP static void mode_churn(double secs)
+{
+	pthread_t t;
+	int err;
+
+	if ((err = pthread_create(&t, NULL, churn_mapper, NULL))) {
+		fprintf(stderr, "unwind: pthread_create: %s\n", strerror(err));
+		exit(1);
+	}
+	churn_outer(thread_cpu_s() + secs);
+	churn_stop = 1;
+	pthread_join(t, NULL);
+	fprintf(stderr, "unwind: churn: %lu executable mappings made\n", churn_changes);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(double);
 } modes[] = {
 	{ "qsort", mode_qsort },     { "recurse", mode_recurse }, { "threads", mode_threads },
 	{ "signal", mode_signal },   { "plt", mode_plt },         { "dlopen", mode_dlopen },
-	{ "leaf", mode_leaf },       { "deep", mode_deep },
+	{ "leaf", mode_leaf },       { "deep", mode_deep },       { "churn", mode_churn },
 };
 
 int main(int argc, char **argv)
