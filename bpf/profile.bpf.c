@@ -1692,6 +1692,8 @@ static __always_inline bool gen_change_of(const void *regs, const __u64 *area, s
 			c->start = *area;
 		len = r->si;
 		c->flags = PROFILE_PEND_MMAP;
+		if (r->r10 & (MAP_FIXED | MAP_FIXED_NOREPLACE))
+			c->flags |= PROFILE_PEND_FIXED;
 	} else if (nr == NR_MPROTECT || nr == NR_PKEY_MPROTECT) {
 		prot = r->dx;
 		c->start = r->di;
@@ -1845,8 +1847,14 @@ static long gen_read_vma(struct task_struct *task, struct vm_area_struct *vma, v
 	/* An mmap's mapping begins where it was made.  One that does not
 	 * was not made there: the address was not the one the kernel chose
 	 * (vm_unmapped_area's, then moved for alignment), or the mapping
-	 * merged with its neighbour; either way unsent, a gap. */
-	if (p->flags & PROFILE_PEND_MMAP && BPF_CORE_READ(vma, vm_start) != p->start)
+	 * merged with its neighbour; unsent, a gap.  Unless the caller fixed
+	 * the address: the mapping made is the one at start, merged with the
+	 * one below it (HotSpot commits its code heaps chunk after chunk so,
+	 * and each was a gap: 91 in a javac run, whose frames of every
+	 * mapping then printed as [unknown]); sent whole, as an mprotect's
+	 * merged mapping is. */
+	if ((p->flags & (PROFILE_PEND_MMAP | PROFILE_PEND_FIXED)) == PROFILE_PEND_MMAP &&
+	    BPF_CORE_READ(vma, vm_start) != p->start)
 		return 0;
 	gen_send(vma, c->tgid, c->exec_id, gen, p->end);
 	return 0;
@@ -1910,7 +1918,8 @@ static __always_inline int gen_lock_lean(struct raw_tp_args *ctx, struct task_st
 	/* not executable, or (mmap) not made where it was asked: unsent,
 	 * a gap (as gen_read_vma) */
 	if (!vma || !(BPF_CORE_READ(vma, vm_flags) & VM_EXEC) ||
-	    (c.flags & PROFILE_PEND_MMAP && BPF_CORE_READ(vma, vm_start) != c.start))
+	    ((c.flags & (PROFILE_PEND_MMAP | PROFILE_PEND_FIXED)) == PROFILE_PEND_MMAP &&
+	     BPF_CORE_READ(vma, vm_start) != c.start))
 		return 0;
 	gen_send(vma, tgid, exec_id, gen, c.end);
 	return 0;

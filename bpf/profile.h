@@ -153,6 +153,10 @@ struct profile_map_gen {
 #define PROFILE_PEND_DEAD 1   /* a later change overlapped it: never sent */
 #define PROFILE_PEND_DONE 2   /* maybe[]: read */
 #define PROFILE_PEND_MMAP 4   /* an mmap: its mapping begins at start */
+#define PROFILE_PEND_FIXED 8  /* ... at an address the caller fixed
+			       * (MAP_FIXED, MAP_FIXED_NOREPLACE): start is
+			       * exact, the mapping may have merged with a
+			       * neighbour below it */
 
 /* gens_lean (profile.bpf.c): the hook of kernels without bpf_loop, which
  * reads the mm's VMA tree itself: handle_gen_area at the mm lock's release
