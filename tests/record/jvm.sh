@@ -70,9 +70,13 @@ check "a JVM that exited before the recording's end: its chain named" \
 	grep -Eq ";Chain\.middle\(Chain\.java(:[0-9]+)?\);Chain\.step\(Chain\.java(:[0-9]+)?\);Chain\.leaf\(" "$T_DIR/exit.folded"
 # ([java] is also how the launcher's own stripped binary, java, names its
 # _start: sampled at the JVM's exit, under __libc_start_main, 1 run in 3
-# with OpenJDK 11 (no debuginfo); that frame is native, not Java's)
-check "... and no Java frame of it unnamed" \
-	sh -c "! grep '\[java\]' '$T_DIR/exit.folded' | grep -v '^java;\[java\];__libc_start_main_impl;' | grep -q ."
+# with OpenJDK 11 (no debuginfo); that frame is native, not Java's.  And a
+# thread sampled for the first time in its exit (do_exit: the Reference
+# Handler, blocked all its life, is on a CPU only then) has Java frames
+# met first when the process's memory is going: they cannot be named, and
+# stay unnamed, never misnamed; 1 run in 6 with OpenJDK 11 here.)
+check "... and no Java frame of it unnamed (but in a thread sampled in its exit)" \
+	sh -c "! grep '\[java\]' '$T_DIR/exit.folded' | grep -v '^java;\[java\];__libc_start_main_impl;' | grep -v ';do_exit;' | grep -q ."
 
 # --no-jvm: the walk ends at the first frame of generated code, as before
 "$BPROF_RECORD" -q -F 99 --no-jvm -o "$T_DIR/off.bprof" -- "$JDK/bin/java" -cp "$T_DIR" Chain 1500 > /dev/null
