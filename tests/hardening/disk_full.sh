@@ -1,21 +1,33 @@
 #!/bin/bash
-# A full disk while writing the recording: a 64 KiB tmpfs is far too small
-# for a recording with the full kallsyms snapshot (--full-kallsyms).  prof-record must say so
-# (ENOSPC / "No space"), exit non-zero, leave no file and no temporary file,
-# and not touch an earlier file in that directory.  Then the same with
-# write(2) failing with ENOSPC injected by strace (from the third write on),
-# and fsync(2) failing with ENOSPC (delayed allocation on NFS, thin disks).
+# A full disk while writing the recording: a 64 KiB tmpfs filled but for
+# one page (4 KiB), far too little for any system-wide recording (~10 KiB
+# with the kernel's symbols hidden, ~650 KiB with --full-kallsyms).  The
+# filler sits beside the recording's directory, on the same tmpfs, so
+# that the test does not depend on how big the recording is: with
+# kernel.kptr_restrict=2 (a hardened host, or another test that set it)
+# the kallsyms snapshot is empty and a recording with --full-kallsyms fits
+# in 64 KiB.  prof-record must say so (ENOSPC / "No space"), exit
+# non-zero, leave no file and no temporary file, and not touch an earlier
+# file in that directory.  Then the same with write(2) failing with ENOSPC
+# injected by strace (from the third write on), and fsync(2) failing with
+# ENOSPC (delayed allocation on NFS, thin disks).
 . "$(dirname "$0")/common.sh"
 
 bg "$W/demo" 600 # killed at exit
-full=$T_DIR/full
+fs=$T_DIR/fs
+full=$fs/full
+mkdir "$fs"
+mount -t tmpfs -o size=64k,mode=0755 bprof-hardening "$fs" || skip "cannot mount a tmpfs"
+CLEANUP='umount "$T_DIR/fs" 2>/dev/null || true'
 mkdir "$full"
-mount -t tmpfs -o size=64k,mode=0755 bprof-hardening "$full" || skip "cannot mount a tmpfs"
-CLEANUP='umount "$T_DIR/full" 2>/dev/null || true'
 plant_earlier "$full"
+# fill the tmpfs (dd stops at ENOSPC), then give one page back
+dd if=/dev/zero of="$fs/filler" bs=4k 2>/dev/null || true
+truncate -s -4096 "$fs/filler"
+check "tmpfs full: one page left ($(df -k --output=avail "$fs" | tail -1) KiB)" \
+	test "$(df -k --output=avail "$fs" | tail -1)" -le 4
 
 rc=0
-# --full-kallsyms: ~650 KiB, far more than the 64 KiB the tmpfs holds
 "$REC" -q -F 99 --full-kallsyms -o "$full/new.bprof" 1 2>"$T_DIR/err" || rc=$?
 cat "$T_DIR/err"
 check "tmpfs full: non-zero exit" test "$rc" -ne 0
@@ -28,15 +40,16 @@ check "tmpfs full: no file under the final name" test "$HAVE_FILE" -eq 0
 
 # the same directory with room again: the recording succeeds (a sanity
 # check that the failure above was the disk, not the setup)
-umount "$full"
-mount -t tmpfs -o size=16m,mode=0755 bprof-hardening "$full"
+umount "$fs"
+mount -t tmpfs -o size=16m,mode=0755 bprof-hardening "$fs"
+mkdir "$full"
 plant_earlier "$full"
 rc=0
 "$REC" -q -F 99 -o "$full/new.bprof" 1 2>"$T_DIR/err" || rc=$?
 check "tmpfs with room: exit 0" test "$rc" -eq 0
 aftermath "tmpfs with room" "$full" new.bprof
 check "tmpfs with room: file written" test "$HAVE_FILE" -eq 1
-umount "$full"
+umount "$fs"
 CLEANUP=""
 
 if ! command -v strace >/dev/null; then

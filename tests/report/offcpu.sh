@@ -72,9 +72,18 @@ for hz in 99 49; do
 	complete=$(sum "$f.off" '^sleeper;clone3;start_thread;sleeper;sleep_(long|short);nap;__GI___clock_nanosleep;.*\[off-cpu:S\] [0-9]+$')
 	check "-F $hz: every nap's stack reaches start_thread through clock_nanosleep ($complete of $((long + short)))" \
 		test "$complete" -eq $((long + short))
+	# main's one long block is pthread_join's, and every sample of it has
+	# its whole stack.  Its other blocks (page faults, the thread's
+	# creation; more and longer on a busy machine) are short but, by the
+	# carried remainder, each has its chance of a sample (one in 394 was
+	# seen): they may be elsewhere, at most a few
+	joined=$(sum "$f.off" '^offcpu;.*pthread.*join')
 	mcomplete=$(sum "$f.off" '^offcpu;_start;__libc_start_main_impl;__libc_start_call_main;main;.*pthread.*join.*\[off-cpu:S\] [0-9]+$')
-	check "-F $hz: main's blocked stack reaches __libc_start_call_main through pthread_join ($mcomplete of $main)" \
-		test "$mcomplete" -eq "$main"
+	grep '^offcpu;' "$f.off" | grep -v 'pthread.*join' | sed 's/^/  main blocked elsewhere: /' || true
+	check "-F $hz: main's blocked stack reaches __libc_start_call_main through pthread_join ($mcomplete of $joined)" \
+		test "$mcomplete" -eq "$joined"
+	check "-F $hz: main's samples are its pthread_join's but for a few ($joined of $main)" \
+		test $((main - joined)) -le 3
 	check "-F $hz: kernel frames of the nap (clock_nanosleep in the kernel)" \
 		grep -qE ';__x64_sys_clock_nanosleep;.*\[off-cpu:S\] [0-9]+$' "$f.folded"
 	check "-F $hz: --off-cpu lines all end in [off-cpu:...]" \
