@@ -27,11 +27,11 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "profile.h"
-#include "unwind.h"
-#include "unwind_step.h" /* struct unwind_regs only (no UNW_* macros yet) */
-#include "python_walk.h" /* struct python_walk only (no PY_* macros yet) */
-#include "v8_walk.h"     /* struct v8_walk only (no V8_WALK_STEP) */
-#include "jvm.h"
+#include "unwind/unwind.h"
+#include "unwind/unwind_step.h" /* struct unwind_regs only (no UNW_* macros yet) */
+#include "python/python_walk.h" /* struct python_walk only (no PY_* macros yet) */
+#include "v8/v8_walk.h"     /* struct v8_walk only (no V8_WALK_STEP) */
+#include "jvm/jvm.h"
 
 #define EEXIST 17
 #define ENOMEM 12

@@ -222,14 +222,14 @@ static __always_inline void unwind_mark(int stage)
 #else
 #define unwind_mark(stage) do { } while (0)
 #endif
-#include "unwind_env.h"
-#include "unwind_step.h"
-#include "unwind_walk.h"
+#include "unwind/unwind_env.h"
+#include "unwind/unwind_step.h"
+#include "unwind/unwind_walk.h"
 
 /* prof-record --no-v8 (or no V8 met): off */
 const volatile bool v8_enabled = false;
 #define V8_WALK_STEP
-#include "v8_walk.h"
+#include "v8/v8_walk.h"
 
 /* prof-record --no-jvm, or no JVM met: off */
 const volatile bool jvm_enabled = false;
@@ -250,7 +250,7 @@ struct {
 	__uint(max_entries, 65536);
 } jvm_seen SEC(".maps");
 
-#include "jvm_walk.h"
+#include "jvm/jvm_walk.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -14,7 +14,7 @@
 #include "dump.h"
 #include "profile.h"
 #include "profile.skel.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #ifndef BPROF_VERSION
 #define BPROF_VERSION "unknown"

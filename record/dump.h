@@ -14,9 +14,9 @@
 #include "bprof.h"
 #include "manifest.h"
 #include "options.h"
-#include "offcpu.h"
+#include "offcpu/offcpu.h"
 #include "profile.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 #include "unwinder.h"
 
 struct profile_bpf;
@@ -64,7 +64,7 @@ void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus,
 		 struct dump_base *base);
 
 /* The unwinder's per-CPU counters summed into sum[UNWIND_STAT_MAX]
- * (bpf/unwind.h); zeros when they cannot be read. */
+ * (bpf/unwind/unwind.h); zeros when they cannot be read. */
 void dump_unwind_stats(struct profile_bpf *obj, uint64_t *sum, int nr_cpus);
 
 /* rec->unwind, and the loss of samples walked before their tables; cfi:

@@ -33,7 +33,7 @@
 #include "runtimes.h"
 #include "btfids.h"
 #include "btfids.skel.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 /* The tracing programs loader_attach() may attach. */
 #define LOADER_MAX_LINKS 16
@@ -544,7 +544,7 @@ static struct profile_bpf *open_one(const struct env *env, unsigned optional, bo
 		bpf_map__set_map_flags(obj->maps.v8_procs, BPF_F_NO_PREALLOC);
 		bpf_map__set_map_flags(obj->maps.v8_codes, BPF_F_NO_PREALLOC);
 	}
-	/* so do HotSpot frames (bpf/jvm_walk.h) */
+	/* so do HotSpot frames (bpf/jvm/jvm_walk.h) */
 	obj->rodata->jvm_enabled = (rt & RUNTIME_JVM) && !env->no_jvm;
 	if (!obj->rodata->jvm_enabled) {
 		bpf_map__set_max_entries(obj->maps.jvm_seen, 1);

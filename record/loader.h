@@ -83,7 +83,7 @@ int loader_v8_fd(struct profile_bpf *obj);
  * function's code (V8_EVENT_CODE). */
 int loader_v8_codes_fd(struct profile_bpf *obj);
 bool loader_walks_v8(const struct loader *ld);
-/* The HotSpot walk's maps (bpf/jvm_walk.h): "jvm_procs" and "jvm_stats". */
+/* The HotSpot walk's maps (bpf/jvm/jvm_walk.h): "jvm_procs" and "jvm_stats". */
 void loader_jvm_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);
 /* Whether the walk records HotSpot frames (as loader_walks_python; not
  * with --no-jvm). */

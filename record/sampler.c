@@ -23,7 +23,7 @@
 #include "jvm/jvmrec.h"
 #include "profile.h"
 #include "profile.skel.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #define RESCAN_NS 1000000000ULL
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "status.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 /* "PID [2040, 1316151]" as bcc prints it; "..." when it does not fit */
 static void list_ids(char *buf, size_t len, const char *what, const pid_t *ids, int nr)

@@ -18,7 +18,7 @@
 #define BPROF_OFFCPU_COMMON_H
 
 #include "bprof.bpf.h"
-#include "offcpu.h"
+#include "offcpu/offcpu.h"
 #define TASK_RUNNING 0x0
 #define TASK_INTERRUPTIBLE 0x1
 #define TASK_UNINTERRUPTIBLE 0x2

@@ -41,9 +41,9 @@
 #define UNWIND_NO_ATOMIC_OR
 #define UNWIND_NO_WINDOW
 #define UNW_CHUNK_CACHE 0
-#include "unwind_env.h"
-#include "unwind_step.h"
-#include "unwind_walk.h"
+#include "unwind/unwind_env.h"
+#include "unwind/unwind_step.h"
+#include "unwind/unwind_walk.h"
 #include "offcpu/offcpu_common.h"
 
 /* x86-64: the user registers at the top of a task's kernel stack, and the

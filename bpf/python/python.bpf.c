@@ -20,7 +20,7 @@
  */
 
 #include "bprof.bpf.h"
-#include "python.h"
+#include "python/python.h"
 #include "python_frame.h"
 
 /* prof-record --no-python, or no interpreter met: off */

@@ -14,7 +14,7 @@
 #ifndef BPROF_PYTHON_FRAME_H
 #define BPROF_PYTHON_FRAME_H
 
-#include "python.h"
+#include "python/python.h"
 
 /* (tid, tgid) -> the thread's PyThreadState address, a cache (defined in
  * python.bpf.c) */
@@ -44,7 +44,7 @@ extern struct bprof_py_seen_map py_seen SEC(".maps");
 #define PY_ENV void *
 #define PY_READ(env, dst, size, addr) bpf_probe_read_user((dst), (size), (const void *)(addr))
 #define PY_STAT(env, stat) python_count(stat)
-#include "python_walk.h"
+#include "python/python_walk.h"
 
 /* Threads a list walk looks at before giving up (a thread list longer
  * than this: its later threads get no Python frames, counted as

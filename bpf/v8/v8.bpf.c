@@ -8,7 +8,7 @@
  */
 
 #include "bprof.bpf.h"
-#include "v8.h"
+#include "v8/v8.h"
 
 /* tgid -> the V8 of its image (struct v8_proc), written by prof-record */
 struct bprof_v8_procs_map v8_procs SEC(".maps");

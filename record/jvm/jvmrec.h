@@ -17,7 +17,7 @@
 
 #include "bprof.h"
 #include "manifest.h"
-#include "jvm.h"
+#include "jvm/jvm.h"
 
 struct jvmrec;
 

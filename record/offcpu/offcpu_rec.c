@@ -27,7 +27,7 @@
 #include "offcpu/offcpu_rec.h"
 #include "profile.skel.h"
 #include "profile_lean.skel.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 /* What offcpu.bpf.c's programs use that older kernels lack: the thread
  * states (task storage), the blocked thread's user registers

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "offcpu.h"
+#include "offcpu/offcpu.h"
 #include "options.h"
 
 struct profile_bpf;

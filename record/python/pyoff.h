@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 
-#include "python.h"
+#include "python/python.h"
 
 /* What the recorder reads besides the walk's offsets: the names. */
 struct pyoff {

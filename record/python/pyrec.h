@@ -15,7 +15,7 @@
 
 #include "bprof.h"
 #include "manifest.h"
-#include "python.h"
+#include "python/python.h"
 
 struct pyrec;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ehtab.h - turn an ELF object's .eh_frame into the compact unwind rows of
- * bpf/unwind.h, on the target, in milliseconds.
+ * bpf/unwind/unwind.h, on the target, in milliseconds.
  *
  * Reads ELF and call frame information, never symbols.  Every byte is
  * treated as hostile: the object comes from a machine we do not control.
@@ -16,7 +16,7 @@
 #include <linux/types.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 struct ehtab_error {
 	char message[256];
@@ -92,7 +92,7 @@ const struct unwind_rule *ehtab_rules_get(const struct ehtab_rules *rs, size_t i
 /* 0 and *idx, or -E2BIG when UNWIND_MAX_RULES are taken, -ENOMEM. */
 int ehtab_rules_intern(struct ehtab_rules *rs, const struct unwind_rule *r, uint16_t *idx);
 
-/* One object's table as the BPF maps hold it (bpf/unwind.h): rows are
+/* One object's table as the BPF maps hold it (bpf/unwind/unwind.h): rows are
  * UNWIND_ROW(lo, rule index); page i's rows are rows[first .. first + nr). */
 struct ehtab_page {
 	uint32_t page, first, nr;

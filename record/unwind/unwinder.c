@@ -33,7 +33,7 @@
 #include "elfobj.h"
 #include "gotab.h"
 #include "profile.h"
-#include "unwind.h"
+#include "unwind/unwind.h"
 #include "unwinder.h"
 
 /* What the unwinder knows of one manifest object. */

@@ -2,7 +2,7 @@
 /*
  * unwinder.h - feeds the BPF unwinder: builds each sampled object's unwind
  * table from its .eh_frame (record/unwind/ehtab.h), once per build-id, loads it
- * into the maps of bpf/unwind.h, and keeps the per-image mapping tables
+ * into the maps of bpf/unwind/unwind.h, and keeps the per-image mapping tables
  * that lead the BPF walk from an address to an object and its table.
  *
  * Driven by the manifest (manifest_observer): an object is seen when the
@@ -19,11 +19,11 @@
 #include "manifest.h"
 #include "tabcache.h"
 #include <linux/types.h>
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 struct unwinder;
 
-/* The maps of bpf/unwind.h, by fd, with their capacities as loaded. */
+/* The maps of bpf/unwind/unwind.h, by fd, with their capacities as loaded. */
 struct unwinder_maps {
 	int procs_fd;        /* (tgid, exec_id) -> struct unwind_proc */
 	int objs_fd;         /* obj_id -> enum unwind_obj_state (mmapable array) */

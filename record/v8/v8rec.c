@@ -955,7 +955,7 @@ static int read_sfi(struct v8rec *v, const struct v8proc *p, uint64_t sfi, uint3
 	    (code && (!p->code_ok || !code_entry(pid, &p->off, code, &entry))))
 		return -ENOENT;
 	/* optimized code: the guard covers the code object and its entry
-	 * point (bpf/v8.h): another code here since is not named */
+	 * point (bpf/v8/v8.h): another code here since is not named */
 	if (v8_guard(nos, sodi, code ? fdata ^ code ^ entry : fdata) != guard)
 		return -ESTALE;
 	sfi_names(p, nos, sodi, name, script, &src, &start);

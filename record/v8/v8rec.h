@@ -17,7 +17,7 @@
 
 #include "bprof.h"
 #include "manifest.h"
-#include "v8.h"
+#include "v8/v8.h"
 
 struct v8rec;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The BPF Python frame walk (bpf/python_walk.h) in user space, on a live
+ * The BPF Python frame walk (bpf/python/python_walk.h) in user space, on a live
  * interpreter and on the memory it read, against the interpreter's own
  * view of the same moment.
  *
@@ -90,7 +90,7 @@ static int env_read(struct env *e, void *dst, size_t len, uint64_t addr)
 #define PY_ENV struct env *
 #define PY_READ(env, dst, size, addr) env_read((env), (dst), (size), (addr))
 #define PY_STAT(env, s) ((env)->stats[(s)]++)
-#include "python_walk.h"
+#include "python/python_walk.h"
 
 #define MAX_FRAMES 127
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * unwind_replay.h - the BPF unwinder's step (bpf/unwind_step.h) compiled for
+ * unwind_replay.h - the BPF unwinder's step (bpf/unwind/unwind_step.h) compiled for
  * user space over an in-memory environment: captured or synthetic memory,
  * mapping tables and unwind tables laid out exactly as in the BPF maps.
  * Tests replay the walk and compare exact frame lists.
@@ -16,7 +16,7 @@
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 /* One region of readable memory (a stack snapshot, a synthetic frame). */
 struct replay_mem {
@@ -72,7 +72,7 @@ static inline const struct unwind_page *replay_page(struct replay_env *e,
 #define UNW_RULE(env, i) ((size_t)(i) < (env)->nr_rules ? &(env)->rules[(i)] : NULL)
 #define UNW_STAT(env, i) ((env)->stats[(i)]++)
 #define UNW_OPAQUE(env, x) (x)
-#include "unwind_step.h"
+#include "unwind/unwind_step.h"
 
 #define REPLAY_MAX_FRAMES 127
 

@@ -24,7 +24,7 @@
 #ifndef BPROF_JVM_WALK_H
 #define BPROF_JVM_WALK_H
 
-#include "jvm.h"
+#include "jvm/jvm.h"
 
 #define jvm_count(idx) unwind_count(UNWIND_COUNT_JVM | (idx))
 

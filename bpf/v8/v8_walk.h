@@ -15,7 +15,7 @@
 #ifndef BPROF_V8_WALK_TYPES_H
 #define BPROF_V8_WALK_TYPES_H
 
-#include "v8.h"
+#include "v8/v8.h"
 
 struct v8_walk {
 	struct v8_proc proc; /* a copy: one lookup per walk, not per frame */

@@ -21,7 +21,7 @@
 #ifndef BPROF_PYTHON_WALK_TYPES_H
 #define BPROF_PYTHON_WALK_TYPES_H
 
-#include "python.h"
+#include "python/python.h"
 
 /* The walk's state across the native frames of one sample. */
 struct python_walk {

@@ -35,7 +35,7 @@
 #ifndef BPROF_UNWIND_STEP_TYPES_H
 #define BPROF_UNWIND_STEP_TYPES_H
 
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 /* Offsets in the frame a sigreturn trampoline runs on: rsp points at the
  * struct ucontext (the handler's return popped pretcode), whose
