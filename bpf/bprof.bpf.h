@@ -15,9 +15,12 @@
  * the small helpers they all use, inline (a call per sample is measurable,
  * and they are a few instructions each).
  *
- * A tracer's own maps and settings stay in its source; its interface with
- * user space stays in its .h beside this one (profile.h, unwind.h,
- * offcpu.h, python.h), which record/ and the tests include too.
+ * A tracer's own maps and settings stay in its folder (unwind/, python/,
+ * v8/, jvm/, offcpu/, tailwalk/); its interface with user space is the
+ * plain .h there (unwind/unwind.h, python/python.h, v8/v8.h, jvm/jvm.h,
+ * offcpu/offcpu.h; the sampler's is profile.h beside this one), which
+ * record/ and the tests include too.  Every header compiles on its own
+ * (check_headers.sh, run by the build).
  */
 #ifndef BPROF_BPF_H
 #define BPROF_BPF_H

@@ -6,6 +6,11 @@
 #ifndef BPROF_BTFIDS_H
 #define BPROF_BTFIDS_H
 
+/* __u32 and friends: vmlinux.h's in BPF, the UAPI's in user space */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define BTFIDS_MAX_NAMES 4
 #define BTFIDS_NAME_LEN 64
 

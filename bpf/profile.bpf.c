@@ -222,33 +222,12 @@ static __always_inline void unwind_mark(int stage)
 #else
 #define unwind_mark(stage) do { } while (0)
 #endif
-#include "unwind/unwind_env.h"
-#include "unwind/unwind_step.h"
 #include "unwind/unwind_walk.h"
 
 /* prof-record --no-v8 (or no V8 met): off */
 const volatile bool v8_enabled = false;
 #define V8_WALK_STEP
 #include "v8/v8_walk.h"
-
-/* prof-record --no-jvm, or no JVM met: off */
-const volatile bool jvm_enabled = false;
-
-/* tgid -> the JVM of its image (struct jvm_proc), written by prof-record */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, struct jvm_proc);
-	__uint(max_entries, 1024);
-} jvm_procs SEC(".maps");
-
-/* Java frame identities announced to prof-record */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct jvm_seen_key);
-	__type(value, __u8);
-	__uint(max_entries, 65536);
-} jvm_seen SEC(".maps");
 
 #include "jvm/jvm_walk.h"
 

@@ -9,6 +9,11 @@
 #ifndef BPROF_PROFILE_H
 #define BPROF_PROFILE_H
 
+/* __u32 and friends: vmlinux.h's in BPF, the UAPI's in user space */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define PROFILE_COMM_LEN 16
 #define PROFILE_VMA_NAME_LEN 48 /* basenames in mapping events */
 #define PROFILE_MAX_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH: the kernel's

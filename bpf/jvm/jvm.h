@@ -29,6 +29,11 @@
 #ifndef BPROF_JVM_H
 #define BPROF_JVM_H
 
+/* __u32 and friends: vmlinux.h's in BPF, the UAPI's in user space */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define JVM_TAG_MASK  0xff00000000000000ULL
 #define JVM_TAG_ID    0xb500000000000000ULL
 #define JVM_TAG_POS   0xb600000000000000ULL

@@ -24,7 +24,30 @@
 #ifndef BPROF_JVM_WALK_H
 #define BPROF_JVM_WALK_H
 
+#include "bprof.bpf.h"
+#include "unwind/unwind_walk.h"
 #include "jvm/jvm.h"
+
+/* The HotSpot walk's own setting and maps, defined here: the one source
+ * that includes this header (profile.bpf.c) is the one that defines them. */
+/* prof-record --no-jvm, or no JVM met: off */
+const volatile bool jvm_enabled = false;
+
+/* tgid -> the JVM of its image (struct jvm_proc), written by prof-record */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct jvm_proc);
+	__uint(max_entries, 1024);
+} jvm_procs SEC(".maps");
+
+/* Java frame identities announced to prof-record */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct jvm_seen_key);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} jvm_seen SEC(".maps");
 
 #define jvm_count(idx) unwind_count(UNWIND_COUNT_JVM | (idx))
 

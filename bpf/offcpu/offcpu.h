@@ -6,6 +6,11 @@
 #ifndef BPROF_OFFCPU_H
 #define BPROF_OFFCPU_H
 
+/* __u32 and friends: vmlinux.h's in BPF, the UAPI's in user space */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #include "profile.h"
 
 /* Thread states of off-CPU rows; the numbers are the format's (SPEC.md

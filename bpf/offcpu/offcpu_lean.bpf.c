@@ -41,8 +41,6 @@
 #define UNWIND_NO_ATOMIC_OR
 #define UNWIND_NO_WINDOW
 #define UNW_CHUNK_CACHE 0
-#include "unwind/unwind_env.h"
-#include "unwind/unwind_step.h"
 #include "unwind/unwind_walk.h"
 #include "offcpu/offcpu_common.h"
 

@@ -24,6 +24,11 @@
 #ifndef BPROF_PYTHON_H
 #define BPROF_PYTHON_H
 
+/* __u32 and friends: vmlinux.h's in BPF, the UAPI's in user space */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define PYTHON_TAG_MASK  0xff00000000000000ULL
 #define PYTHON_TAG_CODE  0xb100000000000000ULL
 #define PYTHON_TAG_INSTR 0xb200000000000000ULL

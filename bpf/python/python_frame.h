@@ -9,11 +9,11 @@
  * refuse a global function with pointer arguments (5.12) and any callback
  * (5.13).  The includer defines PYTHON_NO_BPF_LOOP for the latter: the
  * thread list is then walked by a bounded loop of PYTHON_LEAN_THREADS.
- * Include after bprof.bpf.h.
  */
 #ifndef BPROF_PYTHON_FRAME_H
 #define BPROF_PYTHON_FRAME_H
 
+#include "bprof.bpf.h"
 #include "python/python.h"
 
 /* (tid, tgid) -> the thread's PyThreadState address, a cache (defined in

@@ -34,8 +34,6 @@
 #define UNWIND_NO_ATOMIC_OR /* 5.12: no BPF_ATOMIC or before (unwind_env.h) */
 #define UNWIND_NO_WINDOW    /* no stack window: verification (unwind_env.h) */
 #define UNW_CHUNK_CACHE 0   /* likewise (unwind_step.h) */
-#include "unwind/unwind_env.h"
-#include "unwind/unwind_step.h"
 #include "unwind/unwind_walk.h"
 /* the thread list walked by a bounded loop, not bpf_loop's callback */
 #define PYTHON_NO_BPF_LOOP

@@ -36,6 +36,11 @@
 #ifndef BPROF_UNWIND_H
 #define BPROF_UNWIND_H
 
+/* __u32 and friends: vmlinux.h's in BPF, the UAPI's in user space */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define UNWIND_PAGE_SHIFT 16
 #define UNWIND_PAGE_MASK ((1u << UNWIND_PAGE_SHIFT) - 1)
 #define UNWIND_MAX_RULES 65536     /* u16 rule index */

@@ -5,10 +5,15 @@
  * Shared by the two walks that drive it: profile.bpf.c's bpf_loop
  * (unwind_walk_regs, with Python frames between the native ones) and
  * tailwalk/tailwalk.bpf.c's runs chained by tail calls, for kernels
- * without bpf_loop.  Include after unwind_env.h and unwind_step.h.
+ * without bpf_loop.  The includer's options (UNWIND_NO_ATOMIC_OR,
+ * UNWIND_NO_WINDOW, UNW_SEARCH_FN, UNW_CHUNK_CACHE, UNW_MARK: unwind_env.h
+ * and unwind_step.h say what each does) are defined before including it.
  */
 #ifndef BPROF_UNWIND_WALK_H
 #define BPROF_UNWIND_WALK_H
+
+#include "unwind/unwind_env.h"  /* the BPF memory and tables ... */
+#include "unwind/unwind_step.h" /* ... that the step walks */
 
 /* The walk's start from the user registers in s->pt.  Each copy is
  * fenced (barrier()): see walk_user_stack() in profile.bpf.c. */

@@ -25,6 +25,11 @@
 #ifndef BPROF_V8_H
 #define BPROF_V8_H
 
+/* __u32 and friends: vmlinux.h's in BPF, the UAPI's in user space */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define V8_TAG_MASK  0xff00000000000000ULL
 #define V8_TAG_SFI   0xb300000000000000ULL
 #define V8_TAG_POS   0xb400000000000000ULL

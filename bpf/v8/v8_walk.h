@@ -15,6 +15,9 @@
 #ifndef BPROF_V8_WALK_TYPES_H
 #define BPROF_V8_WALK_TYPES_H
 
+/* BPF only (the V8 tracer and the core's walk) */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include "v8/v8.h"
 
 struct v8_walk {
