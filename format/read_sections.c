@@ -53,6 +53,20 @@ int bprof_get_count(struct bprof_cur *c, uint64_t *out, uint64_t min_entry, cons
 	return 0;
 }
 
+int bprof_get_counters(struct bprof_cur *c, uint64_t *dst, uint64_t known, uint64_t n,
+		       const char *what)
+{
+	int rc = bprof_need(c, n * 8, what);
+
+	for (uint64_t i = 0; !rc && i < n; i++) {
+		uint64_t v = bprof_g64(c);
+
+		if (i < known)
+			dst[i] = v;
+	}
+	return rc;
+}
+
 /* Length-prefixed string, NUL-free; returned NUL-terminated and malloc'ed. */
 static int get_str(struct bprof_cur *c, char **out, const char *what)
 {
@@ -245,6 +259,39 @@ static int parse_stacks(struct bprof_cur *c, struct bprof_recording *r)
 	return 0;
 }
 
+/* The 56 bytes a row of COUNTS or OFFCPU begins with (SPEC.md 6.4, 6.13);
+ * the u32 at 20, map_gen (reserved before 1.3), is the caller's. */
+static int get_count_row(struct bprof_cur *c, struct bprof_count *e, uint32_t *gen,
+			 const char *what)
+{
+	e->pid = bprof_g32(c);
+	e->tid = bprof_g32(c);
+	e->exec_id = bprof_g32(c);
+	e->user_stack_id = (int32_t)bprof_g32(c);
+	e->kernel_stack_id = (int32_t)bprof_g32(c);
+	*gen = bprof_g32(c);
+	e->kernel_ip = bprof_g64(c);
+	e->count = bprof_g64(c);
+	return get_comm(c, e->comm, what);
+}
+
+/* A row's stacks are in STACKS; a row's last check (at: its offset). */
+static int check_count_stacks(struct bprof_cur *c, const struct bprof_recording *r,
+			      const struct bprof_count *e, uint64_t at, uint64_t i, const char *what)
+{
+	if (e->user_stack_id >= 0 && !bprof_recording_stack(r, e->user_stack_id)) {
+		c->pos = at + 12;
+		return bprof_cerr(c, BPROF_E_CORRUPT, "%s %llu: user stack id %d does not exist",
+				  what, (unsigned long long)i, e->user_stack_id);
+	}
+	if (e->kernel_stack_id >= 0 && !bprof_recording_stack(r, e->kernel_stack_id)) {
+		c->pos = at + 16;
+		return bprof_cerr(c, BPROF_E_CORRUPT, "%s %llu: kernel stack id %d does not exist",
+				  what, (unsigned long long)i, e->kernel_stack_id);
+	}
+	return 0;
+}
+
 static int parse_counts(struct bprof_cur *c, struct bprof_recording *r)
 {
 	uint64_t n;
@@ -260,15 +307,7 @@ static int parse_counts(struct bprof_cur *c, struct bprof_recording *r)
 		uint64_t at = c->pos;
 		uint32_t reserved;
 
-		e->pid = bprof_g32(c);
-		e->tid = bprof_g32(c);
-		e->exec_id = bprof_g32(c);
-		e->user_stack_id = (int32_t)bprof_g32(c);
-		e->kernel_stack_id = (int32_t)bprof_g32(c);
-		reserved = bprof_g32(c); /* map_gen from 1.3 */
-		e->kernel_ip = bprof_g64(c);
-		e->count = bprof_g64(c);
-		if ((rc = get_comm(c, e->comm, "count")))
+		if ((rc = get_count_row(c, e, &reserved, "count")))
 			return rc;
 		if (c->minor >= 3)
 			e->map_gen = reserved;
@@ -277,17 +316,8 @@ static int parse_counts(struct bprof_cur *c, struct bprof_recording *r)
 			return bprof_cerr(c, BPROF_E_CORRUPT, "count %llu: reserved field is 0x%x",
 					  (unsigned long long)i, reserved);
 		}
-		if (e->user_stack_id >= 0 && !bprof_recording_stack(r, e->user_stack_id)) {
-			c->pos = at + 12;
-			return bprof_cerr(c, BPROF_E_CORRUPT, "count %llu: user stack id %d does not exist",
-					  (unsigned long long)i, e->user_stack_id);
-		}
-		if (e->kernel_stack_id >= 0 && !bprof_recording_stack(r, e->kernel_stack_id)) {
-			c->pos = at + 16;
-			return bprof_cerr(c, BPROF_E_CORRUPT,
-					  "count %llu: kernel stack id %d does not exist",
-					  (unsigned long long)i, e->kernel_stack_id);
-		}
+		if ((rc = check_count_stacks(c, r, e, at, i, "count")))
+			return rc;
 	}
 	return 0;
 }
@@ -343,15 +373,7 @@ static int parse_offcpu(struct bprof_cur *c, struct bprof_recording *r)
 		uint64_t at = c->pos;
 
 		r->nr_counts = base + i + 1;
-		e->pid = bprof_g32(c);
-		e->tid = bprof_g32(c);
-		e->exec_id = bprof_g32(c);
-		e->user_stack_id = (int32_t)bprof_g32(c);
-		e->kernel_stack_id = (int32_t)bprof_g32(c);
-		e->map_gen = bprof_g32(c);
-		e->kernel_ip = bprof_g64(c);
-		e->count = bprof_g64(c);
-		if ((rc = get_comm(c, e->comm, "off-CPU count")))
+		if ((rc = get_count_row(c, e, &e->map_gen, "off-CPU count")))
 			return rc;
 		e->state = bprof_g32(c);
 		reserved = bprof_g32(c);
@@ -368,17 +390,8 @@ static int parse_offcpu(struct bprof_cur *c, struct bprof_recording *r)
 			return bprof_cerr(c, BPROF_E_CORRUPT, "off-CPU count %llu: reserved field is 0x%x",
 					  (unsigned long long)i, reserved);
 		}
-		if (e->user_stack_id >= 0 && !bprof_recording_stack(r, e->user_stack_id)) {
-			c->pos = at + 12;
-			return bprof_cerr(c, BPROF_E_CORRUPT, "off-CPU count %llu: user stack id %d does not exist",
-					  (unsigned long long)i, e->user_stack_id);
-		}
-		if (e->kernel_stack_id >= 0 && !bprof_recording_stack(r, e->kernel_stack_id)) {
-			c->pos = at + 16;
-			return bprof_cerr(c, BPROF_E_CORRUPT,
-					  "off-CPU count %llu: kernel stack id %d does not exist",
-					  (unsigned long long)i, e->kernel_stack_id);
-		}
+		if ((rc = check_count_stacks(c, r, e, at, i, "off-CPU count")))
+			return rc;
 	}
 	return 0;
 }
@@ -640,15 +653,8 @@ static int parse_unwind(struct bprof_cur *c, struct bprof_recording *r)
 	if (n > BPROF_UNWIND_MAX_COUNTERS)
 		return bprof_cerr(c, BPROF_E_LIMIT, "%llu unwind counters (limit %u)",
 				  (unsigned long long)n, BPROF_UNWIND_MAX_COUNTERS);
-	if ((rc = bprof_need(c, n * 8, "unwind counters")))
+	if ((rc = bprof_get_counters(c, u->counters, BPROF_UNW_NR_COUNTERS, n, "unwind counters")))
 		return rc;
-	/* later versions append counters: keep the ones we know */
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t v = bprof_g64(c);
-
-		if (i < BPROF_UNW_NR_COUNTERS)
-			u->counters[i] = v;
-	}
 	if ((rc = bprof_get_count(c, &n, BPROF_STACK_FLAGS_ENTRY_LEN, "stack flags")))
 		return rc;
 	for (uint64_t i = 0; i < n; i++) {
@@ -773,15 +779,8 @@ static int parse_access(struct bprof_cur *c, struct bprof_recording *r)
 		return bprof_cerr(c, BPROF_E_LIMIT, "%llu access counters (limit %u)",
 				  (unsigned long long)n, BPROF_ACCESS_MAX_COUNTERS);
 	}
-	if ((rc = bprof_need(c, n * 8, "access counters")))
+	if ((rc = bprof_get_counters(c, a->counters, BPROF_ACC_NR_COUNTERS, n, "access counters")))
 		return rc;
-	/* later versions append counters: keep the ones we know */
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t v = bprof_g64(c);
-
-		if (i < BPROF_ACC_NR_COUNTERS)
-			a->counters[i] = v;
-	}
 	a->present = 1;
 	return 0;
 }
@@ -920,10 +919,10 @@ static const struct {
 	[BPROF_SECT_GENERATIONS] = { "generations", parse_generations },
 	[BPROF_SECT_OFFCPU] = { "off-cpu", parse_offcpu },
 	[BPROF_SECT_SLICES] = { "slices", parse_slices },
-	[BPROF_SECT_PYTHON] = { "python", bprof_parse_python },
-	[BPROF_SECT_JVM] = { "jvm", bprof_parse_jvm },
+	[BPROF_SECT_PYTHON] = { "python", bprof_parse_runtime },
+	[BPROF_SECT_JVM] = { "jvm", bprof_parse_runtime },
 	[BPROF_SECT_JIT] = { "jit", bprof_parse_jit },
-	[BPROF_SECT_V8] = { "v8", bprof_parse_v8 },
+	[BPROF_SECT_V8] = { "v8", bprof_parse_runtime },
 };
 
 static const char *sect_label(uint32_t type, char *buf, size_t len)
@@ -976,6 +975,7 @@ int bprof_parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t le
 				.len = slen,
 				.base = pos + BPROF_SECTION_HEADER_LEN,
 				.sect = sections[type].name,
+				.type = type,
 				.strict = strict,
 				.minor = minor,
 				.err = err,
