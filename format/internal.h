@@ -142,4 +142,68 @@ static inline size_t bprof_strlen0(const char *s)
 	return s ? strlen(s) : 0;
 }
 
+/* ---- the reader's cursor (read_sections.c, read_runtimes.c) ----------- */
+
+/* One section's payload as it is parsed.  Counts and lengths are checked
+ * against what remains before anything is read or allocated, and errors
+ * name the section and the content offset where parsing stopped. */
+struct bprof_cur {
+	const uint8_t *b;   /* section payload */
+	uint64_t len, pos;
+	uint64_t base;      /* content offset of b[0] */
+	const char *sect;   /* section name for messages */
+	uint32_t type;      /* enum bprof_section_type */
+	bool strict;        /* file minor <= ours: undefined bits/bytes are errors */
+	unsigned minor;     /* the file's minor version */
+	struct bprof_error *err;
+};
+
+/* Fill c->err with "<section> section at offset <pos>: <message>" and
+ * return code. */
+int bprof_cerr(struct bprof_cur *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static inline uint64_t bprof_rem(const struct bprof_cur *c)
+{
+	return c->len - c->pos;
+}
+
+/* 0 if n bytes remain, else BPROF_E_TRUNCATED naming what needed them. */
+int bprof_need(struct bprof_cur *c, uint64_t n, const char *what);
+
+/* Unchecked loads: the caller has made sure of the bytes (bprof_need). */
+static inline uint32_t bprof_g32(struct bprof_cur *c)
+{
+	uint32_t v = bprof_le32(c->b + c->pos);
+
+	c->pos += 4;
+	return v;
+}
+
+static inline uint64_t bprof_g64(struct bprof_cur *c)
+{
+	uint64_t v = bprof_le64(c->b + c->pos);
+
+	c->pos += 8;
+	return v;
+}
+
+/* A table's entry count: refused unless count * min_entry bytes remain,
+ * so that nothing is allocated for entries the section cannot hold. */
+int bprof_get_count(struct bprof_cur *c, uint64_t *out, uint64_t min_entry, const char *what);
+
+/* n counters (n * 8 must not overflow), of which the first `known` are
+ * kept in dst: later versions append counters. */
+int bprof_get_counters(struct bprof_cur *c, uint64_t *dst, uint64_t known, uint64_t n,
+		       const char *what);
+
+/* Parse the decompressed content (SPEC.md 5, 6) into r (read_sections.c). */
+int bprof_parse_content(struct bprof_recording *r, const uint8_t *b, uint64_t len, bool strict,
+			unsigned minor, struct bprof_error *err);
+
+/* The sections that name runtimes' frames, PYTHON, V8 and JVM (c->type
+ * says which), and JIT compilers' (read_runtimes.c). */
+int bprof_parse_runtime(struct bprof_cur *c, struct bprof_recording *r);
+int bprof_parse_jit(struct bprof_cur *c, struct bprof_recording *r);
+
 #endif /* BPROF_INTERNAL_H */
