@@ -423,16 +423,6 @@ int dump_clear(struct profile_bpf *obj, unsigned gen)
 	return err;
 }
 
-void dump_since(uint64_t *sum, uint64_t *base, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint64_t s = sum[i];
-
-		sum[i] = s >= base[i] ? s - base[i] : 0;
-		base[i] = s;
-	}
-}
-
 void dump_losses(struct profile_bpf *obj, struct bprof_losses *l, int nr_cpus,
 		 struct dump_base *base)
 {

@@ -41,7 +41,15 @@ struct dump_base {
 /* The n totals in sum become what was counted since base (the totals
  * when the previous file was written), and base takes the totals.  A total
  * below its base (a map that could not be read) counts 0, not 2^64 - k. */
-void dump_since(uint64_t *sum, uint64_t *base, size_t n);
+static inline void dump_since(uint64_t *sum, uint64_t *base, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t s = sum[i];
+
+		sum[i] = s >= base[i] ? s - base[i] : 0;
+		base[i] = s;
+	}
+}
 
 /*
  * The counts of set gen (rotate_gen, profile.bpf.c; 0 without --rotate)

@@ -631,7 +631,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 
 	/* threads blocked since before the recording count from its start */
-	err = offcpu_start(obj, ld);
+	err = offcpu_start(obj, loader_prog_fd(ld, offcpu_start_prog(obj)));
 	if (err)
 		fprintf(stderr, "prof-record: warning: cannot count the blocks under way at the start (%s): threads blocked since before it count from their first switch\n",
 			strerror(-err));
@@ -711,7 +711,8 @@ int main(int argc, char **argv)
 
 		struct end_ctx ec = { smp, man };
 
-		err = offcpu_end(obj, ld, end_before_walk, &ec, &found, &left, &walked);
+		err = offcpu_end(obj, loader_prog_fd(ld, offcpu_end_prog(obj)), end_before_walk,
+				 &ec, &found, &left, &walked);
 		if (err)
 			fprintf(stderr, "prof-record: warning: cannot count the blocks under way at the end (%s): threads still blocked have no samples for them\n",
 				strerror(-err));

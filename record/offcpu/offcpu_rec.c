@@ -23,7 +23,6 @@
 #include "bprof.h"
 #include "dump.h"
 #include "kfeat.h"
-#include "loader.h"
 #include "offcpu/offcpu_rec.h"
 #include "profile.skel.h"
 #include "profile_lean.skel.h"
@@ -289,15 +288,23 @@ static int run_iter(int prog_fd, int tid, char **out, size_t *len)
 	return err;
 }
 
-int offcpu_start(struct profile_bpf *obj, const struct loader *ld)
+struct bpf_program *offcpu_start_prog(struct profile_bpf *obj)
 {
-	struct bpf_program *p = obj->progs.handle_offcpu_start;
+	/* --cgroup's, where the kernel has its kfuncs (offcpu_configure) */
+	return bpf_program__autoload(obj->progs.handle_offcpu_start) ? obj->progs.handle_offcpu_start
+								    : obj->progs.handle_offcpu_start_cg;
+}
 
+struct bpf_program *offcpu_end_prog(struct profile_bpf *obj)
+{
+	return obj->progs.handle_offcpu_end;
+}
+
+int offcpu_start(struct profile_bpf *obj, int start_fd)
+{
 	if (!offcpu_enabled(obj))
 		return 0;
-	if (!bpf_program__autoload(p))
-		p = obj->progs.handle_offcpu_start_cg;
-	return run_iter(loader_prog_fd(ld, p), 0, NULL, NULL);
+	return run_iter(start_fd, 0, NULL, NULL);
 }
 
 /* How much of a blocked thread's stack is copied, from its sp up: the
@@ -356,10 +363,10 @@ static size_t map_stack_copy(const struct offcpu_end_rec *r, void **at)
 	return hi - lo;
 }
 
-int offcpu_end(struct profile_bpf *obj, const struct loader *ld, void (*before_walk)(void *),
-	       void *ctx, uint64_t *found, uint64_t *left, uint64_t *walked)
+int offcpu_end(struct profile_bpf *obj, int end_fd, void (*before_walk)(void *), void *ctx,
+	       uint64_t *found, uint64_t *left, uint64_t *walked)
 {
-	int end_fd = loader_prog_fd(ld, obj->progs.handle_offcpu_end), err;
+	int err;
 	char *recs = NULL;
 	size_t len = 0;
 

@@ -18,6 +18,7 @@
 #include "options.h"
 
 struct profile_bpf;
+struct bpf_program;
 struct kfeat;
 
 /* Whether off-CPU time can be recorded as env asks on a kernel with the
@@ -59,12 +60,14 @@ bool offcpu_enabled(const struct profile_bpf *obj);
  * that exit during the pass are counted lost by offcpu_dump()).  before_walk(ctx), when
  * there are stacks to walk, must read the events the first pass sent (the
  * images of blocked threads: their mappings and unwind tables) before
- * they are walked.  ld: where the programs' fds are (loader_prog_fd()).
- * 0 or -errno. */
-struct loader;
-int offcpu_start(struct profile_bpf *obj, const struct loader *ld);
-int offcpu_end(struct profile_bpf *obj, const struct loader *ld, void (*before_walk)(void *),
-	       void *ctx, uint64_t *found, uint64_t *left, uint64_t *walked);
+ * they are walked.  The passes' programs are given by their fds, which the
+ * loader holds (loader_prog_fd(): its loader program loaded them):
+ * offcpu_start_prog() and offcpu_end_prog() say which.  0 or -errno. */
+struct bpf_program *offcpu_start_prog(struct profile_bpf *obj);
+struct bpf_program *offcpu_end_prog(struct profile_bpf *obj);
+int offcpu_start(struct profile_bpf *obj, int start_fd);
+int offcpu_end(struct profile_bpf *obj, int end_fd, void (*before_walk)(void *), void *ctx,
+	       uint64_t *found, uint64_t *left, uint64_t *walked);
 
 /* The per-CPU counters summed into sum[OFFCPU_STAT_MAX]; zeros when they
  * cannot be read. */
