@@ -10,112 +10,9 @@
  * skip mappings they already know, so a rescan costs one read of
  * /proc/PID/maps.
  */
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <limits.h>
-#include <libelf.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <time.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
-#include <linux/types.h>
-#include "manifest.h"
-#include "perfmap.h"
-#include "profile.h"
+#include "manifest_internal.h"
 
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3
-#endif
-
-struct mmap_ent {
-	uint64_t start, end, off, dev, ino;
-	uint32_t obj;   /* index into manifest.objs or BPROF_NO_OBJECT */
-	uint32_t flags; /* BPROF_MAP_* */
-	/* mapping generation of the latest read that saw it, MANIFEST_GEN_NONE
-	 * when that read raced with a change (DESIGN.md) */
-	uint32_t read_gen;
-	uint32_t pad;
-};
-
-/* An executable mapping as it was made (PROFILE_EV_MAP_EXEC). */
-struct hist_ent {
-	uint64_t start, end, off, dev, ino, mtime;
-	uint32_t gen, flags, obj; /* obj: BPROF_NO_OBJECT until resolved */
-	bool need_obj;            /* a file whose object is not known yet */
-	char name[PROFILE_VMA_NAME_LEN];
-};
-
-struct proc_ent {
-	uint32_t pid, exec_id, ns_pid, ppid, parent_exec_id;
-	char comm[BPROF_COMM_LEN];
-	bool has_parent, snapped, dead, want, need, dirty;
-	bool dead_at_boundary; /* dead before the last manifest_boundary() */
-	bool denied; /* reading its maps was not permitted */
-	uint32_t table_gen; /* generation of the mapping table last observed */
-	uint64_t snapshot_ns;
-	struct mmap_ent *maps;
-	uint32_t nr_maps;
-	struct perfmap_copy pm; /* its /tmp/perf-NSPID.map, as far as read */
-	struct perfmap_dump jd; /* its jit-PID.dump, as far as read */
-	/* mapping generations */
-	struct hist_ent *hist;
-	uint32_t nr_hist, cap_hist;
-	uint64_t *gen_seen;   /* bitmap: generations whose mapping was sent */
-	uint32_t gen_words;   /* of gen_seen */
-	uint32_t max_gen;     /* greatest generation seen or counted */
-	uint32_t *partial;    /* generations whose change was only partly sent */
-	uint32_t nr_partial, cap_partial;
-	bool gen_unknown;     /* a count of PROFILE_GEN_UNKNOWN */
-};
-
-struct obj_ent {
-	struct bprof_object o;
-	uint32_t out_index; /* index in the recording, UINT32_MAX until used */
-	uint8_t *image;     /* the vdso's bytes, carried in the file (IMAGES) */
-	size_t image_len;
-	bool preloaded;     /* opened by manifest_preload, no mapping seen yet */
-	uint32_t alias;     /* the entry this one was found to be (resolve_from),
-			     * UINT32_MAX if none: both go out as one object */
-};
-
-/* Open addressing table of indexes keyed by a 64-bit hash; the caller
- * checks the full key on a hit. */
-struct idx_table {
-	uint64_t *keys;
-	uint32_t *vals; /* UINT32_MAX: empty */
-	size_t cap, used;
-};
-
-struct manifest {
-	int exec_gen_fd;
-	int map_gens_fd;
-	uint64_t start_ns;
-	struct proc_ent *procs;
-	size_t nr_procs, cap_procs;
-	struct idx_table proc_idx;
-	struct obj_ent *objs;
-	size_t nr_objs, cap_objs;
-	struct idx_table obj_idx;
-	struct manifest_stats st;
-	struct perfmap_dirs *perfmaps;
-	uint32_t *dirty;
-	size_t nr_dirty, cap_dirty;
-	struct manifest_observer obs;
-	struct manifest_mapping *obs_buf; /* scratch for obs.image */
-	struct mmap_ent own_vdso;         /* prof-record's own [vdso] */
-	bool own_vdso_read;
-	size_t obs_cap;
-};
-
-static uint64_t mix64(uint64_t x)
+uint64_t manifest__mix64(uint64_t x)
 {
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
@@ -155,7 +52,7 @@ static int tab_grow(struct idx_table *t)
 	return 0;
 }
 
-static int tab_insert(struct idx_table *t, uint64_t key, uint32_t val)
+int manifest__tab_insert(struct idx_table *t, uint64_t key, uint32_t val)
 {
 	size_t j;
 
@@ -177,7 +74,7 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void proc_free(struct manifest *m, struct proc_ent *p)
+void manifest__proc_free(struct manifest *m, struct proc_ent *p)
 {
 	perfmap_copy_release(m->perfmaps, &p->pm);
 	perfmap_dump_release(m->perfmaps, &p->jd);
@@ -211,7 +108,7 @@ void manifest_free(struct manifest *m)
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->nr_procs; i++)
-		proc_free(m, &m->procs[i]);
+		manifest__proc_free(m, &m->procs[i]);
 	perfmap_dirs_free(m->perfmaps);
 	for (size_t i = 0; i < m->nr_objs; i++) {
 		free(m->objs[i].o.path);
@@ -267,9 +164,9 @@ void manifest_stats(const struct manifest *m, struct manifest_stats *st)
 	*st = m->st;
 }
 
-static struct proc_ent *proc_find(struct manifest *m, uint32_t pid, uint32_t exec_id)
+struct proc_ent *manifest__proc_find(struct manifest *m, uint32_t pid, uint32_t exec_id)
 {
-	uint64_t key = (uint64_t)pid << 32 | exec_id, h = mix64(key);
+	uint64_t key = (uint64_t)pid << 32 | exec_id, h = manifest__mix64(key);
 	struct idx_table *t = &m->proc_idx;
 
 	if (!t->cap)
@@ -286,7 +183,7 @@ static struct proc_ent *proc_find(struct manifest *m, uint32_t pid, uint32_t exe
 /* Pointers into m->procs are valid until the next proc_get(). */
 static struct proc_ent *proc_get(struct manifest *m, uint32_t pid, uint32_t exec_id)
 {
-	struct proc_ent *p = proc_find(m, pid, exec_id);
+	struct proc_ent *p = manifest__proc_find(m, pid, exec_id);
 
 	if (p)
 		return p;
@@ -299,7 +196,7 @@ static struct proc_ent *proc_get(struct manifest *m, uint32_t pid, uint32_t exec
 		m->procs = np;
 		m->cap_procs = nc;
 	}
-	if (tab_insert(&m->proc_idx, mix64((uint64_t)pid << 32 | exec_id), m->nr_procs))
+	if (manifest__tab_insert(&m->proc_idx, manifest__mix64((uint64_t)pid << 32 | exec_id), m->nr_procs))
 		return NULL;
 	p = &m->procs[m->nr_procs++];
 	memset(p, 0, sizeof(*p));
@@ -393,7 +290,7 @@ static int obj_add(struct manifest *m, const struct bprof_object *o, uint64_t h,
 		m->objs = no;
 		m->cap_objs = nc;
 	}
-	if (tab_insert(&m->obj_idx, h, m->nr_objs))
+	if (manifest__tab_insert(&m->obj_idx, h, m->nr_objs))
 		return -ENOMEM;
 	m->objs[m->nr_objs] = (struct obj_ent){ .o = *o, .out_index = UINT32_MAX,
 						.alias = UINT32_MAX };
@@ -403,7 +300,7 @@ static int obj_add(struct manifest *m, const struct bprof_object *o, uint64_t h,
 
 static uint64_t obj_hash(uint64_t dev, uint64_t ino, uint64_t mtime, uint32_t flags)
 {
-	return mix64(dev ^ mix64(ino ^ mix64(mtime ^ flags)));
+	return manifest__mix64(dev ^ manifest__mix64(ino ^ manifest__mix64(mtime ^ flags)));
 }
 
 static struct obj_ent *obj_find(struct manifest *m, uint64_t h, uint64_t dev, uint64_t ino,
@@ -479,7 +376,7 @@ static enum ident identify(uint32_t pid, const struct mmap_ent *me, const char *
 
 /* The object behind a file-backed executable mapping; BPROF_NO_OBJECT only
  * on allocation failure. */
-static uint32_t object_for(struct manifest *m, uint32_t pid, const struct mmap_ent *me,
+uint32_t manifest__object_for(struct manifest *m, uint32_t pid, const struct mmap_ent *me,
 			   const char *path, bool deleted)
 {
 	struct bprof_object o = {0};
@@ -890,7 +787,7 @@ static void read_ns_pid(struct proc_ent *p)
 
 /* The image's perf map, as far as written: see perfmap.c.  final: the image
  * ended or the recording does. */
-static int read_perf_map(struct manifest *m, struct proc_ent *p, bool final)
+int manifest__read_perf_map(struct manifest *m, struct proc_ent *p, bool final)
 {
 	bool anon = p->pm.pinned;
 	int err = 0;
@@ -911,7 +808,7 @@ static int read_perf_map(struct manifest *m, struct proc_ent *p, bool final)
  * image is hint_exec unless the BPF side saw the process exec since.
  * Returns 0, -ESRCH when the process is gone, -ENOMEM.
  */
-static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
+int manifest__snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 {
 	struct mmap_ent *nw = NULL;
 	uint32_t gen0 = 0, gen1 = 0, nr = 0, exec_id, mg0, mg1, read_gen;
@@ -936,7 +833,7 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 	if (!buf) {
 		m->st.failed++;
 		/* another user's process, and no CAP_SYS_PTRACE */
-		if ((err == EACCES || err == EPERM) && (p = proc_find(m, pid, hint_exec)))
+		if ((err == EACCES || err == EPERM) && (p = manifest__proc_find(m, pid, hint_exec)))
 			p->denied = true;
 		if (err == ENOMEM)
 			return -ENOMEM;
@@ -1012,7 +909,7 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 				name[nl - 10] = 0;
 				deleted = true;
 			}
-			me.obj = object_for(m, pid, &me, name, deleted);
+			me.obj = manifest__object_for(m, pid, &me, name, deleted);
 			if (me.obj == BPROF_NO_OBJECT) {
 				free(nw);
 				free(buf);
@@ -1065,7 +962,7 @@ static int snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec)
 			free(c);
 		}
 	}
-	return read_perf_map(m, p, false);
+	return manifest__read_perf_map(m, p, false);
 }
 
 /* comm: at most BPROF_COMM_LEN bytes, NUL-terminated or not */
@@ -1092,7 +989,7 @@ int manifest_event(struct manifest *m, uint32_t pid, uint32_t exec_id, uint32_t 
 	set_comm(p, comm);
 	if (p->snapped && !force)
 		return 0;
-	err = snapshot(m, pid, exec_id);
+	err = manifest__snapshot(m, pid, exec_id);
 	return err == -ENOMEM ? err : 0;
 }
 
@@ -1144,7 +1041,7 @@ int manifest_vma(struct manifest *m, uint32_t pid, uint32_t exec_id, uint64_t st
 	/* the image is ending (exit, or exec about to replace it), and this
 	 * is the first the recorder hears of it: its perf map is complete
 	 * (a JVM dumps it at exit) and /proc/PID/root may already be gone */
-	if (!p->pm.final && read_perf_map(m, p, true))
+	if (!p->pm.final && manifest__read_perf_map(m, p, true))
 		return -ENOMEM;
 	me = malloc(sizeof(*me));
 	if (!me)
@@ -1201,14 +1098,14 @@ static int gen_note(struct proc_ent *p, uint32_t gen)
 	return 0;
 }
 
-static bool gen_was_seen(const struct proc_ent *p, uint32_t gen)
+bool manifest__gen_was_seen(const struct proc_ent *p, uint32_t gen)
 {
 	return gen / 64 < p->gen_words && (p->gen_seen[gen / 64] >> (gen % 64) & 1);
 }
 
 /* Resolve the objects of the image's mappings learnt from events, once its
  * maps were read (the files are then known, if they were still mapped). */
-static int resolve_hist(struct manifest *m, struct proc_ent *p)
+int manifest__resolve_hist(struct manifest *m, struct proc_ent *p)
 {
 	for (uint32_t i = 0; i < p->nr_hist; i++) {
 		struct hist_ent *h = &p->hist[i];
@@ -1267,7 +1164,7 @@ int manifest_map_event(struct manifest *m, const struct manifest_map_ev *ev)
 	h->gen = ev->gen;
 	h->flags = ev->flags & (BPROF_MAP_READ | BPROF_MAP_WRITE | BPROF_MAP_ANON);
 	h->obj = BPROF_NO_OBJECT;
-	/* shared memory is anonymous to the report, as snapshot() has it */
+	/* shared memory is anonymous to the report, as manifest__snapshot() has it */
 	if (ev->name && (!strncmp(ev->name, "memfd:", 6) || !strncmp(ev->name, "SYSV", 4) ||
 			 !strcmp(ev->name, "dev/zero") || !strcmp(ev->name, "[aio]")))
 		h->flags |= BPROF_MAP_ANON;
@@ -1311,7 +1208,7 @@ int manifest_map_event(struct manifest *m, const struct manifest_map_ev *ev)
 		/* its first JIT code: keep its /tmp now, in case it exits
 		 * before the next rescan */
 		if ((h->flags & BPROF_MAP_ANON) && !p->pm.pinned)
-			return read_perf_map(m, p, false);
+			return manifest__read_perf_map(m, p, false);
 		return 0;
 	}
 	/* read the image at the next flush: the unwinder's table, the file
@@ -1349,11 +1246,11 @@ int manifest_flush(struct manifest *m)
 		int err;
 
 		p->dirty = false;
-		err = snapshot(m, pid, exec_id);
+		err = manifest__snapshot(m, pid, exec_id);
 		if (err == -ENOMEM)
 			return err;
-		p = &m->procs[m->dirty[i]]; /* snapshot() may grow m->procs */
-		if (p->nr_hist && resolve_hist(m, p))
+		p = &m->procs[m->dirty[i]]; /* manifest__snapshot() may grow m->procs */
+		if (p->nr_hist && manifest__resolve_hist(m, p))
 			return -ENOMEM;
 	}
 	m->nr_dirty = 0;
@@ -1373,17 +1270,17 @@ int manifest_rescan(struct manifest *m)
 		if (exec_gen(m, p->pid, &gen) && gen != p->exec_id) {
 			p->dead = true;
 			observe_gone(m, p);
-			if (read_perf_map(m, p, true))
+			if (manifest__read_perf_map(m, p, true))
 				return -ENOMEM;
 			continue;
 		}
-		err = snapshot(m, p->pid, p->exec_id);
-		p = &m->procs[i]; /* snapshot() may grow m->procs */
+		err = manifest__snapshot(m, p->pid, p->exec_id);
+		p = &m->procs[i]; /* manifest__snapshot() may grow m->procs */
 		if (err == -ESRCH) {
 			p->dead = true;
 			observe_gone(m, p);
 			/* through the /tmp kept open: /proc/PID/root is gone */
-			if (read_perf_map(m, p, true))
+			if (manifest__read_perf_map(m, p, true))
 				return -ENOMEM;
 		} else if (err) {
 			return err;
@@ -1407,554 +1304,5 @@ int manifest_want(struct manifest *m, uint32_t pid, uint32_t exec_id, const char
 	p->need |= need;
 	if (!p->comm[0])
 		set_comm(p, comm);
-	return 0;
-}
-
-/* A child that never exec'd maps what its parent mapped at fork: walk up
- * while exec_id says so and borrow the first snapshot found. */
-static const struct proc_ent *ancestor_snapshot(struct manifest *m, const struct proc_ent *p)
-{
-	for (int depth = 0; depth < 32 && p->has_parent && p->parent_exec_id == p->exec_id &&
-			    p->ppid && p->ppid != p->pid;
-	     depth++) {
-		const struct proc_ent *pp = proc_find(m, p->ppid, p->exec_id);
-
-		if (!pp)
-			return NULL;
-		if (pp->snapped)
-			return pp;
-		p = pp;
-	}
-	return NULL;
-}
-
-static int emit_object(struct manifest *m, struct bprof_recording *rec, uint32_t idx,
-		       uint32_t *out)
-{
-	struct obj_ent *e = &m->objs[idx];
-	struct bprof_object o;
-	int err;
-
-	/* one file, one object: a mapping and its history entry that name
-	 * the same file through two entries would otherwise clash, and the
-	 * report would call their addresses unknowable (SPEC.md 6.12) */
-	if (e->alias != UINT32_MAX && e->alias != idx) {
-		err = emit_object(m, rec, e->alias, out);
-		if (!err)
-			m->objs[idx].out_index = *out;
-		return err;
-	}
-	if (e->out_index != UINT32_MAX) {
-		*out = e->out_index;
-		return 0;
-	}
-	o = e->o;
-	o.path = strdup(e->o.path ? e->o.path : "");
-	if (!o.path)
-		return -ENOMEM;
-	err = bprof_recording_add_object(rec, &o, &e->out_index);
-	if (err) {
-		free(o.path);
-		return -ENOMEM;
-	}
-	*out = e->out_index;
-	return 0;
-}
-
-const struct bprof_object *manifest_object(const struct manifest *m, uint32_t idx)
-{
-	return idx < m->nr_objs ? &m->objs[idx].o : NULL;
-}
-
-int manifest_emit_object(struct manifest *m, struct bprof_recording *rec, uint32_t idx,
-			 uint32_t *out)
-{
-	if (idx >= m->nr_objs)
-		return -EINVAL;
-	return emit_object(m, rec, idx, out);
-}
-
-static int cmp_image(const void *a, const void *b)
-{
-	const struct bprof_image *x = a, *y = b;
-	return x->object_index < y->object_index ? -1 : x->object_index > y->object_index;
-}
-
-/* The IMAGES section: the bytes of emitted objects that carry them. */
-static int emit_images(struct manifest *m, struct bprof_recording *rec)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < m->nr_objs; i++)
-		n += m->objs[i].image && m->objs[i].out_index != UINT32_MAX;
-	if (!n)
-		return 0;
-	rec->images = calloc(n, sizeof(*rec->images));
-	if (!rec->images)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->nr_objs; i++) {
-		struct obj_ent *e = &m->objs[i];
-		struct bprof_image *im;
-
-		if (!e->image || e->out_index == UINT32_MAX)
-			continue;
-		im = &rec->images[rec->nr_images++];
-		im->object_index = e->out_index;
-		im->len = e->image_len;
-		im->data = e->image; /* the recording owns it now */
-		e->image = NULL;
-	}
-	qsort(rec->images, rec->nr_images, sizeof(*rec->images), cmp_image);
-	return 0;
-}
-
-static size_t count_unreadable(const struct manifest *m)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < m->nr_objs; i++)
-		n += (m->objs[i].o.flags & (BPROF_OBJ_UNREADABLE | BPROF_OBJ_VDSO)) ==
-		     BPROF_OBJ_UNREADABLE;
-	return n;
-}
-
-/* Look through one process's maps for files behind unreadable objects. */
-static int resolve_from(struct manifest *m, uint32_t pid, const char *maps_path)
-{
-	FILE *f = fopen(maps_path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-
-	if (!f)
-		return 0;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long start, end, off, ino;
-		unsigned int maj, min;
-		char perms[8];
-		int pos = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
-			   &min, &ino, &pos) < 7 || !pos || strlen(perms) < 3 || perms[2] != 'x' || !ino)
-			continue;
-		for (size_t i = 0; i < m->nr_objs; i++) {
-			struct bprof_object *o = &m->objs[i].o;
-			if ((o->flags & (BPROF_OBJ_UNREADABLE | BPROF_OBJ_VDSO)) != BPROF_OBJ_UNREADABLE ||
-			    o->dev != makedev(maj, min) || o->inode != ino)
-				continue;
-			struct mmap_ent me = { .start = start, .end = end, .off = off,
-					       .dev = o->dev, .ino = ino, .obj = BPROF_NO_OBJECT };
-			char *name = line + pos;
-			name[strcspn(name, "\n")] = 0;
-			size_t nl = strlen(name);
-			bool deleted = nl > 10 && !strcmp(name + nl - 10, " (deleted)");
-			if (deleted)
-				name[nl - 10] = 0;
-			/* upgrades the entry when (dev, inode, mtime) match */
-			uint32_t j = object_for(m, pid, &me, name, deleted);
-			if (j == BPROF_NO_OBJECT) {
-				free(line);
-				fclose(f);
-				return -ENOMEM;
-			}
-			/* An entry made when the process vanished before its
-			 * map_files could be stat'ed has no mtime; like the exit
-			 * walk, take (dev, inode) within this recording as the
-			 * file's identity and copy what the live mapping shows. */
-			struct bprof_object *live = &m->objs[j].o;
-			o = &m->objs[i].o; /* object_for may have moved the array */
-			if (j != i && (o->flags & BPROF_OBJ_UNREADABLE) && !o->mtime_ns &&
-			    !(live->flags & BPROF_OBJ_UNREADABLE)) {
-				char *path = strdup(live->path);
-				if (!path) {
-					free(line);
-					fclose(f);
-					return -ENOMEM;
-				}
-				free(o->path);
-				*o = *live;
-				o->path = path;
-				/* and the same object in the recording */
-				m->objs[i].alias = m->objs[j].alias != UINT32_MAX ? m->objs[j].alias : j;
-			}
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
-	return 0;
-}
-
-/*
- * Objects seen only through the BPF walk of processes already gone (a
- * build's compiler processes live milliseconds) have a basename and no
- * build-id.  Any live process mapping the same file lets us read it now:
- * prof-record itself maps libc and ld.so, the most common of them; then the
- * other processes, only while something is still unresolved.
- */
-static int resolve_unreadable(struct manifest *m)
-{
-	char path[64];
-	DIR *d;
-	int err;
-
-	if (!count_unreadable(m))
-		return 0;
-	if ((err = resolve_from(m, (uint32_t)getpid(), "/proc/self/maps")))
-		return err;
-	d = opendir("/proc");
-	if (!d)
-		return 0;
-	for (struct dirent *de; count_unreadable(m) && (de = readdir(d));) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/maps", de->d_name);
-		if ((err = resolve_from(m, (uint32_t)strtoul(de->d_name, NULL, 10), path))) {
-			closedir(d);
-			return err;
-		}
-	}
-	closedir(d);
-	return 0;
-}
-
-/* Whether mapping event h and mapping me show the same thing where they
- * meet: both anonymous, or the same file at the same offsets. */
-static bool same_source(const struct hist_ent *h, const struct mmap_ent *me)
-{
-	/* private anonymous memory has no inode, in /proc as in the event;
-	 * shared memory (memfd) has one in both, though neither names it */
-	if (!h->ino || !me->ino)
-		return !h->ino && !me->ino;
-	return h->dev == me->dev && h->ino == me->ino && h->off + me->start == me->off + h->start;
-}
-
-/*
- * The GENERATIONS data of image p (SPEC.md 6.12) into bp, whose mappings
- * are src's (p's own, or a parent's it borrows).  An image that never
- * changed has none: its mappings are the only ones it had.
- *   gaps:    generations whose event never came, or came partial;
- *   births:  a mapping made by an event is born at the latest event that
- *            made it; one no event made existed when the image began
- *            (birth 0: exec, or before the recording) unless a gap came
- *            before the read that saw it, which then saw it live no
- *            earlier than the latest such gap; a read confirms an event's
- *            mapping the same way (the gap could not have replaced it);
- *   history: every event's mapping with its generation.
- */
-static int emit_gens(struct manifest *m, struct bprof_recording *rec, struct proc_ent *p,
-		     const struct proc_ent *src, struct bprof_process *bp)
-{
-	uint32_t ng = 0;
-
-	if (!p->nr_hist && !p->max_gen && !p->gen_unknown)
-		return 0;
-	if (resolve_hist(m, p))
-		return -ENOMEM;
-	for (uint32_t i = 0; i < p->nr_partial; i++)
-		if (p->partial[i] / 64 < p->gen_words)
-			p->gen_seen[p->partial[i] / 64] &= ~(UINT64_C(1) << (p->partial[i] % 64));
-	for (uint32_t g = 1; g <= p->max_gen; g++)
-		ng += !gen_was_seen(p, g);
-	bp->has_gens = 1;
-	if (ng) {
-		bp->gaps = malloc(ng * sizeof(*bp->gaps));
-		if (!bp->gaps)
-			return -ENOMEM;
-		for (uint32_t g = 1; g <= p->max_gen; g++)
-			if (!gen_was_seen(p, g))
-				bp->gaps[bp->nr_gaps++] = g;
-		m->st.gen_gaps += ng;
-	}
-	for (uint32_t j = 0; j < bp->nr_mappings; j++) {
-		const struct mmap_ent *me = &src->maps[j];
-		uint32_t b = 0, last_gap = 0;
-		bool made = false;
-
-		if (src != p)
-			continue; /* a parent's, as the child began with them: 0 */
-		for (uint32_t i = 0; i < p->nr_hist; i++) {
-			const struct hist_ent *h = &p->hist[i];
-
-			if (h->start < me->end && me->start < h->end && same_source(h, me)) {
-				made = true;
-				if (h->gen > b)
-					b = h->gen;
-			}
-		}
-		if (me->read_gen == MANIFEST_GEN_NONE) {
-			/* the read raced with a change: it confirms nothing */
-			if (!made && ng)
-				b = MANIFEST_GEN_NONE;
-		} else {
-			for (uint32_t k = 0; k < bp->nr_gaps && bp->gaps[k] <= me->read_gen; k++)
-				last_gap = bp->gaps[k];
-			if (last_gap > b)
-				b = last_gap;
-		}
-		bp->mappings[j].birth = b;
-	}
-	if (p->nr_hist) {
-		bp->history = calloc(p->nr_hist, sizeof(*bp->history));
-		if (!bp->history)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < p->nr_hist; i++) {
-			const struct hist_ent *h = &p->hist[i];
-			struct bprof_mapping *bm = &bp->history[i];
-
-			bm->start = h->start;
-			bm->end = h->end;
-			bm->file_offset = h->off;
-			bm->flags = h->flags;
-			bm->birth = h->gen;
-			bm->object_index = BPROF_NO_OBJECT;
-			if (h->obj != BPROF_NO_OBJECT && emit_object(m, rec, h->obj, &bm->object_index))
-				return -ENOMEM;
-		}
-		bp->nr_history = p->nr_hist;
-	}
-	return 0;
-}
-
-/* The JIT section (SPEC.md 6.16): what became of perf maps, when any was
- * seen or a cap refused one. */
-static void emit_jit(struct manifest *m, struct bprof_recording *rec)
-{
-	struct perfmap_stats ps;
-	struct perfmap_limits pl;
-	struct bprof_jit *j = &rec->jit;
-	struct timespec mono, real;
-
-	perfmap_stats(m->perfmaps, &ps);
-	perfmap_limits(m->perfmaps, &pl);
-	if (!ps.reads && !ps.refused && !ps.dropped && !j->nr_dumps && !ps.jd_refused)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	j->present = 1;
-	j->mono_minus_real_ns = ((int64_t)mono.tv_sec - (int64_t)real.tv_sec) * 1000000000LL +
-				((int64_t)mono.tv_nsec - (int64_t)real.tv_nsec);
-	j->counters[BPROF_JIT_PERF_MAP_BYTES] = ps.bytes;
-	j->counters[BPROF_JIT_PERF_MAP_DROPPED] = ps.dropped;
-	j->counters[BPROF_JIT_PERF_MAP_CAPPED] = ps.capped;
-	j->counters[BPROF_JIT_PERF_MAP_CAP_IMAGE] = pl.per_image;
-	j->counters[BPROF_JIT_PERF_MAP_CAP_TOTAL] = pl.total;
-	j->counters[BPROF_JIT_PERF_MAP_REFUSED] = ps.refused;
-	j->counters[BPROF_JIT_PERF_MAP_READS] = ps.reads;
-	j->counters[BPROF_JIT_PERF_MAP_FINAL] = ps.final;
-	j->counters[BPROF_JIT_PERF_MAP_REPLACED] = ps.replaced;
-	j->counters[BPROF_JIT_DUMP_BYTES] = ps.jd_bytes;
-	j->counters[BPROF_JIT_DUMP_DROPPED] = ps.jd_dropped;
-	j->counters[BPROF_JIT_DUMP_CODE_STRIPPED] = ps.jd_stripped;
-	j->counters[BPROF_JIT_DUMP_REFUSED] = ps.jd_refused;
-}
-
-static int cmp_dump(const void *a, const void *b)
-{
-	const struct bprof_jitdump *x = a, *y = b;
-	uint64_t kx = (uint64_t)x->pid << 32 | x->exec_id, ky = (uint64_t)y->pid << 32 | y->exec_id;
-
-	return kx < ky ? -1 : kx > ky;
-}
-
-/* The wanted images' jitdumps into rec (sorted, SPEC.md 6.16).  0 or -ENOMEM. */
-static int emit_dumps(struct manifest *m, struct bprof_recording *rec)
-{
-	struct bprof_jit *j = &rec->jit;
-	size_t n = 0;
-
-	for (size_t i = 0; i < m->nr_procs; i++)
-		n += m->procs[i].want && m->procs[i].jd.len;
-	if (!n)
-		return 0;
-	j->dumps = calloc(n, sizeof(*j->dumps));
-	if (!j->dumps)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->nr_procs; i++) {
-		const struct proc_ent *p = &m->procs[i];
-		struct bprof_jitdump *d = &j->dumps[j->nr_dumps];
-
-		if (!p->want || !p->jd.len)
-			continue;
-		d->data = malloc(p->jd.len);
-		if (!d->data)
-			return -ENOMEM;
-		memcpy(d->data, p->jd.data, p->jd.len);
-		d->len = p->jd.len;
-		d->pid = p->pid;
-		d->exec_id = p->exec_id;
-		j->nr_dumps++;
-	}
-	qsort(j->dumps, j->nr_dumps, sizeof(*j->dumps), cmp_dump);
-	return 0;
-}
-
-int manifest_emit(struct manifest *m, struct bprof_recording *rec, uint64_t *lost)
-{
-	size_t n = m->nr_procs;
-
-	*lost = 0;
-	if (resolve_unreadable(m) == -ENOMEM)
-		return -ENOMEM;
-	/* Last chance for images whose first-sample event was dropped or came
-	 * too late: those still alive are read now. */
-	for (size_t i = 0; i < n; i++) {
-		struct proc_ent *p = &m->procs[i];
-
-		if (p->want && !p->snapped && !p->dead && p->pid) {
-			int err = snapshot(m, p->pid, p->exec_id);
-
-			if (err == -ENOMEM)
-				return err;
-		}
-	}
-	for (size_t i = 0; i < m->nr_procs; i++) {
-		struct proc_ent *p = &m->procs[i];
-		const struct proc_ent *src = p;
-		struct bprof_process bp = {0};
-
-		if (!p->want)
-			continue;
-		/* what the map gained since the last read; a dead image's for
-		 * the last time (its exit event may have been lost) */
-		if (p->snapped && read_perf_map(m, p, p->dead))
-			return -ENOMEM;
-		if (!p->snapped) {
-			src = ancestor_snapshot(m, p);
-			if (!src) {
-				if (p->need)
-					(*lost)++;
-				m->st.procs_denied += p->denied;
-				continue;
-			}
-			m->st.from_parent++;
-		}
-		bp.pid = p->pid;
-		bp.ns_pid = p->ns_pid ? p->ns_pid : src->ns_pid;
-		bp.exec_id = p->exec_id;
-		bp.snapshot_ns = src->snapshot_ns;
-		memcpy(bp.comm, p->comm[0] ? p->comm : src->comm, BPROF_COMM_LEN);
-		bp.nr_mappings = src->nr_maps;
-		bp.mappings = calloc(src->nr_maps + 1, sizeof(*bp.mappings));
-		if (!bp.mappings)
-			return -ENOMEM;
-		for (uint32_t j = 0; j < src->nr_maps; j++) {
-			const struct mmap_ent *me = &src->maps[j];
-			struct bprof_mapping *bm = &bp.mappings[j];
-
-			bm->start = me->start;
-			bm->end = me->end;
-			bm->file_offset = me->off;
-			bm->flags = me->flags;
-			bm->object_index = BPROF_NO_OBJECT;
-			if (me->obj != BPROF_NO_OBJECT &&
-			    emit_object(m, rec, me->obj, &bm->object_index)) {
-				free(bp.mappings);
-				return -ENOMEM;
-			}
-		}
-		if (emit_gens(m, rec, p, src, &bp)) {
-			free(bp.mappings);
-			free(bp.history);
-			free(bp.gaps);
-			return -ENOMEM;
-		}
-		if (src->pm.len) {
-			bp.perf_map = malloc(src->pm.len + 1);
-			if (!bp.perf_map) {
-				free(bp.mappings);
-				free(bp.history);
-				free(bp.gaps);
-				return -ENOMEM;
-			}
-			memcpy(bp.perf_map, src->pm.text, src->pm.len);
-			bp.perf_map_len = src->pm.len;
-		}
-		if (bprof_recording_add_process(rec, &bp)) {
-			free(bp.mappings);
-			free(bp.perf_map);
-			free(bp.history);
-			free(bp.gaps);
-			return -ENOMEM;
-		}
-	}
-	if (emit_dumps(m, rec))
-		return -ENOMEM;
-	emit_jit(m, rec);
-	return emit_images(m, rec);
-}
-
-void manifest_boundary(struct manifest *m)
-{
-	for (size_t i = 0; i < m->nr_procs; i++)
-		m->procs[i].dead_at_boundary = m->procs[i].dead;
-}
-
-size_t manifest_images(const struct manifest *m)
-{
-	return m->nr_procs;
-}
-
-int manifest_next_file(struct manifest *m)
-{
-	uint8_t *keep = malloc(m->nr_procs ? m->nr_procs : 1);
-	struct idx_table t = {0};
-	size_t n = 0;
-
-	if (!keep)
-		return -ENOMEM;
-	/* the dirty list holds indexes, which are about to move */
-	if (manifest_flush(m)) {
-		free(keep);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->nr_procs; i++) {
-		const struct proc_ent *p = &m->procs[i];
-
-		keep[i] = !p->dead_at_boundary || p->want;
-	}
-	/* what a kept image that never exec'd may borrow (ancestor_snapshot) */
-	for (size_t i = 0; i < m->nr_procs; i++) {
-		const struct proc_ent *p = &m->procs[i];
-
-		if (!keep[i] || p->dead_at_boundary)
-			continue;
-		for (int depth = 0; depth < 32 && p->has_parent && p->parent_exec_id == p->exec_id &&
-				    p->ppid && p->ppid != p->pid;
-		     depth++) {
-			const struct proc_ent *pp = proc_find(m, p->ppid, p->exec_id);
-
-			if (!pp)
-				break;
-			keep[pp - m->procs] = 1;
-			p = pp;
-		}
-	}
-	/* the index first: failing leaves everything as it was */
-	for (size_t i = 0; i < m->nr_procs; i++)
-		if (keep[i] && tab_insert(&t, mix64((uint64_t)m->procs[i].pid << 32 |
-						    m->procs[i].exec_id), n++)) {
-			free(t.keys);
-			free(t.vals);
-			free(keep);
-			return -ENOMEM;
-		}
-	n = 0;
-	for (size_t i = 0; i < m->nr_procs; i++) {
-		struct proc_ent *p = &m->procs[i];
-
-		if (!keep[i]) {
-			proc_free(m, p);
-			continue;
-		}
-		p->want = p->need = false;
-		m->procs[n++] = *p;
-	}
-	free(keep);
-	free(m->proc_idx.keys);
-	free(m->proc_idx.vals);
-	m->proc_idx = t;
-	m->nr_procs = n;
-	for (size_t i = 0; i < m->nr_objs; i++)
-		m->objs[i].out_index = UINT32_MAX;
 	return 0;
 }
