@@ -217,8 +217,6 @@ struct bsym_ctx {
 void bsym_log(struct bsym_ctx *ctx, enum bsym_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Name for display: demangled (cached in ctx) unless BSYM_NO_DEMANGLE. */
-const char *bsym_display_name(struct bsym_ctx *ctx, const char *raw);
 /* C++ shim over __cxa_demangle; malloc'd or NULL. */
 char *bsym_cxx_demangle(const char *mangled);
 
@@ -230,14 +228,17 @@ int bsym_find_in_dirscan(struct bsym_ctx *ctx, size_t dir, const uint8_t *bid, s
 void bsym_dirscans_free(struct bsym_ctx *ctx);
 uint32_t bsym_crc32_fd(int fd, bool *ok);
 
-/* results (bsym.c) */
+/* results and their frames (frames.c) */
 const struct bsym_result *bsym_result_reason(enum bsym_reason r);
 struct bsym_result *bsym_result_new(struct bsym_ctx *ctx, unsigned nr_frames);
+/* Name for display: demangled (cached in ctx) unless BSYM_NO_DEMANGLE. */
+const char *bsym_display_name(struct bsym_ctx *ctx, const char *raw);
 /* symtab: the module's sorted table cache, or NULL to ask libdwfl */
 int bsym_frames_from_dwarf(struct bsym_ctx *ctx, struct bsym_dwidx *idx, struct bsym_symtab **symtab,
-			   Dwfl_Module *mod,
-			   uint64_t dwaddr, uint64_t modaddr, enum bsym_frame_kind kind,
-			   const struct bsym_result **out);
+			   Dwfl_Module *mod, uint64_t dwaddr, uint64_t modaddr,
+			   enum bsym_frame_kind kind, const struct bsym_result **out);
+int bsym_frames_from_go(struct bsym_ctx *ctx, const struct gopcln *go, uint64_t vaddr,
+			const struct bsym_result **out);
 
 /* ---- the persistent cache (cache.c; format in CACHE.md) ---------------- */
 
