@@ -300,7 +300,8 @@ static int v8_key(struct rep_fold *f, const struct rep_input *in, const struct b
 	return err;
 }
 
-/* A Java frame's key: what it prints, or (unnamed) one key for all. */
+/* A Java frame's key: what it prints, or (unnamed) its first word, as
+ * --addresses prints it. */
 static int jvm_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
 		   uint64_t w0, uint64_t w1, bool leaf, struct user_key *k)
 {
@@ -312,8 +313,10 @@ static int jvm_key(struct rep_fold *f, const struct rep_input *in, const struct 
 
 	memset(k, 0, sizeof(*k));
 	r = rep_jvm_result(in, c->pid, c->exec_id, w0, w1, leaf, &id);
-	if (!r || !r->nr_frames)
+	if (!r || !r->nr_frames) {
+		k->value = w0;
 		return intern(f, "K", 1, &k->place);
+	}
 	n = 2;
 	for (uint32_t i = 0; i < r->nr_frames; i++)
 		n += strlen(r->frames[i].name) +

@@ -649,7 +649,8 @@ static void print_jit(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 		for (uint32_t k = 0; k < st->nr_ips; k++) {
 			struct rep_wframe w;
 
-			if (rep_python_pair(st->ips, k, st->nr_ips) || rep_v8_pair(st->ips, k, st->nr_ips)) {
+			if (rep_python_pair(st->ips, k, st->nr_ips) || rep_v8_pair(st->ips, k, st->nr_ips) ||
+			    rep_jvm_pair(st->ips, k, st->nr_ips)) {
 				k++;
 				continue;
 			}
