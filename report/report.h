@@ -9,7 +9,7 @@
  * merged with identical ones) or the exporters (which walk every row) ->
  * the output writers (render.c, info.c, export_*.c).  The runtimes whose
  * frames the recorder walks are rows of one table (runtime.h).  Only
- * main.c talks to the user.
+ * main.c and options.c talk to the user.
  */
 #ifndef BPROF_REPORT_H
 #define BPROF_REPORT_H
