@@ -284,7 +284,7 @@ int rep_input_adopt(struct rep_input *in, struct bsym_ctx *sym, struct bprof_rec
 		snprintf(errbuf, errlen, "cannot register kernel: %s", strerror(-err));
 		goto fail;
 	}
-	if (rep_pycache_create(in) || rep_v8cache_create(in) || rep_jvmcache_create(in))
+	if (rep_runtimes_open(in))
 		goto nomem;
 	return 0;
 
@@ -307,9 +307,7 @@ void rep_input_close(struct rep_input *in)
 	free(in->procs);
 	free(in->object_ids);
 	free(in->ksyms);
-	rep_pycache_free(in->pycache);
-	rep_jvmcache_free(in->jvmcache);
-	rep_v8cache_free(in->v8cache);
+	rep_runtimes_close(in);
 	bprof_recording_free(in->rec);
 	memset(in, 0, sizeof(*in));
 }

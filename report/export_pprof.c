@@ -371,9 +371,10 @@ static int location_id(struct pp *p, const struct rep_input *in, const struct re
 	if (err)
 		return err;
 
-	/* an off-CPU pseudo-frame is one location per state (addr) */
-	uint64_t key[4] = { (uint64_t)f->kind, m ? 0 : p->input, m ? m->id : 0,
-			    f->kind == REP_W_OFFCPU ? f->addr : f->lookup };
+	/* an off-CPU pseudo-frame is one location per state (addr), a
+	 * runtime's frame one per name (lookup numbers those of rt) */
+	uint64_t key[5] = { (uint64_t)f->kind, (uint64_t)(uintptr_t)f->rt, m ? 0 : p->input,
+			    m ? m->id : 0, f->kind == REP_W_OFFCPU ? f->addr : f->lookup };
 	Location *l = new_location(p, &p->locations, &key, sizeof(key), out, &err);
 
 	if (!l)
@@ -385,10 +386,8 @@ static int location_id(struct pp *p, const struct rep_input *in, const struct re
 		return add_named_line(p, l, f->kind == REP_W_OFFCPU
 						    ? rep_offcpu_frame_name((uint32_t)f->addr)
 						    : rep_wframe_missed_name(f->kind));
-	if (!f->res && f->kind == REP_W_PYTHON)
-		return add_named_line(p, l, REP_PYTHON_FRAME);
-	if (!f->res && f->kind == REP_W_V8)
-		return add_named_line(p, l, REP_V8_FRAME);
+	if (!f->res && f->kind == REP_W_RUNTIME && f->rt->export_unnamed)
+		return add_named_line(p, l, f->rt->unnamed);
 	if (!f->res)
 		return 0;
 	for (uint32_t i = 0; i < f->res->nr_frames && !err; i++) {

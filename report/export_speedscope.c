@@ -213,17 +213,17 @@ static int on_row(void *arg, const struct rep_input *in, const struct bprof_coun
 			for (uint32_t j = 0; j < f->res->nr_frames && !err; j++) {
 				const struct bsym_frame *b = &f->res->frames[j];
 				/* no line: speedscope keys frames by name, file and line,
-				 * and a function must stay one frame to be summed */
-				/* a Python frame keeps its line: its name alone
-				 * is not where in the function it was */
+				 * and a function must stay one frame to be summed; a
+				 * runtime's frame may keep it (rep_runtime.export_lines) */
 				err = add_named(s, &n, b->name,
 						suffix ? suffix : b->inlined ? "_[i]" : NULL, b->file,
-						f->kind == REP_W_PYTHON || f->kind == REP_W_V8 ? b->line : 0);
+						f->kind == REP_W_RUNTIME && f->rt->export_lines ? b->line : 0);
 			}
 		} else {
 			char text[4200];
-			const char *name = f->kind == REP_W_PYTHON ? REP_PYTHON_FRAME :
-					   f->kind == REP_W_V8	   ? REP_V8_FRAME : REP_UNKNOWN_FRAME;
+			const char *name = f->kind == REP_W_RUNTIME && f->rt->export_unnamed
+						   ? f->rt->unnamed
+						   : REP_UNKNOWN_FRAME;
 			if (f->kind == REP_W_USER && f->object_index != BPROF_NO_OBJECT &&
 			    f->object_index < in->rec->nr_objects) {
 				rep_object_frame_name(text, sizeof(text),

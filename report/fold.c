@@ -17,7 +17,8 @@
  * identity (libsym's kernel, _stext, the module table); every user frame
  * as (libsym object, the object's recorded path, file offsets) or, where
  * no object maps it, its raw address (and the process's perf map for JIT
- * code).  Rows with equal keys print the same text; rows that could print
+ * code); a runtime's frame (runtime.h) as the frames its name prints.
+ * Rows with equal keys print the same text; rows that could print
  * differently are never folded.  Keys are compared byte for byte.  The
  * text outputs still merge equal text after rendering, as before.
  */
@@ -228,106 +229,47 @@ static int user_frame_key(struct rep_fold *f, struct in_state *s, const struct r
 	return 0;
 }
 
-/* A Python frame's key: its name, file and line, or (unnamed) its code
- * object's address as --addresses prints it. */
-static int python_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
-		      uint64_t w0, uint64_t w1, struct user_key *k)
+/* A runtime's frame's key: every frame its name prints (inlined ones
+ * too), or (unnamed) its first word, as --addresses prints it; its code's
+ * address means nothing in another process. */
+static int runtime_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
+		       int rt, const uint64_t *w, bool leaf, struct user_key *k)
 {
-	const struct bprof_python_code *code;
-	int32_t line;
-	size_t ql, fl;
-	char *buf;
-	int err;
-
-	memset(k, 0, sizeof(*k));
-	if (rep_python_name(in->rec, c->pid, c->exec_id, w0, w1, &code, &line)) {
-		k->value = w0;
-		return intern(f, "Q", 1, &k->place);
-	}
-	ql = strlen(code->qualname);
-	fl = strlen(code->filename);
-	buf = malloc(1 + sizeof(line) + ql + fl + 2);
-	if (!buf)
-		return -ENOMEM;
-	buf[0] = 'P';
-	memcpy(buf + 1, &line, sizeof(line));
-	memcpy(buf + 1 + sizeof(line), code->qualname, ql + 1);
-	memcpy(buf + 2 + sizeof(line) + ql, code->filename, fl + 1);
-	err = intern(f, buf, 1 + sizeof(line) + ql + fl + 2, &k->place);
-	free(buf);
-	return err;
-}
-
-/* A V8 frame's key: its name, script and line, or (unnamed) its SFI. */
-static int v8_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
-		  uint64_t w0, uint64_t w1, struct user_key *k)
-{
-	const struct bprof_v8_sfi *s = rep_v8_name(in->rec, c->pid, c->exec_id, w0, w1);
-	const struct bprof_v8_pos *row = s ? rep_v8_pos(s, w1) : NULL;
-	uint32_t nf = row ? row->nr_frames : 1;
-	size_t len = 1;
-	char *buf, *q;
-	int err;
-
-	memset(k, 0, sizeof(*k));
-	if (!s) {
-		k->value = w0;
-		return intern(f, "W", 1, &k->place);
-	}
-	/* what it prints: each frame's line, name and script */
-	for (uint32_t i = 0; i < nf; i++)
-		len += sizeof(int32_t) + strlen(row ? row->frames[i].name : s->name) +
-		       strlen(row ? row->frames[i].script : s->script) + 2;
-	buf = malloc(len);
-	if (!buf)
-		return -ENOMEM;
-	q = buf;
-	*q++ = 'V';
-	for (uint32_t i = 0; i < nf; i++) {
-		const char *n = row ? row->frames[i].name : s->name;
-		const char *sc = row ? row->frames[i].script : s->script;
-		int32_t line = row ? row->frames[i].line : s->line;
-
-		memcpy(q, &line, sizeof(line));
-		q += sizeof(line);
-		memcpy(q, n, strlen(n) + 1);
-		q += strlen(n) + 1;
-		memcpy(q, sc, strlen(sc) + 1);
-		q += strlen(sc) + 1;
-	}
-	err = intern(f, buf, len, &k->place);
-	free(buf);
-	return err;
-}
-
-/* A Java frame's key: what it prints, or (unnamed) one key for all. */
-static int jvm_key(struct rep_fold *f, const struct rep_input *in, const struct bprof_count *c,
-		   uint64_t w0, uint64_t w1, bool leaf, struct user_key *k)
-{
+	char tag[2] = { 'r', (char)rt };
 	const struct bsym_result *r;
+	size_t n = sizeof(tag), used = sizeof(tag);
 	uint64_t id;
 	char *buf;
-	size_t n;
 	int err;
 
 	memset(k, 0, sizeof(*k));
-	r = rep_jvm_result(in, c->pid, c->exec_id, w0, w1, leaf, &id);
-	if (!r || !r->nr_frames)
-		return intern(f, "K", 1, &k->place);
-	n = 2;
+	r = rep_runtime_name(in, rt, c->pid, c->exec_id, w[0], w[1], leaf, &id);
+	if (!r) {
+		k->value = w[0];
+		return intern(f, tag, sizeof(tag), &k->place);
+	}
 	for (uint32_t i = 0; i < r->nr_frames; i++)
-		n += strlen(r->frames[i].name) +
-		     (r->frames[i].file ? strlen(r->frames[i].file) : 0) + 16;
+		n += 2 + sizeof(uint32_t) + strlen(r->frames[i].name) + 1 +
+		     (r->frames[i].file ? strlen(r->frames[i].file) + 1 : 0);
 	buf = malloc(n);
 	if (!buf)
 		return -ENOMEM;
-	/* every frame it prints, inlined ones too */
-	size_t used = 1;
-	buf[0] = 'J';
-	for (uint32_t i = 0; i < r->nr_frames; i++)
-		used += (size_t)snprintf(buf + used, n - used, "%s\n%s\n%u\n", r->frames[i].name,
-					 r->frames[i].file ? r->frames[i].file : "", r->frames[i].line);
-	err = intern(f, buf, used + 1, &k->place);
+	buf[0] = 'R';
+	buf[1] = tag[1];
+	for (uint32_t i = 0; i < r->nr_frames; i++) {
+		const struct bsym_frame *fr = &r->frames[i];
+
+		buf[used++] = (char)(fr->inlined | (fr->file ? 2 : 0));
+		memcpy(buf + used, &fr->line, sizeof(fr->line));
+		used += sizeof(fr->line);
+		memcpy(buf + used, fr->name, strlen(fr->name) + 1);
+		used += strlen(fr->name) + 1;
+		if (fr->file) {
+			memcpy(buf + used, fr->file, strlen(fr->file) + 1);
+			used += strlen(fr->file) + 1;
+		}
+	}
+	err = intern(f, buf, used, &k->place);
 	free(buf);
 	return err;
 }
@@ -349,27 +291,11 @@ static int user_key(struct rep_fold *f, struct in_state *s, const struct rep_inp
 	for (size_t i = 0; i < n && !err; i++) {
 		struct rep_wframe w;
 		struct user_key k;
-		if (rep_jvm_pair(st->ips, i, n)) {
+		int rt = rep_runtime_at(st->ips, i, n);
+
+		if (rt >= 0) {
 			struct user_key k2 = { 0 };
-			err = jvm_key(f, in, c, st->ips[i], st->ips[i + 1], i == 0, &k);
-			memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
-			memcpy((char *)s->buf + 4 + (i + 1) * sizeof(k2), &k2, sizeof(k2));
-			i++;
-			continue;
-		}
-		if (rep_v8_pair(st->ips, i, n)) {
-			struct user_key k2 = { 0 };
-			err = v8_key(f, in, c, st->ips[i], st->ips[i + 1], &k);
-			memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
-			memcpy((char *)s->buf + 4 + (i + 1) * sizeof(k2), &k2, sizeof(k2));
-			i++;
-			continue;
-		}
-		if (rep_python_pair(st->ips, i, n)) {
-			/* a Python frame: keyed by what it prints (its code's
-			 * address means nothing in another process) */
-			struct user_key k2 = { 0 };
-			err = python_key(f, in, c, st->ips[i], st->ips[i + 1], &k);
+			err = runtime_key(f, in, c, rt, &st->ips[i], i == 0, &k);
 			memcpy((char *)s->buf + 4 + i * sizeof(k), &k, sizeof(k));
 			memcpy((char *)s->buf + 4 + (i + 1) * sizeof(k2), &k2, sizeof(k2));
 			i++;

@@ -360,146 +360,6 @@ static void print_thread_times(FILE *f, struct proc_time *v, size_t n, double p)
 	}
 }
 
-/* The interpreters the recorder found, why each was (not) walked, and
- * the walk's counters (SPEC.md 6.15). */
-static void print_python(FILE *f, const struct bprof_recording *rec)
-{
-	static const char *const status[] = {
-		[BPROF_PY_WALKED] = "Python frames walked",
-		[BPROF_PY_UNKNOWN_VERSION] = "unknown version: native stacks only",
-		[BPROF_PY_FREE_THREADED] = "free-threaded build: not supported, native stacks only",
-		[BPROF_PY_NO_OFFSETS] = "offsets unreadable or implausible: native stacks only",
-	};
-	const struct bprof_python *py = &rec->python;
-	uint64_t named = 0, frames = 0;
-
-	if (!py->present)
-		return;
-	for (uint64_t i = 0; i < rec->nr_stacks; i++) {
-		const struct bprof_stack *s = &rec->stacks[i];
-
-		for (uint32_t j = 0; j < s->nr_ips; j++) {
-			const struct bprof_python_code *c;
-			int32_t line;
-
-			if (!rep_python_pair(s->ips, j, s->nr_ips))
-				continue;
-			frames++;
-			/* the row's process is not known here: any copy of
-			 * the code object in the file will do for a count */
-			for (uint64_t k = 0; k < rec->nr_processes; k++)
-				if (!rep_python_name(rec, rec->processes[k].pid, rec->processes[k].exec_id,
-						     s->ips[j], s->ips[j + 1], &c, &line)) {
-					named++;
-					break;
-				}
-			j++;
-		}
-	}
-	fprintf(f, "python:         %llu interpreter%s, %llu code objects copied; %llu of %llu Python frames in stacks named\n",
-		(unsigned long long)py->nr_procs, py->nr_procs == 1 ? "" : "s",
-		(unsigned long long)py->nr_codes, (unsigned long long)named,
-		(unsigned long long)frames);
-	for (uint64_t i = 0; i < py->nr_procs; i++) {
-		const struct bprof_python_proc *p = &py->procs[i];
-
-		if (p->version)
-			fprintf(f, "  pid %-8u CPython %u.%u.%u: %s\n", p->pid, p->version >> 24,
-				(p->version >> 16) & 0xff, (p->version >> 8) & 0xff,
-				p->status <= BPROF_PY_STATUS_MAX ? status[p->status] : "?");
-		else /* 3.10 and older: no Py_Version */
-			fprintf(f, "  pid %-8u CPython of an unknown version (before 3.11: no Py_Version): %s\n",
-				p->pid, p->status <= BPROF_PY_STATUS_MAX ? status[p->status] : "?");
-	}
-	for (uint32_t i = 0; i < py->nr_counters; i++) {
-		const char *name = bprof_python_counter_name(i);
-
-		if (name)
-			fprintf(f, "  %-31s %llu\n", name, (unsigned long long)py->counters[i]);
-	}
-}
-
-/* The V8 processes the recorder found, why each was (not) walked, and
- * its counters (SPEC.md 6.17). */
-static void print_v8(FILE *f, const struct bprof_recording *rec)
-{
-	static const char *const status[] = {
-		[BPROF_V8_WALKED] = "JavaScript frames walked (layout from the binary's v8dbg_ symbols)",
-		[BPROF_V8_NO_OFFSETS] = "a V8 whose v8dbg_ symbols lack what the walk needs: native stacks only",
-	};
-	const struct bprof_v8 *v = &rec->v8;
-	uint64_t named = 0, frames = 0;
-
-	if (!v->present)
-		return;
-	for (uint64_t i = 0; i < rec->nr_stacks; i++) {
-		const struct bprof_stack *s = &rec->stacks[i];
-
-		for (uint32_t j = 0; j < s->nr_ips; j++) {
-			if (!rep_v8_pair(s->ips, j, s->nr_ips))
-				continue;
-			frames++;
-			/* the row's process is not known here: any entry for
-			 * the SFI in the file will do for a count */
-			for (uint64_t k = 0; k < rec->nr_processes; k++)
-				if (rep_v8_name(rec, rec->processes[k].pid, rec->processes[k].exec_id,
-						s->ips[j], s->ips[j + 1])) {
-					named++;
-					break;
-				}
-			j++;
-		}
-	}
-	fprintf(f, "v8:             %llu process%s, %llu SFIs named; %llu of %llu JavaScript frames in stacks named\n",
-		(unsigned long long)v->nr_procs, v->nr_procs == 1 ? "" : "es",
-		(unsigned long long)v->nr_sfis, (unsigned long long)named, (unsigned long long)frames);
-	for (uint64_t i = 0; i < v->nr_procs; i++)
-		fprintf(f, "  pid %-8u V8: %s\n", v->procs[i].pid,
-			v->procs[i].status <= BPROF_V8_STATUS_MAX ? status[v->procs[i].status] : "?");
-	for (uint32_t i = 0; i < v->nr_counters; i++) {
-		const char *name = bprof_v8_counter_name(i);
-
-		if (name)
-			fprintf(f, "  %-31s %llu\n", name, (unsigned long long)v->counters[i]);
-	}
-}
-
-/* The JVMs the recorder found, why each was (not) walked, and the walk's
- * counters (SPEC.md 6.18). */
-static void print_jvm(FILE *f, const struct bprof_recording *rec)
-{
-	static const char *const status[] = {
-		[BPROF_JVM_WALKED] = "Java frames walked",
-		[BPROF_JVM_UNKNOWN_VERSION] = "a HotSpot release bprof does not know (11 to 21): "
-					      "Java frames unnamed, native stacks end at generated code",
-		[BPROF_JVM_NO_OFFSETS] = "its introspection tables unreadable or implausible: "
-					 "native stacks only",
-		[BPROF_JVM_NOT_READY] = "its code cache was not made while recorded: native stacks only",
-	};
-	const struct bprof_jvm *j = &rec->jvm;
-	uint64_t walked = 0;
-
-	if (!j->present)
-		return;
-	for (uint64_t i = 0; i < j->nr_procs; i++)
-		walked += j->procs[i].status == BPROF_JVM_WALKED;
-	fprintf(f, "jvm:            %llu JVM%s (%llu walked), %llu frame identities named\n",
-		(unsigned long long)j->nr_procs, j->nr_procs == 1 ? "" : "s",
-		(unsigned long long)walked, (unsigned long long)j->nr_frames);
-	for (uint64_t i = 0; i < j->nr_procs; i++) {
-		const struct bprof_jvm_proc *p = &j->procs[i];
-
-		fprintf(f, "  pid %-8u HotSpot %s: %s\n", p->pid, p->version ? p->version : "(release unknown)",
-			p->status <= BPROF_JVM_STATUS_MAX ? status[p->status] : "?");
-	}
-	for (uint32_t i = 0; i < j->nr_counters; i++) {
-		const char *name = bprof_jvm_counter_name(i);
-
-		if (name)
-			fprintf(f, "  %-31s %llu\n", name, (unsigned long long)j->counters[i]);
-	}
-}
-
 static void print_offcpu(FILE *f, const struct bprof_recording *rec)
 {
 	const struct bprof_offcpu *o = &rec->offcpu;
@@ -649,7 +509,7 @@ static void print_jit(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 		for (uint32_t k = 0; k < st->nr_ips; k++) {
 			struct rep_wframe w;
 
-			if (rep_python_pair(st->ips, k, st->nr_ips) || rep_v8_pair(st->ips, k, st->nr_ips)) {
+			if (rep_runtime_at(st->ips, k, st->nr_ips) >= 0) {
 				k++;
 				continue;
 			}
@@ -737,9 +597,7 @@ int rep_print_info(FILE *f, struct bsym_ctx *sym, const struct rep_input *in)
 	fprintf(f, "  user stacks before their tables: %llu (walked by frame pointer: may lack callers)\n",
 		(unsigned long long)l->user_stack_before_table);
 	print_offcpu(f, rec);
-	print_python(f, rec);
-	print_jvm(f, rec);
-	print_v8(f, rec);
+	rep_runtimes_info(f, rec);
 	print_unwind(f, rec);
 	print_access(f, rec);
 	print_generations(f, rec);

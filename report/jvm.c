@@ -6,50 +6,21 @@
  * bsym_result like a native frame's.  A frame whose identity the recorder
  * did not name (or named for another guard: the method was recompiled,
  * deoptimized or unloaded and the address reused) stays unnamed, "[java]".
+ * The runtime's row (runtime.h) is all this file exports.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
-
-struct rep_jvmname {
-	struct bsym_result res;
-	struct bsym_frame frames[];  /* then their names */
-};
+#include "runtime.h"
 
 /* At most this many frames of one compiled frame's inlining chain. */
 #define REP_JVM_MAX_DEPTH 32
 
-struct rep_jvmcache {
-	struct rep_map map;           /* (pid, exec_id, w0, w1) -> index + 1, 0: unnamed */
-	struct rep_jvmname **names;
-	size_t nr, cap;
-};
-
-void rep_jvmcache_free(struct rep_jvmcache *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->nr; i++)
-		free(c->names[i]);
-	free(c->names);
-	rep_map_free(&c->map);
-	free(c);
-}
-
-int rep_jvmcache_create(struct rep_input *in)
-{
-	if (!in->rec->jvm.present)
-		return 0;
-	in->jvmcache = calloc(1, sizeof(*in->jvmcache));
-	return in->jvmcache ? 0 : -ENOMEM;
-}
-
-const struct bprof_jvm_frame *rep_jvm_name(const struct bprof_recording *rec, uint32_t pid,
-					   uint32_t exec_id, uint64_t w0, uint64_t w1,
-					   uint32_t *line)
+/* What a frame's words name in rec and its line (0: none); NULL when the
+ * recording did not name it. */
+static const struct bprof_jvm_frame *frame_of(const struct bprof_recording *rec, uint32_t pid,
+					      uint32_t exec_id, uint64_t w0, uint64_t w1, uint32_t *line)
 {
 	const struct bprof_jvm_frame *f;
 
@@ -117,29 +88,28 @@ static size_t name_len(const struct bprof_jvm_frame *jf)
 	return (jf->klass ? strlen(jf->klass) : 0) + strlen(jf->method) + 8;
 }
 
-const struct bsym_result *rep_jvm_result(const struct rep_input *in, uint32_t pid,
-					 uint32_t exec_id, uint64_t w0, uint64_t w1, bool leaf,
-					 uint64_t *id)
+/* The leaf's words look a scope up another way: bit 56 keys it. */
+static uint64_t name_key(uint64_t w1, bool leaf)
 {
-	struct rep_jvmcache *c = in->jvmcache;
-	/* the leaf's words look a scope up another way: bit 56 keys it */
-	uint64_t key[3] = { (uint64_t)pid << 32 | exec_id, w0, w1 ^ (leaf ? 1ULL << 56 : 0) }, *v;
+	return w1 ^ (leaf ? 1ULL << 56 : 0);
+}
+
+/* A compiled frame's inlined methods first (frames[0] innermost, as
+ * libsym's inlines). */
+static struct bsym_result *name(const struct bprof_recording *rec, uint32_t pid, uint32_t exec_id,
+				uint64_t w0, uint64_t w1, bool leaf)
+{
+	struct jvmname {
+		struct bsym_result res;
+		struct bsym_frame frames[]; /* then their names */
+	} *n;
 	const struct bprof_jvm_frame *jf, *chain[REP_JVM_MAX_DEPTH];
 	uint32_t lines[REP_JVM_MAX_DEPTH], depth = 1, line;
-	const uint8_t *rec;
-	struct rep_jvmname *n;
+	const uint8_t *scope;
 	size_t len = 0;
 	char *names;
-	bool found;
 
-	*id = 0;
-	if (!c || rep_map_ref(&c->map, key, sizeof(key), &v, &found))
-		return NULL;
-	if (found) {
-		*id = *v;
-		return *v ? &c->names[*v - 1]->res : NULL;
-	}
-	jf = rep_jvm_name(in->rec, pid, exec_id, w0, w1, &line);
+	jf = frame_of(rec, pid, exec_id, w0, w1, &line);
 	if (!jf || !jf->method)
 		return NULL;
 	chain[0] = jf;
@@ -147,16 +117,16 @@ const struct bsym_result *rep_jvm_result(const struct rep_input *in, uint32_t pi
 	/* a compiled frame: the methods its scopes say the pc is in,
 	 * innermost first, each with its line; all or none */
 	if (jf->kind == BPROF_JVM_COMPILED &&
-	    !scope_at(jf, (uint32_t)(w1 & BPROF_JVM_OFFSET_MASK), leaf, &rec, &depth)) {
+	    !scope_at(jf, (uint32_t)(w1 & BPROF_JVM_OFFSET_MASK), leaf, &scope, &depth)) {
 		for (uint32_t k = 0; k < depth; k++) {
 			uint64_t method;
 			uint32_t guard;
 			int32_t bci;
 
-			memcpy(&method, rec + 16 * k, 8);
-			memcpy(&guard, rec + 16 * k + 8, 4);
-			memcpy(&bci, rec + 16 * k + 12, 4);
-			chain[k] = bprof_jvm_frame_find(in->rec, pid, exec_id,
+			memcpy(&method, scope + 16 * k, 8);
+			memcpy(&guard, scope + 16 * k + 8, 4);
+			memcpy(&bci, scope + 16 * k + 12, 4);
+			chain[k] = bprof_jvm_frame_find(rec, pid, exec_id,
 							(uint64_t)BPROF_JVM_INTERPRETED << BPROF_JVM_KIND_SHIFT |
 								(method & 0xffffffffffffULL),
 							guard);
@@ -173,15 +143,6 @@ const struct bsym_result *rep_jvm_result(const struct rep_input *in, uint32_t pi
 		}
 	} else {
 		depth = 1;
-	}
-	if (c->nr == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct rep_jvmname **a = realloc(c->names, cap * sizeof(*a));
-
-		if (!a)
-			return NULL;
-		c->names = a;
-		c->cap = cap;
 	}
 	for (uint32_t k = 0; k < depth; k++)
 		len += name_len(chain[k]);
@@ -204,10 +165,69 @@ const struct bsym_result *rep_jvm_result(const struct rep_input *in, uint32_t pi
 	n->res.reason = BSYM_OK;
 	n->res.nr_frames = depth;
 	n->res.frames = n->frames;
-	c->names[c->nr++] = n;
-	if (rep_map_ref(&c->map, key, sizeof(key), &v, &found))
-		return NULL;
-	*v = c->nr;
-	*id = c->nr;
 	return &n->res;
 }
+
+static bool present(const struct bprof_recording *rec)
+{
+	return rec->jvm.present;
+}
+
+/* The JVMs the recorder found, why each was (not) walked, and the walk's
+ * counters. */
+static void info(FILE *f, const struct bprof_recording *rec)
+{
+	static const char *const status[] = {
+		[BPROF_JVM_WALKED] = "Java frames walked",
+		[BPROF_JVM_UNKNOWN_VERSION] = "a HotSpot release bprof does not know (11 to 21): "
+					      "Java frames unnamed, native stacks end at generated code",
+		[BPROF_JVM_NO_OFFSETS] = "its introspection tables unreadable or implausible: "
+					 "native stacks only",
+		[BPROF_JVM_NOT_READY] = "its code cache was not made while recorded: native stacks only",
+	};
+	const struct bprof_jvm *j = &rec->jvm;
+	uint64_t walked = 0;
+
+	for (uint64_t i = 0; i < j->nr_procs; i++)
+		walked += j->procs[i].status == BPROF_JVM_WALKED;
+	fprintf(f, "jvm:            %llu JVM%s (%llu walked), %llu frame identities named\n",
+		(unsigned long long)j->nr_procs, j->nr_procs == 1 ? "" : "s",
+		(unsigned long long)walked, (unsigned long long)j->nr_frames);
+	for (uint64_t i = 0; i < j->nr_procs; i++) {
+		const struct bprof_jvm_proc *p = &j->procs[i];
+
+		fprintf(f, "  pid %-8u HotSpot %s: %s\n", p->pid, p->version ? p->version : "(release unknown)",
+			p->status <= BPROF_JVM_STATUS_MAX ? status[p->status] : "?");
+	}
+	rep_runtime_counters(f, j->counters, j->nr_counters, bprof_jvm_counter_name);
+}
+
+/* As Java prints a stack trace: pkg.Class.method(File.java:line). */
+static void frame_text(char *buf, size_t len, const struct bsym_frame *b)
+{
+	if (b->line)
+		snprintf(buf, len, "%s(%s:%u)", b->name, b->file ? b->file : "?", b->line);
+	else if (b->file)
+		snprintf(buf, len, "%s(%s)", b->name, b->file);
+	else
+		snprintf(buf, len, "%s", b->name);
+}
+
+const struct rep_runtime rep_runtime_jvm = {
+	.tag_mask = BPROF_JVM_TAG_MASK,
+	.tag0 = BPROF_JVM_TAG_ID,
+	.tag1 = BPROF_JVM_TAG_POS,
+	.present = present,
+	.name_key = name_key,
+	.name = name,
+	.info = info,
+	.frame_text = frame_text,
+	.unnamed = "[java]",
+	.mark = NULL,
+	.addr_mask = BPROF_JVM_ID_MASK,
+	/* in the place of its native frame, as V8's */
+	.stands_for_native = false,
+	/* the exports take a Java method as a native function */
+	.export_unnamed = false,
+	.export_lines = false,
+};

@@ -5,38 +5,19 @@
  * and libsym's decoding of its line table, as a bsym_result like a native
  * frame's, so that every output takes them as it takes native frames.
  * A frame whose code object the recorder did not copy (or copied after
- * the address held another one: the guard differs) stays unnamed.
+ * the address held another one: the guard differs) stays unnamed.  The
+ * runtime's row (runtime.h) is all this file exports.
  */
-#include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "report.h"
+#include "runtime.h"
 
-struct rep_pyname {
-	struct bsym_result res;
-	struct bsym_frame frame;
-};
+extern const struct rep_runtime rep_runtime_python; /* this file's row, at its end */
 
-struct rep_pycache {
-	struct rep_map map;           /* (pid, exec_id, w0, w1) -> index + 1, 0: unnamed */
-	struct rep_pyname **names;
-	size_t nr, cap;
-};
-
-void rep_pycache_free(struct rep_pycache *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->nr; i++)
-		free(c->names[i]);
-	free(c->names);
-	rep_map_free(&c->map);
-	free(c);
-}
-
-int rep_python_name(const struct bprof_recording *rec, uint32_t pid, uint32_t exec_id,
-		    uint64_t w0, uint64_t w1, const struct bprof_python_code **code, int32_t *line)
+/* The code a frame's words name in rec and its line (-1: none): 0, or -1
+ * when the recording has no copy of it. */
+static int code_of(const struct bprof_recording *rec, uint32_t pid, uint32_t exec_id, uint64_t w0,
+		   uint64_t w1, const struct bprof_python_code **code, int32_t *line)
 {
 	const struct bprof_python_code *c;
 	uint64_t off = w1 & BPROF_PY_OFFSET_MASK;
@@ -56,37 +37,18 @@ int rep_python_name(const struct bprof_recording *rec, uint32_t pid, uint32_t ex
 	return 0;
 }
 
-const struct bsym_result *rep_python_result(const struct rep_input *in, uint32_t pid,
-					    uint32_t exec_id, uint64_t w0, uint64_t w1,
-					    uint64_t *id)
+static struct bsym_result *name(const struct bprof_recording *rec, uint32_t pid, uint32_t exec_id,
+				uint64_t w0, uint64_t w1, bool leaf)
 {
-	struct rep_pycache *c = in->pycache;
-	uint64_t key[3] = { (uint64_t)pid << 32 | exec_id, w0, w1 }, *v;
+	struct pyname {
+		struct bsym_result res;
+		struct bsym_frame frame;
+	} *n;
 	const struct bprof_python_code *code;
-	struct rep_pyname *n;
-	bool found;
 	int32_t line;
 
-	*id = 0;
-	if (!c || rep_map_ref(&c->map, key, sizeof(key), &v, &found))
-		return NULL;
-	if (found) {
-		*id = *v;
-		return *v ? &c->names[*v - 1]->res : NULL;
-	}
-	if (rep_python_name(in->rec, pid, exec_id, w0, w1, &code, &line))
-		return NULL;
-	if (c->nr == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct rep_pyname **a = realloc(c->names, cap * sizeof(*a));
-
-		if (!a)
-			return NULL;
-		c->names = a;
-		c->cap = cap;
-	}
-	n = calloc(1, sizeof(*n));
-	if (!n)
+	(void)leaf;
+	if (code_of(rec, pid, exec_id, w0, w1, &code, &line) || !(n = calloc(1, sizeof(*n))))
 		return NULL;
 	n->frame.name = code->qualname;
 	n->frame.raw_name = code->qualname;
@@ -96,19 +58,60 @@ const struct bsym_result *rep_python_result(const struct rep_input *in, uint32_t
 	n->res.reason = BSYM_OK;
 	n->res.nr_frames = 1;
 	n->res.frames = &n->frame;
-	c->names[c->nr++] = n;
-	/* the map may have moved: look the slot up again */
-	if (rep_map_ref(&c->map, key, sizeof(key), &v, &found))
-		return NULL;
-	*v = c->nr;
-	*id = c->nr;
 	return &n->res;
 }
 
-int rep_pycache_create(struct rep_input *in)
+static bool present(const struct bprof_recording *rec)
 {
-	if (!in->rec->python.present)
-		return 0;
-	in->pycache = calloc(1, sizeof(*in->pycache));
-	return in->pycache ? 0 : -ENOMEM;
+	return rec->python.present;
 }
+
+/* The interpreters the recorder found, why each was (not) walked, and
+ * the walk's counters. */
+static void info(FILE *f, const struct bprof_recording *rec)
+{
+	static const char *const status[] = {
+		[BPROF_PY_WALKED] = "Python frames walked",
+		[BPROF_PY_UNKNOWN_VERSION] = "unknown version: native stacks only",
+		[BPROF_PY_FREE_THREADED] = "free-threaded build: not supported, native stacks only",
+		[BPROF_PY_NO_OFFSETS] = "offsets unreadable or implausible: native stacks only",
+	};
+	const struct bprof_python *py = &rec->python;
+	uint64_t frames, named;
+
+	rep_runtime_count(&rep_runtime_python, rec, &frames, &named);
+	fprintf(f, "python:         %llu interpreter%s, %llu code objects copied; %llu of %llu Python frames in stacks named\n",
+		(unsigned long long)py->nr_procs, py->nr_procs == 1 ? "" : "s",
+		(unsigned long long)py->nr_codes, (unsigned long long)named,
+		(unsigned long long)frames);
+	for (uint64_t i = 0; i < py->nr_procs; i++) {
+		const struct bprof_python_proc *p = &py->procs[i];
+
+		if (p->version)
+			fprintf(f, "  pid %-8u CPython %u.%u.%u: %s\n", p->pid, p->version >> 24,
+				(p->version >> 16) & 0xff, (p->version >> 8) & 0xff,
+				p->status <= BPROF_PY_STATUS_MAX ? status[p->status] : "?");
+		else /* 3.10 and older: no Py_Version */
+			fprintf(f, "  pid %-8u CPython of an unknown version (before 3.11: no Py_Version): %s\n",
+				p->pid, p->status <= BPROF_PY_STATUS_MAX ? status[p->status] : "?");
+	}
+	rep_runtime_counters(f, py->counters, py->nr_counters, bprof_python_counter_name);
+}
+
+const struct rep_runtime rep_runtime_python = {
+	.tag_mask = BPROF_PY_TAG_MASK,
+	.tag0 = BPROF_PY_TAG_CODE,
+	.tag1 = BPROF_PY_TAG_INSTR,
+	.present = present,
+	.name = name,
+	.info = info,
+	.unnamed = "[python]",
+	.mark = "_[py]",
+	.addr_mask = BPROF_PY_ADDR_MASK,
+	/* a loop's frames come just before the _PyEval_EvalFrameDefault
+	 * frame that ran them */
+	.stands_for_native = true,
+	/* its name alone is not where in the function it was */
+	.export_unnamed = true,
+	.export_lines = true,
+};

@@ -265,8 +265,6 @@ size_t rep_agg_unnamed_objects(const struct rep_agg *agg, const uint32_t **ids)
 #define FR_KERNEL (1u << 0)
 #define FR_INLINE (1u << 1)
 #define FR_JIT    (1u << 2)
-#define FR_PYTHON (1u << 3)
-#define FR_JS     (1u << 4) /* with FR_PYTHON: a V8 frame */
 
 /* A rendered frame: text in the row's scratch buffer. */
 struct frame {
@@ -281,7 +279,10 @@ struct row {
 	bool oom;
 };
 
-static void row_add(struct row *r, const char *name, unsigned flags, const struct rep_config *cfg)
+/* mark: -a's annotation of a runtime's frame (rep_runtime.mark) that
+ * is not inlined, or NULL. */
+static void row_add(struct row *r, const char *name, unsigned flags, const char *mark,
+		    const struct rep_config *cfg)
 {
 	if (r->nr == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
@@ -302,10 +303,8 @@ static void row_add(struct row *r, const char *name, unsigned flags, const struc
 			sb_puts(&r->text, "_[j]");
 		else if (flags & FR_INLINE)
 			sb_puts(&r->text, "_[i]");
-		else if (flags & FR_JS)
-			sb_puts(&r->text, "_[js]");
-		else if (flags & FR_PYTHON)
-			sb_puts(&r->text, "_[py]");
+		else if (mark)
+			sb_puts(&r->text, mark);
 	}
 	sb_putn(&r->text, "", 1); /* keep the NUL as a separator */
 	r->text.len++;
@@ -340,70 +339,39 @@ static void add_result(struct row *r, const struct bsym_result *res, unsigned ba
 			fl |= FR_INLINE;
 		if (f->kind == BSYM_FRAME_JIT)
 			fl |= FR_JIT;
-		row_add(r, f->name, fl, cfg);
+		row_add(r, f->name, fl, NULL, cfg);
 	}
 }
 
-/* A Python frame: "qualname (file.py:line)", one frame in every output
- * (spaces and parentheses are not separators in folded stacks). */
-static void add_python(struct row *r, const struct rep_wframe *f, const struct rep_config *cfg,
-		       struct rep_stats *st)
+/* A runtime's frame: "qualname (file.py:line)" (or as the runtime
+ * writes it), one frame in every output (spaces and parentheses are not
+ * separators in folded stacks); its inlined functions first. */
+static void add_runtime(struct row *r, const struct rep_wframe *f, const struct rep_config *cfg,
+			struct rep_stats *st)
 {
-	char text[2 * BPROF_PY_NAME_MAX + 64];
-
-	const char *unnamed = f->kind == REP_W_V8 ? REP_V8_FRAME : REP_PYTHON_FRAME;
+	const struct rep_runtime *rt = f->rt;
+	char text[REP_RUNTIME_TEXT_MAX];
 
 	st->frames++;
 	if (!f->res || !f->res->nr_frames) {
 		if (cfg->addresses)
-			snprintf(text, sizeof(text), "%s+0x%llx", unnamed,
-				 (unsigned long long)(f->addr & BPROF_PY_ADDR_MASK));
-		row_add(r, cfg->addresses ? text : unnamed,
-			FR_PYTHON | (f->kind == REP_W_V8 ? FR_JS : 0), cfg);
+			snprintf(text, sizeof(text), "%s+0x%llx", rt->unnamed,
+				 (unsigned long long)(f->addr & rt->addr_mask));
+		row_add(r, cfg->addresses ? text : rt->unnamed, 0, rt->mark, cfg);
 		return;
 	}
 	st->frames_named++;
-	/* a V8 frame of optimized code: its inlined functions first */
 	for (uint32_t i = 0; i < f->res->nr_frames; i++) {
 		const struct bsym_frame *b = &f->res->frames[i];
 
-		if (b->line)
+		if (rt->frame_text)
+			rt->frame_text(text, sizeof(text), b);
+		else if (b->line)
 			snprintf(text, sizeof(text), "%s (%s:%u)", b->name, b->file ? b->file : "?",
 				 b->line);
 		else
 			snprintf(text, sizeof(text), "%s (%s)", b->name, b->file ? b->file : "?");
-		row_add(r, text,
-			FR_PYTHON | (f->kind == REP_W_V8 ? FR_JS : 0) | (b->inlined ? FR_INLINE : 0), cfg);
-	}
-}
-
-static void add_jvm(struct row *r, const struct rep_wframe *f, const struct rep_config *cfg,
-		    struct rep_stats *st)
-{
-	char text[2 * BPROF_JVM_NAME_MAX + 64];
-
-	st->frames++;
-	if (!f->res || !f->res->nr_frames) {
-		if (cfg->addresses)
-			snprintf(text, sizeof(text), "[java]+0x%llx",
-				 (unsigned long long)(f->addr & BPROF_JVM_ID_MASK));
-		row_add(r, cfg->addresses ? text : REP_JVM_FRAME, 0, cfg);
-		return;
-	}
-	st->frames_named++;
-	/* as Java prints a stack trace: pkg.Class.method(File.java:line);
-	 * methods inlined into a compiled one first, marked inlined */
-	for (uint32_t i = 0; i < f->res->nr_frames; i++) {
-		const struct bsym_frame *b = &f->res->frames[i];
-
-		if (b->line)
-			snprintf(text, sizeof(text), "%s(%s:%u)", b->name, b->file ? b->file : "?",
-				 b->line);
-		else if (b->file)
-			snprintf(text, sizeof(text), "%s(%s)", b->name, b->file);
-		else
-			snprintf(text, sizeof(text), "%s", b->name);
-		row_add(r, text, b->inlined ? FR_INLINE : 0, cfg);
+		row_add(r, text, b->inlined ? FR_INLINE : 0, rt->mark, cfg);
 	}
 }
 
@@ -413,7 +381,7 @@ static void add_unnamed(struct row *r, const char *addr_text, const char *plain_
 			unsigned flags, const struct rep_config *cfg, struct rep_stats *st)
 {
 	st->frames++;
-	row_add(r, cfg->addresses && addr_text ? addr_text : plain_text, flags, cfg);
+	row_add(r, cfg->addresses && addr_text ? addr_text : plain_text, flags, NULL, cfg);
 }
 
 static void add_unknown(struct row *r, const char *addr_text, unsigned flags,
@@ -583,7 +551,7 @@ static int agg_row(void *arg, const struct rep_input *in, const struct bprof_cou
 		if (f->kind == REP_W_MISSED_KERNEL)
 			kmiss = true;
 		else if (f->kind == REP_W_OFFCPU)
-			row_add(r, rep_offcpu_frame_name((uint32_t)f->addr), FR_KERNEL, cfg);
+			row_add(r, rep_offcpu_frame_name((uint32_t)f->addr), FR_KERNEL, NULL, cfg);
 		else if (f->res)
 			add_result(r, f->res, FR_KERNEL, cfg, st);
 		else
@@ -596,10 +564,8 @@ static int agg_row(void *arg, const struct rep_input *in, const struct bprof_cou
 			umiss = true;
 		else if (f->kind == REP_W_MISSING_CALLER)
 			add_unnamed(r, NULL, REP_MISSING_CALLER_FRAME, 0, cfg, st);
-		else if (f->kind == REP_W_PYTHON || f->kind == REP_W_V8)
-			add_python(r, f, cfg, st); /* the same "name (file:line)" */
-		else if (f->kind == REP_W_JVM)
-			add_jvm(r, f, cfg, st);
+		else if (f->kind == REP_W_RUNTIME)
+			add_runtime(r, f, cfg, st);
 		else if (f->res)
 			add_result(r, f->res, f->kind == REP_W_JIT ? FR_JIT : 0, cfg, st);
 		else

@@ -7,8 +7,9 @@
  * all inputs that would print the same, summed) -> rep_walk (walk.c: each
  * row as symbolized frames) -> rep_agg (render.c: rows rendered as text and
  * merged with identical ones) or the exporters (which walk every row) ->
- * the output writers (render.c, info.c, export_*.c).  Only main.c talks to
- * the user.
+ * the output writers (render.c, info.c, export_*.c).  The runtimes whose
+ * frames the recorder walks are rows of one table (runtime.h).  Only
+ * main.c and options.c talk to the user.
  */
 #ifndef BPROF_REPORT_H
 #define BPROF_REPORT_H
@@ -20,6 +21,7 @@
 
 #include "bprof.h"
 #include "bsym.h"
+#include "runtime.h"
 
 enum rep_mode { REP_MULTILINE, REP_FOLDED };
 
@@ -64,9 +66,9 @@ struct rep_input {
 	struct rep_process_map *procs; /* parallel to rec->processes */
 	uint32_t kernel;             /* bsym kernel id, BSYM_NO_OBJECT if none */
 	struct bsym_ksym *ksyms;     /* kept for bsym_kernel_register's copy */
-	struct rep_pycache *pycache; /* Python frames named so far (python.c) */
-	struct rep_jvmcache *jvmcache; /* Java frames named so far (jvm.c) */
-	struct rep_v8cache *v8cache; /* V8 frames named so far (v8.c) */
+	/* each runtime's frames named so far, parallel to rep_runtimes, NULL
+	 * where the recording has none (runtime.c) */
+	struct rep_names **runtimes;
 };
 
 int rep_input_open(struct rep_input *in, struct bsym_ctx *sym, const char *path,
@@ -186,12 +188,9 @@ enum rep_wkind {
 	REP_W_MISSING_CALLER, /* pseudo-frame: the FP walk skipped a caller */
 	REP_W_OFFCPU,         /* pseudo-frame, the leaf of an off-CPU row:
 			       * "[off-cpu:S]"; addr holds the state */
-	REP_W_PYTHON,         /* a CPython frame (SPEC.md 6.15): addr holds
+	REP_W_RUNTIME,        /* a frame of runtime rt (runtime.h): addr holds
 			       * its first word, lookup an id of its name
 			       * in the input (0: unnamed), res its name */
-	REP_W_V8,             /* a V8 JavaScript frame (SPEC.md 6.17), as
-			       * REP_W_PYTHON */
-	REP_W_JVM,            /* a HotSpot frame (SPEC.md 6.18): as REP_W_PYTHON */
 };
 
 /* One address of a count row. */
@@ -207,6 +206,7 @@ struct rep_wframe {
 	bool unknowable;                 /* its mapping at the row's generation
 					  * cannot be known (SPEC.md 6.12) */
 	uint64_t file_offset;            /* of addr in the object (with map) */
+	const struct rep_runtime *rt;    /* REP_W_RUNTIME: whose frame */
 };
 
 /* Called for each selected count row; frames leaf first: the nr_kernel
@@ -220,7 +220,7 @@ typedef int (*rep_walk_fn)(void *arg, const struct rep_input *in, const struct b
 int rep_walk(const struct rep_config *cfg, struct bsym_ctx *sym, const struct rep_input *in,
 	     bool symbolize, rep_walk_fn fn, void *arg, struct rep_stats *st);
 /* Whether -p, --comm, --on-cpu/--off-cpu and --min-share select count
- * row c. */
+ * row c (share.c). */
 bool rep_row_selected(const struct rep_config *cfg, const struct bprof_count *c);
 
 /* --min-share=PCT (share.c): a first pass over files (cfg's other filters
@@ -278,81 +278,6 @@ void rep_thread_frame_name(char *buf, size_t len, const struct bprof_count *c);
 /* Whether in's rows carry thread ids (META flag, prof-record --per-thread
  * or -L): --threads refuses a recording without them. */
 bool rep_input_per_thread(const struct rep_input *in);
-/* ---- Python frames (python.c) -------------------------------------------- */
-
-#define REP_PYTHON_FRAME "[python]"
-struct rep_pycache;
-/* Create in->pycache when the recording names Python frames.  -ENOMEM. */
-int rep_pycache_create(struct rep_input *in);
-void rep_pycache_free(struct rep_pycache *c);
-/* Whether ips[i], ips[i+1] are a Python frame's two words. */
-static inline bool rep_python_pair(const uint64_t *ips, size_t i, size_t nr)
-{
-	return i + 1 < nr && (ips[i] & BPROF_PY_TAG_MASK) == BPROF_PY_TAG_CODE &&
-	       (ips[i + 1] & BPROF_PY_TAG_MASK) == BPROF_PY_TAG_INSTR;
-}
-/* The code a frame's words name in rec and its line (-1: none): 0, or -1
- * when the recording has no copy of it. */
-int rep_python_name(const struct bprof_recording *rec, uint32_t pid, uint32_t exec_id,
-		    uint64_t w0, uint64_t w1, const struct bprof_python_code **code, int32_t *line);
-/* The frame's name as a bsym_result owned by in (NULL: unnamed); *id a
- * number of that name unique in in (0: unnamed). */
-const struct bsym_result *rep_python_result(const struct rep_input *in, uint32_t pid,
-					    uint32_t exec_id, uint64_t w0, uint64_t w1,
-					    uint64_t *id);
-
-/* ---- V8 frames (v8.c) ----------------------------------------------------- */
-
-#define REP_V8_FRAME "[js]"
-struct rep_v8cache;
-/* Create in->v8cache when the recording names V8 frames.  -ENOMEM. */
-int rep_v8cache_create(struct rep_input *in);
-void rep_v8cache_free(struct rep_v8cache *c);
-/* Whether ips[i], ips[i+1] are a V8 frame's two words. */
-static inline bool rep_v8_pair(const uint64_t *ips, size_t i, size_t nr)
-{
-	return i + 1 < nr && (ips[i] & BPROF_V8_TAG_MASK) == BPROF_V8_TAG_SFI &&
-	       (ips[i + 1] & BPROF_V8_TAG_MASK) == BPROF_V8_TAG_POS;
-}
-/* The SFI entry a frame's words name in rec, or NULL. */
-const struct bprof_v8_sfi *rep_v8_name(const struct bprof_recording *rec, uint32_t pid,
-				       uint32_t exec_id, uint64_t w0, uint64_t w1);
-/* The position row a frame of optimized code is at (its inlined
- * functions), or NULL. */
-const struct bprof_v8_pos *rep_v8_pos(const struct bprof_v8_sfi *s, uint64_t w1);
-/* The frame's name as a bsym_result owned by in (NULL: unnamed): its
- * inlined functions first when it ran optimized code; *id a number of
- * that name unique in in (0: unnamed). */
-const struct bsym_result *rep_v8_result(const struct rep_input *in, uint32_t pid,
-					uint32_t exec_id, uint64_t w0, uint64_t w1, uint64_t *id);
-
-/* ---- HotSpot frames (jvm.c) ---------------------------------------------- */
-
-#define REP_JVM_FRAME "[java]"
-struct rep_jvmcache;
-/* Create in->jvmcache when the recording names Java frames.  -ENOMEM. */
-int rep_jvmcache_create(struct rep_input *in);
-void rep_jvmcache_free(struct rep_jvmcache *c);
-/* Whether ips[i], ips[i+1] are a Java frame's two words. */
-static inline bool rep_jvm_pair(const uint64_t *ips, size_t i, size_t nr)
-{
-	return i + 1 < nr && (ips[i] & BPROF_JVM_TAG_MASK) == BPROF_JVM_TAG_ID &&
-	       (ips[i + 1] & BPROF_JVM_TAG_MASK) == BPROF_JVM_TAG_POS;
-}
-/* What a frame's words name in rec and its line (0: none); NULL when the
- * recording did not name it. */
-const struct bprof_jvm_frame *rep_jvm_name(const struct bprof_recording *rec, uint32_t pid,
-					   uint32_t exec_id, uint64_t w0, uint64_t w1,
-					   uint32_t *line);
-/* The frame's name as a bsym_result owned by in (NULL: unnamed): a
- * compiled frame's inlined methods first (frames[0] innermost, as libsym's
- * inlines); leaf: the frame was interrupted, not a caller (its scope is
- * looked up differently).  *id a number of that name unique in in (0:
- * unnamed). */
-const struct bsym_result *rep_jvm_result(const struct rep_input *in, uint32_t pid,
-					 uint32_t exec_id, uint64_t w0, uint64_t w1, bool leaf,
-					 uint64_t *id);
-
 /* Name of a pseudo-frame (REP_W_MISSED_*, REP_W_MISSING_CALLER). */
 const char *rep_wframe_missed_name(enum rep_wkind kind);
 /* "[off-cpu:S]" and the like: the leaf frame of an off-CPU row (state,
@@ -372,7 +297,7 @@ const char *rep_offcpu_frame_name(uint32_t state);
 /* "[liblzma.so.5.4.1]" for path; "[vdso]" stays as it is. */
 void rep_object_frame_name(char *buf, size_t len, const char *path);
 
-/* A byte-string -> uint64 map (keys copied). */
+/* A byte-string -> uint64 map (keys copied; map.c). */
 struct rep_map_slot {
 	char *key;
 	size_t len;

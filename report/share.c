@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * share.c - prof-report --min-share=PCT: the threads (the rows of one
- * process and comm, what every output's first frame names) whose samples
- * are below PCT % of all the samples the other filters select are left
- * out.  A wall-clock recording (prof-record --wall) of a server counts
+ * share.c - which count rows the report takes (rep_row_selected): -p,
+ * --comm, --on-cpu, --off-cpu and --min-share=PCT, the threads (the rows
+ * of one process and comm, what every output's first frame names) whose
+ * samples are below PCT % of all the samples the other filters select
+ * left out.  A wall-clock recording (prof-record --wall) of a server counts
  * every idle worker for its whole life; this keeps the ones that matter.
  * Shares are taken over every input file together (both sides of a
  * --diff), in a first pass over the files' rows before the report reads
@@ -127,6 +128,17 @@ int rep_share_select(struct rep_share **out, const struct rep_config *cfg, char 
 	s->nr = o;
 	*out = s;
 	return 0;
+}
+
+bool rep_row_selected(const struct rep_config *cfg, const struct bprof_count *c)
+{
+	if (cfg->cpu_sel == REP_SEL_ON_CPU && c->state != BPROF_STATE_ON_CPU)
+		return false;
+	if (cfg->cpu_sel == REP_SEL_OFF_CPU && c->state == BPROF_STATE_ON_CPU)
+		return false;
+	return rep_pid_selected(cfg, c->pid) &&
+	       !(cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0) &&
+	       !(cfg->share && rep_share_dropped(cfg->share, c));
 }
 
 bool rep_share_dropped(const struct rep_share *s, const struct bprof_count *c)

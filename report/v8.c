@@ -5,42 +5,14 @@
  * bsym_result like a native frame's, so that every output takes them as
  * it takes native frames.  A frame whose SFI the recorder did not name
  * (or named after the address held another one: the guard differs) stays
- * unnamed, "[js]".
+ * unnamed, "[js]".  The runtime's row (runtime.h) is what this file
+ * exports, and rep_v8_pos for its test.
  */
-#include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "report.h"
+#include "runtime.h"
 
-struct rep_v8name {
-	struct bsym_result res;
-	struct bsym_frame frames[]; /* innermost first, as bsym's */
-};
-
-struct rep_v8cache {
-	struct rep_map map;           /* (pid, exec_id, w0, guard) -> index + 1, 0: unnamed */
-	struct rep_v8name **names;
-	size_t nr, cap;
-};
-
-void rep_v8cache_free(struct rep_v8cache *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->nr; i++)
-		free(c->names[i]);
-	free(c->names);
-	rep_map_free(&c->map);
-	free(c);
-}
-
-const struct bprof_v8_sfi *rep_v8_name(const struct bprof_recording *rec, uint32_t pid,
-				       uint32_t exec_id, uint64_t w0, uint64_t w1)
-{
-	return bprof_v8_sfi_find(rec, pid, exec_id, w0 & BPROF_V8_ADDR_MASK,
-				 (uint32_t)((w1 & BPROF_V8_ADDR_MASK) >> BPROF_V8_GUARD_SHIFT));
-}
+extern const struct rep_runtime rep_runtime_v8; /* this file's row, at its end */
 
 const struct bprof_v8_pos *rep_v8_pos(const struct bprof_v8_sfi *s, uint64_t w1)
 {
@@ -64,44 +36,35 @@ const struct bprof_v8_pos *rep_v8_pos(const struct bprof_v8_sfi *s, uint64_t w1)
 	return lo ? &s->pos[lo - 1] : NULL;
 }
 
-const struct bsym_result *rep_v8_result(const struct rep_input *in, uint32_t pid,
-					uint32_t exec_id, uint64_t w0, uint64_t w1, uint64_t *id)
+/* The position is part of the name only in optimized code, where it says
+ * which inlined functions run, and in interpreted code, where it says
+ * which line. */
+static uint64_t name_key(uint64_t w1, bool leaf)
 {
-	struct rep_v8cache *c = in->v8cache;
-	/* the position is part of the name only in optimized code, where
-	 * it says which inlined functions run, and in interpreted code,
-	 * where it says which line (SPEC.md 6.17) */
 	uint64_t kind = (w1 >> BPROF_V8_KIND_SHIFT) & 3;
-	uint64_t key[3] = { (uint64_t)pid << 32 | exec_id, w0,
-			    kind == BPROF_V8_KIND_CODE || kind == BPROF_V8_KIND_BYTECODE
-				    ? w1
-				    : w1 >> BPROF_V8_GUARD_SHIFT },
-		 *v;
+
+	(void)leaf;
+	return kind == BPROF_V8_KIND_CODE || kind == BPROF_V8_KIND_BYTECODE ? w1
+									    : w1 >> BPROF_V8_GUARD_SHIFT;
+}
+
+/* Its inlined functions first when it ran optimized code. */
+static struct bsym_result *name(const struct bprof_recording *rec, uint32_t pid, uint32_t exec_id,
+				uint64_t w0, uint64_t w1, bool leaf)
+{
+	struct v8name {
+		struct bsym_result res;
+		struct bsym_frame frames[]; /* innermost first, as bsym's */
+	} *n;
 	const struct bprof_v8_sfi *s;
 	const struct bprof_v8_pos *row;
 	uint32_t nf;
-	struct rep_v8name *n;
-	bool found;
 
-	*id = 0;
-	if (!c || rep_map_ref(&c->map, key, sizeof(key), &v, &found))
-		return NULL;
-	if (found) {
-		*id = *v;
-		return *v ? &c->names[*v - 1]->res : NULL;
-	}
-	s = rep_v8_name(in->rec, pid, exec_id, w0, w1);
+	(void)leaf;
+	s = bprof_v8_sfi_find(rec, pid, exec_id, w0 & BPROF_V8_ADDR_MASK,
+			      (uint32_t)((w1 & BPROF_V8_ADDR_MASK) >> BPROF_V8_GUARD_SHIFT));
 	if (!s)
 		return NULL;
-	if (c->nr == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct rep_v8name **a = realloc(c->names, cap * sizeof(*a));
-
-		if (!a)
-			return NULL;
-		c->names = a;
-		c->cap = cap;
-	}
 	row = rep_v8_pos(s, w1);
 	nf = row ? row->nr_frames : 1;
 	n = calloc(1, sizeof(*n) + nf * sizeof(n->frames[0]));
@@ -111,10 +74,10 @@ const struct bsym_result *rep_v8_result(const struct rep_input *in, uint32_t pid
 		/* the row's frames are outermost first */
 		const struct bprof_v8_frame *r = row ? &row->frames[nf - 1 - k] : NULL;
 		struct bsym_frame *f = &n->frames[k];
-		const char *name = r ? r->name : s->name, *script = r ? r->script : s->script;
+		const char *fname = r ? r->name : s->name, *script = r ? r->script : s->script;
 		int32_t line = r ? r->line : s->line;
 
-		f->name = name[0] ? name : "(anonymous)";
+		f->name = fname[0] ? fname : "(anonymous)";
 		f->raw_name = f->name;
 		f->file = script[0] ? script : NULL;
 		f->line = line > 0 ? (uint32_t)line : 0;
@@ -124,19 +87,49 @@ const struct bsym_result *rep_v8_result(const struct rep_input *in, uint32_t pid
 	n->res.reason = BSYM_OK;
 	n->res.nr_frames = nf;
 	n->res.frames = n->frames;
-	c->names[c->nr++] = n;
-	/* the map may have moved: look the slot up again */
-	if (rep_map_ref(&c->map, key, sizeof(key), &v, &found))
-		return NULL;
-	*v = c->nr;
-	*id = c->nr;
 	return &n->res;
 }
 
-int rep_v8cache_create(struct rep_input *in)
+static bool present(const struct bprof_recording *rec)
 {
-	if (!in->rec->v8.present)
-		return 0;
-	in->v8cache = calloc(1, sizeof(*in->v8cache));
-	return in->v8cache ? 0 : -ENOMEM;
+	return rec->v8.present;
 }
+
+/* The V8 processes the recorder found, why each was (not) walked, and
+ * its counters. */
+static void info(FILE *f, const struct bprof_recording *rec)
+{
+	static const char *const status[] = {
+		[BPROF_V8_WALKED] = "JavaScript frames walked (layout from the binary's v8dbg_ symbols)",
+		[BPROF_V8_NO_OFFSETS] = "a V8 whose v8dbg_ symbols lack what the walk needs: native stacks only",
+	};
+	const struct bprof_v8 *v = &rec->v8;
+	uint64_t frames, named;
+
+	rep_runtime_count(&rep_runtime_v8, rec, &frames, &named);
+	fprintf(f, "v8:             %llu process%s, %llu SFIs named; %llu of %llu JavaScript frames in stacks named\n",
+		(unsigned long long)v->nr_procs, v->nr_procs == 1 ? "" : "es",
+		(unsigned long long)v->nr_sfis, (unsigned long long)named, (unsigned long long)frames);
+	for (uint64_t i = 0; i < v->nr_procs; i++)
+		fprintf(f, "  pid %-8u V8: %s\n", v->procs[i].pid,
+			v->procs[i].status <= BPROF_V8_STATUS_MAX ? status[v->procs[i].status] : "?");
+	rep_runtime_counters(f, v->counters, v->nr_counters, bprof_v8_counter_name);
+}
+
+const struct rep_runtime rep_runtime_v8 = {
+	.tag_mask = BPROF_V8_TAG_MASK,
+	.tag0 = BPROF_V8_TAG_SFI,
+	.tag1 = BPROF_V8_TAG_POS,
+	.present = present,
+	.name_key = name_key,
+	.name = name,
+	.info = info,
+	.unnamed = "[js]",
+	.mark = "_[js]",
+	.addr_mask = BPROF_V8_ADDR_MASK,
+	/* in the place of its native frame: nothing to hide; its caller was
+	 * found by the frame pointer, as a JIT frame's */
+	.stands_for_native = false,
+	.export_unnamed = true,
+	.export_lines = true,
+};

@@ -183,60 +183,21 @@ static int add_user(struct rep_wbuf *w, struct bsym_ctx *sym, const struct rep_p
 	return 0;
 }
 
-/* A Python frame (SPEC.md 6.15): its two words, named from the
- * recording's copy of its code object. */
-static int add_python(struct rep_wbuf *w, const struct rep_input *in, const struct bprof_count *c,
-		      uint64_t w0, uint64_t w1, bool symbolize)
+/* A runtime's frame (runtime.h): its two words, named from the
+ * recording's section of the runtime. */
+static int add_runtime(struct rep_wbuf *w, const struct rep_input *in, const struct bprof_count *c,
+		       int rt, uint64_t w0, uint64_t w1, bool leaf, bool symbolize)
 {
 	struct rep_wframe *f = wpush(w);
 
 	if (!f)
 		return -ENOMEM;
-	f->kind = REP_W_PYTHON;
+	f->kind = REP_W_RUNTIME;
+	f->rt = rep_runtimes[rt];
 	f->addr = w0;
 	f->reason = BSYM_R_INVALID;
 	if (symbolize) {
-		f->res = rep_python_result(in, c->pid, c->exec_id, w0, w1, &f->lookup);
-		if (f->res)
-			f->reason = BSYM_OK;
-	}
-	return 0;
-}
-
-/* A V8 frame (SPEC.md 6.17): its two words, named from the recording's
- * entry for its SFI. */
-static int add_v8(struct rep_wbuf *w, const struct rep_input *in, const struct bprof_count *c,
-		  uint64_t w0, uint64_t w1, bool symbolize)
-{
-	struct rep_wframe *f = wpush(w);
-
-	if (!f)
-		return -ENOMEM;
-	f->kind = REP_W_V8;
-	f->addr = w0;
-	f->reason = BSYM_R_INVALID;
-	if (symbolize) {
-		f->res = rep_v8_result(in, c->pid, c->exec_id, w0, w1, &f->lookup);
-		if (f->res)
-			f->reason = BSYM_OK;
-	}
-	return 0;
-}
-
-/* A HotSpot frame (SPEC.md 6.18): its two words, named from the
- * recording's JVM section. */
-static int add_jvm(struct rep_wbuf *w, const struct rep_input *in, const struct bprof_count *c,
-		   uint64_t w0, uint64_t w1, bool leaf, bool symbolize)
-{
-	struct rep_wframe *f = wpush(w);
-
-	if (!f)
-		return -ENOMEM;
-	f->kind = REP_W_JVM;
-	f->addr = w0;
-	f->reason = BSYM_R_INVALID;
-	if (symbolize) {
-		f->res = rep_jvm_result(in, c->pid, c->exec_id, w0, w1, leaf, &f->lookup);
+		f->res = rep_runtime_name(in, rt, c->pid, c->exec_id, w0, w1, leaf, &f->lookup);
 		if (f->res)
 			f->reason = BSYM_OK;
 	}
@@ -345,17 +306,6 @@ static enum bsym_fp_state frame_fp_state(struct bsym_ctx *sym, const struct rep_
 	return st;
 }
 
-bool rep_row_selected(const struct rep_config *cfg, const struct bprof_count *c)
-{
-	if (cfg->cpu_sel == REP_SEL_ON_CPU && c->state != BPROF_STATE_ON_CPU)
-		return false;
-	if (cfg->cpu_sel == REP_SEL_OFF_CPU && c->state == BPROF_STATE_ON_CPU)
-		return false;
-	return rep_pid_selected(cfg, c->pid) &&
-	       !(cfg->comm && strncmp(cfg->comm, c->comm, BPROF_COMM_LEN) != 0) &&
-	       !(cfg->share && rep_share_dropped(cfg->share, c));
-}
-
 void rep_wbuf_free(struct rep_wbuf *b)
 {
 	free(b->v);
@@ -412,29 +362,15 @@ int rep_walk_row(struct rep_wbuf *b, const struct rep_config *cfg, struct bsym_c
 		rep_row_window(in, c, win);
 		enum bsym_fp_state prev = BSYM_FP_UNKNOWN; /* of the frame just added */
 		for (uint32_t i = 0; s && i < s->nr_ips && !err; i++) {
-			if (rep_jvm_pair(s->ips, i, s->nr_ips)) {
-				err = add_jvm(w, in, c, s->ips[i], s->ips[i + 1], i == 0, symbolize);
+			int rt = rep_runtime_at(s->ips, i, s->nr_ips);
+
+			if (rt >= 0) {
+				err = add_runtime(w, in, c, rt, s->ips[i], s->ips[i + 1], i == 0, symbolize);
 				i++;
-				prev = BSYM_FP_UNKNOWN;
-				continue;
-			}
-			if (rep_v8_pair(s->ips, i, s->nr_ips)) {
-				/* in the place of its native frame (SPEC.md
-				 * 6.17): nothing to hide; its caller was found
-				 * by the frame pointer, as a JIT frame's */
-				err = add_v8(w, in, c, s->ips[i], s->ips[i + 1], symbolize);
-				i++;
-				prev = BSYM_FP_UNKNOWN;
-				continue;
-			}
-			if (rep_python_pair(s->ips, i, s->nr_ips)) {
-				err = add_python(w, in, c, s->ips[i], s->ips[i + 1], symbolize);
-				i++;
-				/* the recorder put a loop's Python frames just
-				 * before the _PyEval_EvalFrameDefault frame that ran
-				 * them (SPEC.md 6.15): the frames stand for it */
-				if (!cfg->python_native && i + 1 < s->nr_ips &&
-				    !rep_python_pair(s->ips, i + 1, s->nr_ips))
+				/* the native frame its frames stand for (a
+				 * Python loop's, SPEC.md 6.15), after its last */
+				if (rep_runtimes[rt]->stands_for_native && !cfg->python_native &&
+				    i + 1 < s->nr_ips && rep_runtime_at(s->ips, i + 1, s->nr_ips) != rt)
 					i++;
 				prev = BSYM_FP_UNKNOWN;
 				continue;
@@ -567,95 +503,4 @@ const char *rep_wframe_missed_name(enum rep_wkind kind)
 	return kind == REP_W_MISSED_USER     ? "[Missed User Stack]"
 	       : kind == REP_W_MISSED_KERNEL ? "[Missed Kernel Stack]"
 					     : REP_MISSING_CALLER_FRAME;
-}
-
-/* ---- a byte-string -> value hash map ------------------------------------ */
-
-/* Eight bytes a step: fold.c hashes whole stacks, hundreds of bytes. */
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	uint64_t h = 0xcbf29ce484222325ull ^ n, v;
-
-	for (; n >= 8; s += 8, n -= 8) {
-		memcpy(&v, s, 8);
-		h = (h ^ v) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
-	for (; n; s++, n--)
-		h = (h ^ *s) * 0x100000001b3ull;
-	return h ^ (h >> 32); /* the slot is taken from the low bits */
-}
-
-void rep_map_free(struct rep_map *m)
-{
-	for (size_t i = 0; i < m->nslots; i++)
-		free(m->slots[i].key);
-	free(m->slots);
-	memset(m, 0, sizeof(*m));
-}
-
-static int map_grow(struct rep_map *m)
-{
-	size_t n = m->nslots ? m->nslots * 2 : 256;
-	struct rep_map_slot *s = calloc(n, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->nslots; i++) {
-		if (!m->slots[i].key)
-			continue;
-		size_t j = m->slots[i].hash & (n - 1);
-		while (s[j].key)
-			j = (j + 1) & (n - 1);
-		s[j] = m->slots[i];
-	}
-	free(m->slots);
-	m->slots = s;
-	m->nslots = n;
-	return 0;
-}
-
-int rep_map_ref(struct rep_map *m, const void *key, size_t len, uint64_t **value, bool *found)
-{
-	uint64_t h;
-	size_t j;
-
-	*value = NULL;
-	if ((m->nr + 1) * 2 > m->nslots && map_grow(m))
-		return -ENOMEM;
-	h = hash_bytes(key, len);
-	j = h & (m->nslots - 1);
-	while (m->slots[j].key) {
-		struct rep_map_slot *s = &m->slots[j];
-		if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0) {
-			*value = &s->value;
-			*found = true;
-			return 0;
-		}
-		j = (j + 1) & (m->nslots - 1);
-	}
-	*found = false;
-	char *k = malloc(len ? len : 1);
-	if (!k)
-		return -ENOMEM;
-	memcpy(k, key, len);
-	m->slots[j] = (struct rep_map_slot){ .key = k, .len = len, .hash = h, .value = 0 };
-	m->nr++;
-	*value = &m->slots[j].value;
-	return 0;
-}
-
-int rep_map_get(struct rep_map *m, const void *key, size_t len, uint64_t *value, bool *found)
-{
-	uint64_t *v;
-	int err = rep_map_ref(m, key, len, &v, found);
-
-	if (err)
-		return err;
-	if (*found)
-		*value = *v;
-	else
-		*v = *value;
-	return 0;
 }
