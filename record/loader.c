@@ -1133,6 +1133,17 @@ bool loader_kernel_has(const struct loader *ld, enum kfeat_id id)
 	return ld->kf.has[id];
 }
 
+uint64_t loader_prog_misses(const struct loader *ld, struct bpf_program *p)
+{
+	struct bpf_prog_info info = {0};
+	__u32 len = sizeof(info);
+	int fd = prog_fd(ld, p);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
 void loader_report_runs(const struct loader *ld)
 {
 	struct bpf_program *prog;
@@ -1144,7 +1155,12 @@ void loader_report_runs(const struct loader *ld)
 		__u32 len = sizeof(info);
 		int fd = ld->prog_fds[i++];
 
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		if (info.recursion_misses)
+			fprintf(stderr, "prof-record: program %s: %llu runs skipped by the kernel\n",
+				bpf_program__name(prog), (unsigned long long)info.recursion_misses);
+		if (!info.run_cnt)
 			continue;
 		counted = true;
 		fprintf(stderr, "prof-record: program %s: %llu runs, %.2f us each (%.1f ms in all)\n",

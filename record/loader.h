@@ -54,8 +54,15 @@ bool loader_kernel_has(const struct loader *ld, enum kfeat_id id);
 /* -v at the end: each program that ran, its runs and mean run time, as
  * the kernel counts them while kernel.bpf_stats_enabled is 1 (the
  * sampler's is the BPF time per sample; a tail walk's chain is counted in
- * its first program), or that the kernel did not count them. */
+ * its first program), or that the kernel did not count them; and the runs
+ * the kernel skipped, whatever that setting (recursion_misses: the program
+ * was already running on that CPU, such as handle_gen_start entered again
+ * by its own bpf_find_vma's mmap lock). */
 void loader_report_runs(const struct loader *ld);
+
+/* The runs of program p the kernel skipped (recursion_misses, 5.12+; 0
+ * where the kernel does not count them). */
+uint64_t loader_prog_misses(const struct loader *ld, struct bpf_program *p);
 
 /* -p, -L and --cgroup into the filter maps.  0, or -1 after printing. */
 int loader_set_filters(struct profile_bpf *obj, const struct env *env, int cgroup_fd);

@@ -763,6 +763,10 @@ int main(int argc, char **argv)
 			(unsigned long long)r.samples_unwritten);
 	if (env.verbose)
 		loader_report_runs(ld);
+	if (offcpu_unseen(obj, nr_cpus))
+		fprintf(stderr, "prof-record: warning: %llu off-CPU blocks ended unseen (the kernel skipped %llu runs of the switch program): their samples are counted without stacks\n",
+			(unsigned long long)offcpu_unseen(obj, nr_cpus),
+			(unsigned long long)loader_prog_misses(ld, offcpu_switch_prog(obj)));
 	if (unw && env.verbose)
 		status_unwinder(unw, obj, nr_cpus);
 	if (unw)

@@ -85,7 +85,7 @@ int BPF_PROG(handle_offcpu_switch, bool preempt, struct task_struct *prev,
 	if (next->pid && (offcpu_kthreads || !(next->flags & PF_KTHREAD)))
 		t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
 	if (t && t->out_ns)
-		offcpu_switch_in(next, t, now);
+		offcpu_switch_in(next, t, now, true);
 	/* switched out in a state we count: one map update */
 	if (state && offcpu_wanted(prev)) {
 		t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -97,6 +97,8 @@ int BPF_PROG(handle_offcpu_switch, bool preempt, struct task_struct *prev,
 			/* first seen: where its first period ends is random,
 			 * so that its first block is not favoured */
 			t->carry_ns = bpf_get_prandom_u32() % offcpu_period_ns;
+		if (t->out_ns)
+			offcpu_close_unseen(prev, t, now);
 		t->out_ns = now;
 		t->state = state;
 	}
@@ -167,11 +169,14 @@ int BPF_PROG(handle_offcpu_exit, struct task_struct *p)
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct offcpu_task *t;
 
-	if (!offcpu_pending || offcpu_ended)
+	if (offcpu_ended)
 		return 0;
 	t = bpf_task_storage_get(&offcpu_tasks, cur, 0, 0);
-	if (t)
-		offcpu_flush(t);
+	if (!t)
+		return 0;
+	if (t->out_ns)
+		offcpu_close_unseen(cur, t, offcpu_clock(cur));
+	offcpu_flush(t);
 	return 0;
 }
 
@@ -372,7 +377,7 @@ int handle_offcpu_end(struct bpf_iter__task *ctx)
 	}
 	__sync_fetch_and_add(&offcpu_end_left, 1);
 	if (t->out_ns)
-		offcpu_switch_in(task, t, offcpu_end_time(task, t));
+		offcpu_switch_in(task, t, offcpu_end_time(task, t), true);
 	if (offcpu_end_phase == OFFCPU_END_COLLECT && t->pend_n && user_stacks && BPF_CORE_READ(task, mm) &&
 	    task->self_exec_id == t->pend.k.exec_id) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);

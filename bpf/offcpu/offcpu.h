@@ -50,6 +50,10 @@ enum offcpu_stat {
 	OFFCPU_STAT_NO_USER_WALK,  /* sampled blocks counted without a user
 				    * stack: no rseq, or not resumed in time */
 	OFFCPU_STAT_LOST,          /* samples lost: counts full, no storage */
+	OFFCPU_STAT_UNSEEN,        /* blocks whose end no program run saw (the
+				    * thread switched out again, or exited,
+				    * still tracked as blocked): ended at its
+				    * last arrival, counted without stacks */
 	OFFCPU_STAT_MAX,
 };
 

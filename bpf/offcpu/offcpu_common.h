@@ -26,6 +26,7 @@
 #define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
 #define ENOENT 2
+#define ESRCH 3
 
 /* 0: off; OFFCPU_MODE_* */
 const volatile __u32 offcpu_mode = 0;
@@ -288,13 +289,16 @@ static __always_inline bool offcpu_wanted(struct task_struct *p)
 	       !(filter_cgroup && !bpf_current_task_under_cgroup(&cgroup_map, 0));
 }
 
-/* next is switched in after a tracked block: its samples, if any. */
+/* next is switched in after a tracked block: its samples, if any.  seen:
+ * this is the switch-in (its stacks are the block's); else the block ended
+ * at now unseen (offcpu_close_unseen) and its samples have no stacks. */
 static __always_inline void offcpu_switch_in(struct task_struct *next, struct offcpu_task *t,
-					     __u64 now)
+					     __u64 now, bool seen)
 {
 	__u64 d = now - t->out_ns, acc, n = 0;
 	struct offcpu_counters *c = offcpu_counters();
 	struct profile_ustack *st;
+	__u32 seq, gen;
 	long err;
 
 	t->out_ns = 0;
@@ -324,6 +328,20 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, struct of
 	t->pend.k.user_stack_id = user_stacks ? -ENOENT : PROFILE_STACK_NONE;
 	t->pend.k.kernel_stack_id = PROFILE_STACK_NONE;
 	t->kgen = rotating ? rotate_gen & 1 : 0;
+	if (!seen) {
+		/* the stacks it is in now are not the block's */
+		if (user_stacks)
+			t->pend.k.user_stack_id = -ESRCH;
+		if (kernel_stacks)
+			t->pend.k.kernel_stack_id = -ESRCH;
+		t->pend_n = n;
+		t->pend_ns = d;
+		__sync_fetch_and_add(&offcpu_pending, n);
+		seq = offcpu_seq_begin(&gen);
+		offcpu_count(t, gen);
+		offcpu_seq_end(seq);
+		return;
+	}
 	if (kernel_stacks) {
 		st = offcpu_stack_buf();
 		err = -ENOMEM;
@@ -349,6 +367,34 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, struct of
 	 * tracepoint, closing files say): it will never resume */
 	if (!user_stacks || !BPF_CORE_READ(next, rseq) || (next->flags & PF_EXITING))
 		offcpu_flush(t);
+}
+
+/*
+ * Thread p, tracked as blocked since t->out_ns, is running (it is being
+ * switched out again, or it exits) at now, and no program run saw it
+ * switched in.  That is not expected: every switch passes sched_switch.
+ * But a block was seen lost so (issue 50: a thread's whole pthread_join,
+ * 1 recording in ~60 with the lean programs), and a block left open would
+ * be counted from out_ns to its next switch-in, its running time too, or
+ * not at all if it exits.  The scheduler's own record of when p was last
+ * switched in (sched_info.last_arrival, the rq clock as ours: the end
+ * pass uses it too) ends the block where it ended; its samples are
+ * counted without stacks (-ESRCH: the stacks p is in now are not the
+ * block's), and OFFCPU_STAT_UNSEEN says how often.  Without that field,
+ * or with an arrival not inside the block, the block is dropped, counted
+ * in the stat all the same.
+ */
+static __always_inline void offcpu_close_unseen(struct task_struct *p, struct offcpu_task *t,
+						__u64 now)
+{
+	__u64 arrived = 0;
+
+	offcpu_stat(OFFCPU_STAT_UNSEEN, 1);
+	if (bpf_core_field_exists(p->se.cfs_rq) && bpf_core_field_exists(p->sched_info.last_arrival))
+		arrived = BPF_CORE_READ(p, sched_info.last_arrival);
+	if (arrived > t->out_ns && arrived <= now)
+		offcpu_switch_in(p, t, arrived, false);
+	t->out_ns = 0;
 }
 
 #endif /* BPROF_OFFCPU_COMMON_H */

@@ -244,7 +244,7 @@ int BPF_PROG(handle_offcpu_switch, bool preempt, struct task_struct *prev, struc
 	if (next->pid && (offcpu_kthreads || !(next->flags & PF_KTHREAD)))
 		t = offcpu_task_of(next->pid, false);
 	if (t && t->out_ns)
-		offcpu_switch_in(next, t, now);
+		offcpu_switch_in(next, t, now, true);
 	state = offcpu_state_of(preempt, offcpu_task_state(prev));
 	if (state && offcpu_wanted(prev)) {
 		t = offcpu_task_of(prev->pid, true);
@@ -254,6 +254,8 @@ int BPF_PROG(handle_offcpu_switch, bool preempt, struct task_struct *prev, struc
 		}
 		if (!t->out_ns && !t->carry_ns && !t->pend_n && !t->state)
 			t->carry_ns = bpf_get_prandom_u32() % offcpu_period_ns;
+		if (t->out_ns)
+			offcpu_close_unseen(prev, t, now);
 		t->out_ns = now;
 		t->state = state;
 	}
@@ -381,6 +383,8 @@ int BPF_PROG(handle_offcpu_exit, struct task_struct *p)
 	t = offcpu_task_of(tid, false);
 	if (!t)
 		return 0;
+	if (t->out_ns)
+		offcpu_close_unseen(p, t, offcpu_clock(p));
 	offcpu_flush(t);
 	bpf_map_delete_elem(&offcpu_tasks, &tid);
 	return 0;
@@ -518,7 +522,7 @@ int handle_offcpu_end(struct bpf_iter__task *ctx)
 			if (arrived > t->out_ns && arrived < now)
 				now = arrived;
 		}
-		offcpu_switch_in(task, t, now);
+		offcpu_switch_in(task, t, now, true);
 	}
 	w = bpf_map_lookup_elem(&offcpu_lean_end_walk, &zero);
 	if (offcpu_end_phase == OFFCPU_END_COLLECT && w && t->pend_n && user_stacks && task->mm &&

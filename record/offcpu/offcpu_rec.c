@@ -300,6 +300,21 @@ struct bpf_program *offcpu_end_prog(struct profile_bpf *obj)
 	return obj->progs.handle_offcpu_end;
 }
 
+struct bpf_program *offcpu_switch_prog(struct profile_bpf *obj)
+{
+	return obj->progs.handle_offcpu_switch;
+}
+
+uint64_t offcpu_unseen(const struct profile_bpf *obj, int nr_cpus)
+{
+	uint64_t sum[OFFCPU_STAT_MAX];
+
+	if (!offcpu_enabled(obj))
+		return 0;
+	offcpu_stats(obj, sum, nr_cpus);
+	return sum[OFFCPU_STAT_UNSEEN];
+}
+
 int offcpu_start(struct profile_bpf *obj, int start_fd)
 {
 	if (!offcpu_enabled(obj))

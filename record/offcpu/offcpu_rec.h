@@ -64,6 +64,12 @@ bool offcpu_enabled(const struct profile_bpf *obj);
  * loader holds (loader_prog_fd(): its loader program loaded them):
  * offcpu_start_prog() and offcpu_end_prog() say which.  0 or -errno. */
 struct bpf_program *offcpu_start_prog(struct profile_bpf *obj);
+
+/* The switch program, and the blocks whose end it did not see
+ * (OFFCPU_STAT_UNSEEN: bpf/offcpu/offcpu_common.h, offcpu_close_unseen):
+ * prof-record warns of them with the runs the kernel skipped. */
+struct bpf_program *offcpu_switch_prog(struct profile_bpf *obj);
+uint64_t offcpu_unseen(const struct profile_bpf *obj, int nr_cpus);
 struct bpf_program *offcpu_end_prog(struct profile_bpf *obj);
 int offcpu_start(struct profile_bpf *obj, int start_fd);
 int offcpu_end(struct profile_bpf *obj, int end_fd, void (*before_walk)(void *), void *ctx,

@@ -47,7 +47,8 @@ for hz in 99 49; do
 	# long (its standard deviation ~1.8 points then, against +- 6)
 	secs=$SECS
 	[ $hz = 49 ] && secs=$((2 * SECS))
-	OFFCPU_TIMES=$f.times "$BPROF_RECORD" -q -F $hz --off-cpu -o "$f.bprof" -- "$BPROF_WORKLOADS/offcpu" $secs
+	OFFCPU_TIMES=$f.times "$BPROF_RECORD" -q -F $hz --off-cpu -o "$f.bprof" -- "$BPROF_WORKLOADS/offcpu" $secs 2> "$f.err"
+	cat "$f.err" >&2
 	"$BPROF_REPORT" -q -f "$f.bprof" > "$f.folded"
 	"$BPROF_REPORT" -q -f --off-cpu "$f.bprof" > "$f.off"
 	"$BPROF_REPORT" -q -f --on-cpu "$f.bprof" > "$f.on"
@@ -77,6 +78,19 @@ for hz in 99 49; do
 	# creation; more and longer on a busy machine) are short but, by the
 	# carried remainder, each has its chance of a sample (one in 394 was
 	# seen): they may be elsewhere, at most a few
+	# A block whose end no program run saw (the switch program's run for
+	# it skipped, or missing: issue 50, once in ~60 lean recordings, the
+	# whole pthread_join) is counted to the time the scheduler says the
+	# thread arrived, without stacks, and the recorder warns of it: its
+	# samples are main's, under no stack, never lost and never merged
+	# into another's
+	unseen=$(sum "$f.off" '^offcpu;\[Missed User Stack\];\[Missed Kernel Stack\];\[off-cpu:S\] [0-9]+$')
+	if [ "$unseen" -gt 0 ]; then
+		echo "  main's block ended unseen: $unseen samples without stacks"
+		check "-F $hz: a block counted without stacks is one the recorder warned of" \
+			grep -q 'off-CPU blocks ended unseen' "$f.err"
+		main=$((main - unseen))
+	fi
 	joined=$(sum "$f.off" '^offcpu;.*pthread.*join')
 	mcomplete=$(sum "$f.off" '^offcpu;_start;__libc_start_main_impl;__libc_start_call_main;main;.*pthread.*join.*\[off-cpu:S\] [0-9]+$')
 	grep '^offcpu;' "$f.off" | grep -v 'pthread.*join' | sed 's/^/  main blocked elsewhere: /' || true
