@@ -1394,6 +1394,27 @@ bool loader_walks_jvm(const struct loader *ld)
 	return ld->skel->rodata->jvm_enabled || (ld->rt_lazy & RUNTIME_JVM);
 }
 
+bool loader_runtime_maps(const struct loader *ld, unsigned rt, struct runtime_maps *m)
+{
+	struct profile_bpf *obj = ld->skel;
+
+	*m = (struct runtime_maps){ .procs_fd = -1, .stats_fd = -1, .codes_fd = -1,
+				    .nr_cpus = libbpf_num_possible_cpus() };
+	switch (rt) {
+	case RUNTIME_PYTHON:
+		loader_python_fds(obj, &m->procs_fd, &m->stats_fd);
+		return loader_walks_python(ld);
+	case RUNTIME_V8:
+		m->procs_fd = loader_v8_fd(obj);
+		m->codes_fd = loader_v8_codes_fd(obj);
+		return loader_walks_v8(ld);
+	case RUNTIME_JVM:
+		loader_jvm_fds(obj, &m->procs_fd, &m->stats_fd);
+		return loader_walks_jvm(ld);
+	}
+	return false;
+}
+
 int loader_exec_gen_fd(const struct profile_bpf *obj)
 {
 	return bpf_map__fd(obj->maps.exec_gen);

@@ -74,6 +74,11 @@ void loader_follow(struct profile_bpf *obj, pid_t pid);
  * printing; a missing optional hook is only a warning (with -v). */
 int loader_attach(struct loader *ld, const struct env *env);
 
+/* The maps of runtime rt's walk (RUNTIME_*) for its recorder side
+ * (runtimes.h); false when the recording does not walk it. */
+struct runtime_maps;
+bool loader_runtime_maps(const struct loader *ld, unsigned rt, struct runtime_maps *m);
+
 /* The exec_gen map, for the manifest. */
 /* The Python walk's maps (bpf/python/python.bpf.c): "py_procs" and "py_stats". */
 void loader_python_fds(struct profile_bpf *obj, int *procs_fd, int *stats_fd);

@@ -27,9 +27,6 @@
 #include "heap.h"
 #include "access.h"
 #include "offcpu/offcpu_rec.h"
-#include "python/pyrec.h"
-#include "v8/v8rec.h"
-#include "jvm/jvmrec.h"
 #include "dump.h"
 #include "kernel.h"
 #include "knames.h"
@@ -105,29 +102,20 @@ static pid_t spawn_command(char **argv, int *release_fd)
 
 /* ---- the unwinder's tables ------------------------------------------- */
 
-/* Who learns what the manifest learns: the unwinder, and the Python
- * frames' recorder side (record/python/), which needs the same objects
- * and mappings. */
+/* Who learns what the manifest learns: the unwinder, and the runtimes'
+ * recorder sides (runtimes.h), which need the same objects and mappings. */
 struct observers {
 	struct loader *ld; /* the runtimes' walks, loaded when first met */
 	struct unwinder *unw;
-	struct pyrec *py;
-	struct v8rec *v8;
-	struct jvmrec *jvm;
+	struct runtime_set *rt;
 };
-static struct observers observers;
 
 static void obs_object(void *ctx, uint32_t idx, Elf *elf, const struct bprof_object *o)
 {
 	struct observers *ob = ctx;
 
 	unwinder_object(ob->unw, idx, elf, o);
-	if (ob->py)
-		pyrec_object(ob->py, idx, elf);
-	if (ob->v8)
-		v8rec_object(ob->v8, idx, elf);
-	if (ob->jvm)
-		jvmrec_object(ob->jvm, idx, elf);
+	runtime_set_object(ob->rt, idx, elf);
 }
 
 static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
@@ -136,12 +124,7 @@ static void obs_image(void *ctx, uint32_t pid, uint32_t exec_id, uint32_t gen,
 	struct observers *ob = ctx;
 
 	unwinder_image(ob->unw, pid, exec_id, gen, maps, nr);
-	if (ob->py)
-		pyrec_image(ob->py, pid, exec_id, maps, nr);
-	if (ob->v8)
-		v8rec_image(ob->v8, pid, exec_id, maps, nr);
-	if (ob->jvm)
-		jvmrec_image(ob->jvm, pid, exec_id, maps, nr);
+	runtime_set_image(ob->rt, pid, exec_id, maps, nr);
 }
 
 static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
@@ -149,44 +132,18 @@ static void obs_image_gone(void *ctx, uint32_t pid, uint32_t exec_id)
 	struct observers *ob = ctx;
 
 	unwinder_image_gone(ob->unw, pid, exec_id);
-	if (ob->py)
-		pyrec_image_gone(ob->py, pid, exec_id);
-	if (ob->v8)
-		v8rec_image_gone(ob->v8, pid, exec_id);
-	if (ob->jvm)
-		jvmrec_image_gone(ob->jvm, pid, exec_id);
-}
-
-/* JVMs met that will not be walked, said once each: a recording that
- * lacks their Java frames says so before it is read */
-static void tell_refused_jvms(struct jvmrec *jvm)
-{
-	const char *version, *why;
-	uint32_t pid, status;
-
-	while (jvmrec_next_refused(jvm, &pid, &version, &status, &why))
-		fprintf(stderr, "prof-record: pid %u runs HotSpot %s, %s%s%s%s: its Java frames are not recorded (its native stack ends at generated code)\n",
-			pid, version ? version : "(release unreadable)",
-			status == BPROF_JVM_UNKNOWN_VERSION
-				? "a release bprof does not walk (it walks 11 to 21)"
-				: "whose introspection tables lack what the walk needs",
-			why ? " (" : "", why ? why : "", why ? ")" : "");
+	runtime_set_image_gone(ob->rt, pid, exec_id);
 }
 
 /* the event loop's tick: tables walks asked for, when the budget was
- * spent; JVMs whose code cache was not made yet */
+ * spent; the runtimes' own (JVMs whose code cache was not made yet), and
+ * the walks of the runtimes met, loaded */
 static int unwinder_tick_cb(void *ctx)
 {
 	struct observers *ob = ctx;
 	int ms = unwinder_tick(ob->unw);
 
-	if (ob->jvm) {
-		jvmrec_tick(ob->jvm);
-		tell_refused_jvms(ob->jvm);
-	}
-	loader_runtimes_tick(ob->ld, (pyrec_met(ob->py) ? RUNTIME_PYTHON : 0) |
-					     (v8rec_met(ob->v8) ? RUNTIME_V8 : 0) |
-					     (jvmrec_met(ob->jvm) ? RUNTIME_JVM : 0));
+	loader_runtimes_tick(ob->ld, runtime_set_tick(ob->rt));
 	return ms;
 }
 
@@ -212,8 +169,8 @@ static void end_before_walk(void *arg)
  * ELF as it opens them, images' mappings as they change. */
 static int start_unwinder(struct loader *ld, struct profile_bpf *obj, struct manifest *man,
 			  const struct env *env,
-			  struct unwinder **out, struct tabcache **cache, struct pyrec **py,
-			  struct v8rec **v8, struct jvmrec **jvm)
+			  struct unwinder **out, struct tabcache **cache, struct runtime_set **rt,
+			  struct observers *observers)
 {
 	struct unwinder_maps um;
 	const char *why;
@@ -237,31 +194,14 @@ static int start_unwinder(struct loader *ld, struct profile_bpf *obj, struct man
 				strerror(-err));
 		unwinder_set_cache(*out, *cache);
 	}
-	int procs_fd, stats_fd;
-
-	loader_python_fds(obj, &procs_fd, &stats_fd);
-	if (loader_walks_python(ld) &&
-	    pyrec_create(py, procs_fd, stats_fd, libbpf_num_possible_cpus())) {
-		fprintf(stderr, "prof-record: out of memory\n");
-		return -ENOMEM;
-	}
-	if (loader_walks_v8(ld) && v8rec_create(v8, loader_v8_fd(obj), loader_v8_codes_fd(obj))) {
-		fprintf(stderr, "prof-record: out of memory\n");
-		return -ENOMEM;
-	}
-	loader_jvm_fds(obj, &procs_fd, &stats_fd);
-	if (loader_walks_jvm(ld) &&
-	    jvmrec_create(jvm, procs_fd, stats_fd, libbpf_num_possible_cpus())) {
-		fprintf(stderr, "prof-record: out of memory\n");
-		return -ENOMEM;
-	}
-	observers.ld = ld;
-	observers.unw = *out;
-	observers.py = *py;
-	observers.v8 = *v8;
-	observers.jvm = *jvm;
+	err = runtime_set_create(rt, ld);
+	if (err)
+		return err;
+	observers->ld = ld;
+	observers->unw = *out;
+	observers->rt = *rt;
 	struct manifest_observer obs = {
-		.ctx = &observers,
+		.ctx = observers,
 		.object = obs_object,
 		.image = obs_image,
 		.image_gone = obs_image_gone,
@@ -276,9 +216,7 @@ struct recorder {
 	struct profile_bpf *obj;
 	struct manifest *man;
 	struct unwinder *unw;
-	struct pyrec *py;               /* Python frames' names, or NULL */
-	struct v8rec *v8;               /* V8 frames' names, or NULL */
-	struct jvmrec *jvm;             /* Java frames' names, or NULL */
+	struct runtime_set *rt;         /* the runtimes' frames' names, or NULL */
 	struct sampler *smp;
 	bool cfi;
 	int nr_cpus, nr_sampled;
@@ -346,9 +284,7 @@ static int write_file(struct recorder *r, unsigned gen, const char *output, uint
 	struct kernel_namer namer = r->kn ? knames_namer(r->kn) : (struct kernel_namer){0};
 
 	if (manifest_emit(r->man, rec, &rec->losses.manifest_lost) ||
-	    pyrec_emit(r->py, rec) ||
-	    v8rec_emit(r->v8, rec) ||
-	    jvmrec_emit(r->jvm, rec) ||
+	    runtime_set_emit(r->rt, rec) ||
 	    (r->unw && dump_unwind_misses(rec, r->unw, r->man)) ||
 	    kernel_collect_for(&rec->kernel, rec, !r->env->no_kallsyms, r->env->full_kallsyms,
 			       r->kcache, r->kn ? &namer : NULL, &hidden))
@@ -491,9 +427,8 @@ int main(int argc, char **argv)
 	struct sampler *smp = NULL;
 	struct manifest *man = NULL;
 	struct unwinder *unw = NULL;
-	struct pyrec *py = NULL;
-	struct v8rec *v8 = NULL;
-	struct jvmrec *jvm = NULL;
+	struct runtime_set *rt = NULL;
+	struct observers observers = { 0 };
 	struct tabcache *tcache = NULL;
 	struct rotate *rot = NULL;
 	struct sampler_run run = { .exiting = &exiting };
@@ -593,13 +528,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
-	if (cfi && start_unwinder(ld, obj, man, &env, &unw, &tcache, &py, &v8, &jvm))
+	if (cfi && start_unwinder(ld, obj, man, &env, &unw, &tcache, &rt, &observers))
 		goto cleanup;
 	if (sampler_create(&smp, obj, loader_sampler_fd(ld), man, nr_cpus))
 		goto cleanup;
-	sampler_set_python(smp, py);
-	sampler_set_v8(smp, v8);
-	sampler_set_jvm(smp, jvm);
+	sampler_set_runtimes(smp, rt);
 	if (loader_attach(ld, &env))
 		goto cleanup;
 
@@ -649,7 +582,7 @@ int main(int argc, char **argv)
 	}
 
 	r = (struct recorder){
-		.env = &env, .obj = obj, .man = man, .unw = unw, .py = py, .v8 = v8, .jvm = jvm, .smp = smp, .cfi = cfi,
+		.env = &env, .obj = obj, .man = man, .unw = unw, .rt = rt, .smp = smp, .cfi = cfi,
 		.nr_cpus = nr_cpus, .nr_sampled = nr_sampled, .event = event,
 		.options = options, .acc = acc, .kcache = r.kcache,
 		.kn_able = loader_kernel_has(ld, KFEAT_SYSCALL_PROG),
@@ -728,8 +661,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "prof-record: out of memory\n");
 		goto cleanup;
 	}
-	if (jvm)
-		tell_refused_jvms(jvm); /* met after the last tick */
+	runtime_set_tick(rt); /* what was met after the last tick */
 	if (rot) {
 		const char *path = rotate_next_path(rot, start_real);
 
@@ -800,9 +732,7 @@ cleanup:
 	sampler_destroy(smp);
 	manifest_free(man);
 	unwinder_destroy(unw);
-	pyrec_destroy(py);
-	v8rec_destroy(v8);
-	jvmrec_destroy(jvm);
+	runtime_set_destroy(rt);
 	if (tcache && env.verbose) {
 		struct tabcache_stats ts;
 

@@ -18,9 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sampler.h"
-#include "python/pyrec.h"
-#include "v8/v8rec.h"
-#include "jvm/jvmrec.h"
+#include "runtimes.h"
 #include "profile.h"
 #include "profile.skel.h"
 #include "unwind/unwind.h"
@@ -30,9 +28,7 @@
 /* What the ring buffer's callback fills in. */
 struct poll_ctx {
 	struct manifest *man;
-	struct pyrec *py;        /* Python code objects to copy, or NULL */
-	struct v8rec *v8;        /* V8 SFIs to name, or NULL */
-	struct jvmrec *jvm;      /* Java frame identities to name, or NULL */
+	struct runtime_set *rt;  /* the runtimes' recorder sides, or NULL */
 	int err;
 	uint64_t events;
 };
@@ -252,30 +248,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 	pc->events++;
 	if (e->type == UNWIND_EVENT_WANTED)
 		return 0; /* only to wake the loop: its tick loads the table */
-	if (e->type == V8_EVENT_SFI) {
-		/* named now, while the process lives and before V8's heap
-		 * moves it (record/DESIGN.md "V8 frames") */
-		if (pc->v8 && size >= sizeof(struct v8_sfi_event))
-			v8rec_sfi(pc->v8, data);
+	/* a runtime walk's: its frames named now (runtimes.h) */
+	if (runtime_set_event(pc->rt, data, size))
 		return 0;
-	}
-	if (e->type == V8_EVENT_CODE) {
-		if (pc->v8 && size >= sizeof(struct v8_sfi_event))
-			v8rec_code(pc->v8, data);
-		return 0;
-	}
-	if (e->type == PYTHON_EVENT_CODE) {
-		/* named now from the copies the walk made (the process may be gone) */
-		if (pc->py && size >= sizeof(struct python_code_event))
-			pyrec_code(pc->py, data, size);
-		return 0;
-	}
-	if (e->type == JVM_EVENT_FRAME) {
-		/* named now, while the process lives */
-		if (pc->jvm)
-			jvmrec_frame(pc->jvm, data, size);
-		return 0;
-	}
 	if (e->type == PROFILE_EV_VMA) {
 		const struct profile_vma_event *v = data;
 
@@ -346,19 +321,9 @@ int sampler_create(struct sampler **out, struct profile_bpf *obj, int prog_fd, s
 	return 0;
 }
 
-void sampler_set_python(struct sampler *s, struct pyrec *py)
+void sampler_set_runtimes(struct sampler *s, struct runtime_set *rt)
 {
-	s->pc.py = py;
-}
-
-void sampler_set_v8(struct sampler *s, struct v8rec *v8)
-{
-	s->pc.v8 = v8;
-}
-
-void sampler_set_jvm(struct sampler *s, struct jvmrec *jvm)
-{
-	s->pc.jvm = jvm;
+	s->pc.rt = rt;
 }
 
 int sampler_run(struct sampler *s, struct sampler_run *run)

@@ -33,15 +33,10 @@ uint64_t sampler_real_ns(void);
 int sampler_create(struct sampler **out, struct profile_bpf *obj, int prog_fd, struct manifest *man,
 		   int nr_cpus);
 void sampler_destroy(struct sampler *s);
-/* Hand the code objects the Python walk announces to py (NULL: none). */
-struct pyrec;
-void sampler_set_python(struct sampler *s, struct pyrec *py);
-/* Hand the SFIs the V8 walk announces to v8 (NULL: none). */
-struct v8rec;
-void sampler_set_v8(struct sampler *s, struct v8rec *v8);
-/* Java frames' recorder side (record/jvm/), NULL: none. */
-struct jvmrec;
-void sampler_set_jvm(struct sampler *s, struct jvmrec *jvm);
+/* Hand what the runtimes' walks announce (code objects, SFIs, Java frame
+ * identities) to their recorder sides (runtimes.h; NULL: none). */
+struct runtime_set;
+void sampler_set_runtimes(struct sampler *s, struct runtime_set *rt);
 
 /* Open the perf events (every online CPU, or -C's) and attach the sampler:
  * sampling starts here.  *opened: the CPUs sampled; *event: the event

@@ -27,6 +27,7 @@
 
 #include "elfobj.h"
 #include "jvmrec.h"
+#include "runtimes.h"
 
 /* Ticks (100 ms apart at most) a JVM's code cache is waited for. */
 #define JVMREC_MAX_TRIES 600
@@ -1162,3 +1163,59 @@ int jvmrec_emit(struct jvmrec *j, struct bprof_recording *rec)
 	}
 	return 0;
 }
+
+/* ---- HotSpot's row of the runtimes' table (runtimes.h) ---------------- */
+
+static int jvm_create(void **out, const struct runtime_maps *m)
+{
+	return jvmrec_create((struct jvmrec **)out, m->procs_fd, m->stats_fd, m->nr_cpus);
+}
+
+static void jvm_destroy(void *rt) { jvmrec_destroy(rt); }
+static void jvm_object(void *rt, uint32_t idx, Elf *elf) { jvmrec_object(rt, idx, elf); }
+static void jvm_image_gone(void *rt, uint32_t pid, uint32_t exec_id) { jvmrec_image_gone(rt, pid, exec_id); }
+static bool jvm_met(const void *rt) { return jvmrec_met(rt); }
+static int jvm_emit(void *rt, struct bprof_recording *rec) { return jvmrec_emit(rt, rec); }
+
+static void jvm_image(void *rt, uint32_t pid, uint32_t exec_id, const struct manifest_mapping *maps,
+		      uint32_t nr)
+{
+	jvmrec_image(rt, pid, exec_id, maps, nr);
+}
+
+/* named now, while the process lives */
+static bool jvm_event(void *rt, const void *data, size_t size)
+{
+	const struct jvm_frame_event *e = data;
+
+	if (e->type != JVM_EVENT_FRAME)
+		return false;
+	if (rt)
+		jvmrec_frame(rt, e, size);
+	return true;
+}
+
+/* JVMs whose code cache was not made yet looked at again; those met that
+ * will not be walked said once each: a recording that lacks their Java
+ * frames says so before it is read */
+static void jvm_tick(void *rt)
+{
+	const char *version, *why;
+	uint32_t pid, status;
+
+	jvmrec_tick(rt);
+	while (jvmrec_next_refused(rt, &pid, &version, &status, &why))
+		fprintf(stderr, "prof-record: pid %u runs HotSpot %s, %s%s%s%s: its Java frames are not recorded (its native stack ends at generated code)\n",
+			pid, version ? version : "(release unreadable)",
+			status == BPROF_JVM_UNKNOWN_VERSION
+				? "a release bprof does not walk (it walks 11 to 21)"
+				: "whose introspection tables lack what the walk needs",
+			why ? " (" : "", why ? why : "", why ? ")" : "");
+}
+
+const struct runtime_ops jvmrec_ops = {
+	.name = "HotSpot", .mask = RUNTIME_JVM,
+	.create = jvm_create, .destroy = jvm_destroy,
+	.object = jvm_object, .image = jvm_image, .image_gone = jvm_image_gone, .met = jvm_met,
+	.event = jvm_event, .tick = jvm_tick, .emit = jvm_emit,
+};

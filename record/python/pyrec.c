@@ -25,6 +25,7 @@
 #include "elfobj.h"
 #include "pyoff.h"
 #include "pyrec.h"
+#include "runtimes.h"
 
 /* What an object is, as far as Python goes. */
 struct pyobj {
@@ -536,3 +537,41 @@ int pyrec_emit(struct pyrec *py, struct bprof_recording *rec)
 	}
 	return 0;
 }
+
+/* ---- Python's row of the runtimes' table (runtimes.h) ----------------- */
+
+static int py_create(void **out, const struct runtime_maps *m)
+{
+	return pyrec_create((struct pyrec **)out, m->procs_fd, m->stats_fd, m->nr_cpus);
+}
+
+static void py_destroy(void *rt) { pyrec_destroy(rt); }
+static void py_object(void *rt, uint32_t idx, Elf *elf) { pyrec_object(rt, idx, elf); }
+static void py_image_gone(void *rt, uint32_t pid, uint32_t exec_id) { pyrec_image_gone(rt, pid, exec_id); }
+static bool py_met(const void *rt) { return pyrec_met(rt); }
+static int py_emit(void *rt, struct bprof_recording *rec) { return pyrec_emit(rt, rec); }
+
+static void py_image(void *rt, uint32_t pid, uint32_t exec_id, const struct manifest_mapping *maps,
+		     uint32_t nr)
+{
+	pyrec_image(rt, pid, exec_id, maps, nr);
+}
+
+/* named now from the copies the walk made (the process may be gone) */
+static bool py_event(void *rt, const void *data, size_t size)
+{
+	const struct python_code_event *e = data;
+
+	if (e->type != PYTHON_EVENT_CODE)
+		return false;
+	if (rt && size >= sizeof(*e))
+		pyrec_code(rt, e, size);
+	return true;
+}
+
+const struct runtime_ops pyrec_ops = {
+	.name = "Python", .mask = RUNTIME_PYTHON,
+	.create = py_create, .destroy = py_destroy,
+	.object = py_object, .image = py_image, .image_gone = py_image_gone, .met = py_met,
+	.event = py_event, .emit = py_emit,
+};

@@ -20,6 +20,7 @@
  * named rather than named wrong.
  */
 #include "v8rec_internal.h"
+#include "runtimes.h"
 
 /* One v8dbg symbol: its name's prefix (newer V8 spell the field's type
  * differently after the last "__"), where its value goes, whether the
@@ -816,3 +817,46 @@ int v8rec_emit(struct v8rec *v, struct bprof_recording *rec)
 	}
 	return 0;
 }
+
+/* ---- V8's row of the runtimes' table (runtimes.h) --------------------- */
+
+static int v8_create(void **out, const struct runtime_maps *m)
+{
+	return v8rec_create((struct v8rec **)out, m->procs_fd, m->codes_fd);
+}
+
+static void v8_destroy(void *rt) { v8rec_destroy(rt); }
+static void v8_object(void *rt, uint32_t idx, Elf *elf) { v8rec_object(rt, idx, elf); }
+static void v8_image_gone(void *rt, uint32_t pid, uint32_t exec_id) { v8rec_image_gone(rt, pid, exec_id); }
+static bool v8_met(const void *rt) { return v8rec_met(rt); }
+static int v8_emit(void *rt, struct bprof_recording *rec) { return v8rec_emit(rt, rec); }
+
+static void v8_image(void *rt, uint32_t pid, uint32_t exec_id, const struct manifest_mapping *maps,
+		     uint32_t nr)
+{
+	v8rec_image(rt, pid, exec_id, maps, nr);
+}
+
+/* named now, while the process lives and before V8's heap moves it
+ * (record/DESIGN.md "V8 frames") */
+static bool v8_event(void *rt, const void *data, size_t size)
+{
+	const struct v8_sfi_event *e = data;
+
+	if (e->type != V8_EVENT_SFI && e->type != V8_EVENT_CODE)
+		return false;
+	if (rt && size >= sizeof(*e)) {
+		if (e->type == V8_EVENT_SFI)
+			v8rec_sfi(rt, e);
+		else
+			v8rec_code(rt, e);
+	}
+	return true;
+}
+
+const struct runtime_ops v8rec_ops = {
+	.name = "V8", .mask = RUNTIME_V8,
+	.create = v8_create, .destroy = v8_destroy,
+	.object = v8_object, .image = v8_image, .image_gone = v8_image_gone, .met = v8_met,
+	.event = v8_event, .emit = v8_emit,
+};
