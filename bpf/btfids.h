@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * btfids.h - the context of btfids.bpf.c's syscall program, shared with
- * record/loader.c.
+ * record/loader_probe.c.
  */
 #ifndef BPROF_BTFIDS_H
 #define BPROF_BTFIDS_H
