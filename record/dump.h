@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bprof.h"
-#include "manifest.h"
+#include "manifest/manifest.h"
 #include "options.h"
 #include "offcpu/offcpu.h"
 #include "profile.h"

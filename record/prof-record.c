@@ -32,7 +32,7 @@
 #include "knames.h"
 #include "runtimes.h"
 #include "loader.h"
-#include "manifest.h"
+#include "manifest/manifest.h"
 #include "preload.h"
 #include "options.h"
 #include "preflight.h"

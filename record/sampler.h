@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "manifest.h"
+#include "manifest/manifest.h"
 #include "options.h"
 
 struct profile_bpf;

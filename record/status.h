@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include "bprof.h"
 #include "dump.h"
-#include "manifest.h"
+#include "manifest/manifest.h"
 #include "options.h"
 #include "unwinder.h"
 

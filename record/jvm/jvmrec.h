@@ -16,7 +16,7 @@
 #include <linux/types.h>
 
 #include "bprof.h"
-#include "manifest.h"
+#include "manifest/manifest.h"
 #include "jvm/jvm.h"
 
 struct jvmrec;

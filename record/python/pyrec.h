@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 #include "bprof.h"
-#include "manifest.h"
+#include "manifest/manifest.h"
 #include "python/python.h"
 
 struct pyrec;

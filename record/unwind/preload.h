@@ -17,7 +17,7 @@
 #define BPROF_RECORD_PRELOAD_H
 
 #include <stddef.h>
-#include "manifest.h"
+#include "manifest/manifest.h"
 
 /* Open command (as execvp finds it) and its libraries in m.  Returns how
  * many objects were opened; errors are not reported (the command's own

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "bprof.h"
-#include "manifest.h"
+#include "manifest/manifest.h"
 #include "tabcache.h"
 #include <linux/types.h>
 #include "unwind/unwind.h"

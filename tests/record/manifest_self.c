@@ -5,7 +5,7 @@
  * the code being run; the kernel note parser is checked on a hand-made
  * note stream.
  */
-#include "manifest.h"
+#include "manifest/manifest.h"
 #include "kernel.h"
 
 #include <criterion/criterion.h>

@@ -3,7 +3,7 @@
  * manifest_emit.c - the manifest written into a recording: the objects and
  * images the samples need, each process's mappings and their generations,
  * the unreadable objects resolved at the end, the JIT maps and dumps.
- * Reads the tables manifest.c keeps (manifest_internal.h).
+ * Reads the tables the manifest's other files keep (manifest_internal.h).
  */
 #include "manifest_internal.h"
 

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * manifest_internal.h - what manifest.c (the processes, their snapshots
- * and objects) and manifest_emit.c (the manifest written into a file)
- * share: the tables and the steps the writer takes of them.  Internal to
- * the manifest module (manifest.h is its interface); manifest_emit.c calls
- * manifest.c, never the other way.
+ * manifest_internal.h - what the manifest's files share: the tables and
+ * the steps they take of one another.  Internal to the manifest module
+ * (manifest.h is its interface).  Calls go one way, each file calling only
+ * those listed before it: manifest.c (the manifest, its process table, the
+ * observer), manifest_objects.c (the objects mapped and their build-ids),
+ * manifest_snapshot.c (/proc/PID/maps read into an image's snapshot),
+ * manifest_events.c (what the recording loop tells the manifest),
+ * manifest_emit.c (the manifest written into a file).
  */
 #ifndef BPROF_MANIFEST_INTERNAL_H
 #define BPROF_MANIFEST_INTERNAL_H
@@ -114,14 +117,30 @@ struct manifest {
 	size_t obs_cap;
 };
 
+/* manifest.c */
 uint64_t manifest__mix64(uint64_t x);
-bool manifest__gen_was_seen(const struct proc_ent *p, uint32_t gen);
-uint32_t manifest__object_for(struct manifest *m, uint32_t pid, const struct mmap_ent *me, const char *path, bool deleted);
-struct proc_ent *manifest__proc_find(struct manifest *m, uint32_t pid, uint32_t exec_id);
-void manifest__proc_free(struct manifest *m, struct proc_ent *p);
-int manifest__read_perf_map(struct manifest *m, struct proc_ent *p, bool final);
-int manifest__resolve_hist(struct manifest *m, struct proc_ent *p);
-int manifest__snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec);
 int manifest__tab_insert(struct idx_table *t, uint64_t key, uint32_t val);
+uint64_t manifest__now_ns(void);
+void manifest__observe_image(struct manifest *m, const struct proc_ent *p, uint32_t gen);
+struct proc_ent *manifest__proc_find(struct manifest *m, uint32_t pid, uint32_t exec_id);
+struct proc_ent *manifest__proc_get(struct manifest *m, uint32_t pid, uint32_t exec_id);
+void manifest__proc_free(struct manifest *m, struct proc_ent *p);
+
+/* manifest_objects.c */
+uint32_t manifest__object_for(struct manifest *m, uint32_t pid, const struct mmap_ent *me, const char *path, bool deleted);
+uint32_t manifest__vdso_object(struct manifest *m, uint32_t pid, const struct mmap_ent *me);
+uint32_t manifest__event_object(struct manifest *m, uint64_t dev, uint64_t ino, uint64_t mtime_ns,
+				const char *name, bool make);
+
+/* manifest_snapshot.c */
+bool manifest__exec_gen(struct manifest *m, uint32_t pid, uint32_t *gen);
+const struct mmap_ent *manifest__known_mapping(const struct proc_ent *p, const struct mmap_ent *me);
+int manifest__merge_maps(struct proc_ent *p, struct mmap_ent *nw, uint32_t nr);
+int manifest__read_perf_map(struct manifest *m, struct proc_ent *p, bool final);
+int manifest__snapshot(struct manifest *m, uint32_t pid, uint32_t hint_exec);
+
+/* manifest_events.c */
+bool manifest__gen_was_seen(const struct proc_ent *p, uint32_t gen);
+int manifest__resolve_hist(struct manifest *m, struct proc_ent *p);
 
 #endif
