@@ -300,11 +300,6 @@ static int collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden, uin
 	return collect_kallsyms(k, with_kallsyms, hidden, etext);
 }
 
-int kernel_collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden)
-{
-	return collect(k, with_kallsyms, hidden, NULL);
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -9,15 +9,6 @@
 #include "bprof.h"
 
 /*
- * Fill k: release, build-id (/sys/kernel/notes), _stext (KASLR reference),
- * modules (/proc/modules + /sys/module/NAME/notes) and, with with_kallsyms,
- * the text symbols of /proc/kallsyms.  Missing pieces are left empty: this
- * never fails the recording except on allocation failure (returns -ENOMEM);
- * *hidden is set when kptr_restrict hides the addresses.
- */
-int kernel_collect(struct bprof_kernel *k, bool with_kallsyms, bool *hidden);
-
-/*
  * Keep only the symbols of k->ksyms that name the recording's kernel
  * addresses (kernel stacks and kernel_ip of rec's counts): for each address
  * the symbol containing it and that symbol's successor, which bounds it.
@@ -59,11 +50,15 @@ struct kernel_namer {
 };
 
 /*
- * kernel_collect() for the file rec becomes: kallsyms read only when rec has
- * kernel addresses and kallsyms is asked for; all of it with full, else only
- * what names rec's addresses: asked of namer (may be NULL) address by
- * address, else taken from cache (may be NULL) when it can, else pruned
- * from a full read (kernel_prune_ksyms()).  0 or -ENOMEM.
+ * Fill k for the file rec: release, build-id (/sys/kernel/notes), _stext
+ * (KASLR reference), modules (/proc/modules + /sys/module/NAME/notes) and
+ * the text symbols of /proc/kallsyms.  Missing pieces are left empty: this
+ * never fails the recording except on allocation failure (-ENOMEM); *hidden
+ * is set when kptr_restrict hides the addresses.  kallsyms is read only
+ * when rec has kernel addresses and kallsyms is asked for; all of it with
+ * full, else only what names rec's addresses: asked of namer (may be NULL)
+ * address by address, else taken from cache (may be NULL) when it can,
+ * else pruned from a full read (kernel_prune_ksyms()).  0 or -ENOMEM.
  */
 int kernel_collect_for(struct bprof_kernel *k, const struct bprof_recording *rec, bool kallsyms,
 		       bool full, struct kernel_cache *cache, const struct kernel_namer *namer,

@@ -670,15 +670,6 @@ bool jvmrec_next_refused(struct jvmrec *j, uint32_t *pid, const char **version, 
 	return false;
 }
 
-uint32_t jvmrec_nr_jvms(const struct jvmrec *j)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; j && i < j->nr_procs; i++)
-		n += j->procs[i].ready;
-	return n;
-}
-
 /* ---- names -------------------------------------------------------------- */
 
 /* A Symbol's bytes as a new string ('/' turned into '.' when dots). */

@@ -51,9 +51,6 @@ void jvmrec_frame(struct jvmrec *j, const struct jvm_frame_event *e, size_t size
 bool jvmrec_next_refused(struct jvmrec *j, uint32_t *pid, const char **version, uint32_t *status,
 			 const char **why);
 
-/* JVMs whose frames are walked (for the status line). */
-uint32_t jvmrec_nr_jvms(const struct jvmrec *j);
-
 /* Fill rec->jvm: every JVM found, every identity named, the counters.
  * 0 or -ENOMEM. */
 int jvmrec_emit(struct jvmrec *j, struct bprof_recording *rec);

@@ -273,11 +273,6 @@ int pyrec_walk_info(const struct pyrec *py, uint32_t pid, uint32_t exec_id,
 	return -ENOENT;
 }
 
-uint32_t pyrec_nr_interpreters(const struct pyrec *py)
-{
-	return py ? py->nr_procs : 0;
-}
-
 /* Where a code object's names are read from: the copies the BPF walk
  * made when it first met the code object (python.h), then, for what they
  * do not hold, the process itself while it lives. */

@@ -43,9 +43,6 @@ void pyrec_code(struct pyrec *py, const struct python_code_event *e, size_t size
 int pyrec_walk_info(const struct pyrec *py, uint32_t pid, uint32_t exec_id,
 		    struct python_proc *out);
 
-/* Interpreters found so far (for the status line). */
-uint32_t pyrec_nr_interpreters(const struct pyrec *py);
-
 /* Fill rec->python: every process found, every code copied (since the
  * recording began), the counters.  0 or -ENOMEM. */
 int pyrec_emit(struct pyrec *py, struct bprof_recording *rec);
