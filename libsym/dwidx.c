@@ -69,7 +69,6 @@ struct cu_rng {
 };
 
 struct bsym_dwidx {
-	Dwarf *dw;
 	struct bsym_map origin_names; /* abstract origin DIE offset -> name */
 	struct dw_cu *cus;
 	size_t ncus;
@@ -350,7 +349,6 @@ struct bsym_dwidx *bsym_dwidx_new(Dwarf *dw)
 	struct bsym_dwidx *idx = calloc(1, sizeof(*idx));
 	if (!idx)
 		return NULL;
-	idx->dw = dw;
 	size_t capcus = 0;
 	Dwarf_CU *cu = NULL;
 	Dwarf_Half ver;

@@ -686,7 +686,6 @@ void loader_unwinder_maps(const struct profile_bpf *obj, const struct env *env,
 		.row_maps = bpf_map__max_entries(obj->maps.unwind_rows),
 		.rules_cap = bpf_map__max_entries(obj->maps.unwind_rules),
 		.pages_cap = bpf_map__max_entries(obj->maps.unwind_pages),
-		.procs_cap = bpf_map__max_entries(obj->maps.unwind_procs),
 		.no_fd_batch = obj->rodata->tailwalk_cfi,
 	};
 }

@@ -90,7 +90,6 @@ int loader_attach(struct loader *ld, const struct env *env)
 		ld->gens = attach_tracing(ld, both, "vm_unmapped_area") == 0 &&
 			   (lean || attach_tracing(ld, obj->progs.handle_gen_start, "mmap_lock_start_locking") == 0) &&
 			   attach_tracing(ld, both, "mmap_lock_released") == 0;
-		ld->gens_lock = ld->gens;
 		if (ld->gens && env->verbose)
 			fprintf(stderr, "prof-record: mapping generations: at the mm lock (mmap_lock_released)%s\n",
 				lean ? ", read there" : "");
@@ -109,9 +108,6 @@ int loader_attach(struct loader *ld, const struct env *env)
 		if (!ld->gens)
 			fprintf(stderr, "prof-record: warning: cannot trace the system calls' exits (%s): a library unloaded and another loaded at its address may be named as the first\n",
 				strerror(errno));
-	} else if (ld->gens_missing) {
-		fprintf(stderr, "prof-record: warning: %s: no mapping generations: a library unloaded and another loaded at its address may be named as the first\n",
-			ld->gens_missing);
 	} else {
 		fprintf(stderr, "prof-record: warning: this kernel's verifier refused the mapping generation hook (-v shows its log): a library unloaded and another loaded at its address may be named as the first\n");
 	}

@@ -27,9 +27,6 @@ struct loader {
 	int links[LOADER_MAX_LINKS];
 	int nr_links;
 	bool gens; /* a generation hook is attached: samples carry generations */
-	bool gens_lock; /* it is the mm lock's (handle_gen_lock) */
-	const char *gens_missing; /* why there are no generations */
-	char gens_why[160];
 	struct kfeat kf; /* what the kernel offers, as probed */
 	/* the runtimes' walks loaded when first met (rt_lazy): which may
 	 * be, which the second instance of the object has (rt_loaded), and

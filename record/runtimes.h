@@ -66,7 +66,6 @@ struct runtime_maps {
 };
 
 struct runtime_ops {
-	const char *name;  /* "Python", for messages */
 	unsigned mask;     /* RUNTIME_* */
 	int (*create)(void **out, const struct runtime_maps *m); /* 0 or -ENOMEM */
 	void (*destroy)(void *rt);

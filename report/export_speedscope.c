@@ -64,7 +64,6 @@ struct sframe {
 };
 
 struct sprofile {
-	size_t input;
 	uint32_t pid;
 	char comm[BPROF_COMM_LEN + 1];
 	uint32_t *idx;      /* frame indices of all samples, root first */
@@ -186,7 +185,6 @@ static struct sprofile *profile_of(struct ss *s, const struct rep_input *in,
 	}
 	struct sprofile *p = &s->profiles[s->nr_profiles++];
 	memset(p, 0, sizeof(*p));
-	p->input = s->input;
 	p->pid = c->pid;
 	rep_process_name(s->cfg, in, c, p->comm);
 	return p;

@@ -269,7 +269,6 @@ size_t rep_agg_unnamed_objects(const struct rep_agg *agg, const uint32_t **ids)
 /* A rendered frame: text in the row's scratch buffer. */
 struct frame {
 	size_t off;
-	unsigned flags;
 };
 
 struct row {
@@ -308,7 +307,7 @@ static void row_add(struct row *r, const char *name, unsigned flags, const char 
 	}
 	sb_putn(&r->text, "", 1); /* keep the NUL as a separator */
 	r->text.len++;
-	r->frames[r->nr++] = (struct frame){ .off = off, .flags = flags };
+	r->frames[r->nr++] = (struct frame){ .off = off };
 }
 
 static const char *base_name(const char *path)

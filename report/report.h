@@ -203,8 +203,6 @@ struct rep_wframe {
 	uint32_t object;                 /* bsym object id, or BSYM_NO_OBJECT */
 	uint32_t object_index;           /* into rec->objects, or BPROF_NO_OBJECT */
 	const struct bprof_mapping *map; /* user/JIT frames: the recorded mapping */
-	bool unknowable;                 /* its mapping at the row's generation
-					  * cannot be known (SPEC.md 6.12) */
 	uint64_t file_offset;            /* of addr in the object (with map) */
 	const struct rep_runtime *rt;    /* REP_W_RUNTIME: whose frame */
 };

@@ -127,8 +127,6 @@ void rep_wframe_user(struct rep_wframe *f, struct bsym_ctx *sym, const struct re
 		const struct bprof_mapping *m;
 		int r = bprof_process_mapping_at(pm->proc, f->lookup, gen, &m);
 
-		if (r < 0)
-			f->unknowable = true;
 		if (r <= 0)
 			return;
 		f->map = m;

@@ -1205,7 +1205,7 @@ static void jvm_tick(void *rt)
 }
 
 const struct runtime_ops jvmrec_ops = {
-	.name = "HotSpot", .mask = RUNTIME_JVM,
+	.mask = RUNTIME_JVM,
 	.create = jvm_create, .destroy = jvm_destroy,
 	.object = jvm_object, .image = jvm_image, .image_gone = jvm_image_gone, .met = jvm_met,
 	.event = jvm_event, .tick = jvm_tick, .emit = jvm_emit,

@@ -565,7 +565,7 @@ static bool py_event(void *rt, const void *data, size_t size)
 }
 
 const struct runtime_ops pyrec_ops = {
-	.name = "Python", .mask = RUNTIME_PYTHON,
+	.mask = RUNTIME_PYTHON,
 	.create = py_create, .destroy = py_destroy,
 	.object = py_object, .image = py_image, .image_gone = py_image_gone, .met = py_met,
 	.event = py_event, .emit = py_emit,

@@ -38,7 +38,6 @@ static const char *const default_dirs[] = {
 };
 
 struct preload {
-	struct manifest *m;
 	char *paths[PRELOAD_MAX]; /* real paths, queued or done */
 	size_t nr, done, opened;
 	int machine;              /* e_machine of the program: libraries must match */
@@ -250,7 +249,7 @@ static bool resolve_command(const char *command, char *out, size_t len)
 
 size_t preload_command(struct manifest *m, const char *command)
 {
-	struct preload p = { .m = m, .machine = -1, .ld_library_path = getenv("LD_LIBRARY_PATH") };
+	struct preload p = { .machine = -1, .ld_library_path = getenv("LD_LIBRARY_PATH") };
 	char exe[PATH_MAX];
 
 	if (!command || !resolve_command(command, exe, sizeof(exe)) || !loadable(exe, -1))

@@ -34,7 +34,6 @@ struct unwinder_maps {
 	uint32_t row_maps;   /* ... of the outer rows array: inner maps possible */
 	uint32_t rules_cap;
 	uint32_t pages_cap;
-	uint32_t procs_cap;
 	uint64_t budget;     /* bytes of kernel memory the tables may take */
 	/* the inner maps go into the outer array one at a time, not in a
 	 * batch: on Debian 11's 5.10 a batch update of an array of maps

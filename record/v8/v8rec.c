@@ -855,7 +855,7 @@ static bool v8_event(void *rt, const void *data, size_t size)
 }
 
 const struct runtime_ops v8rec_ops = {
-	.name = "V8", .mask = RUNTIME_V8,
+	.mask = RUNTIME_V8,
 	.create = v8_create, .destroy = v8_destroy,
 	.object = v8_object, .image = v8_image, .image_gone = v8_image_gone, .met = v8_met,
 	.event = v8_event, .emit = v8_emit,
