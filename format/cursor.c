@@ -9,7 +9,6 @@
  * both use them without calling each other in a loop.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "internal.h"
 

@@ -223,8 +223,6 @@ char *bsym_cxx_demangle(const char *mangled);
 /* debug dir helpers (find.c) */
 int bsym_debuginfod_find(struct bsym_ctx *ctx, const uint8_t *bid, size_t len, bool executable,
 			 char **path_out);
-int bsym_find_in_dirscan(struct bsym_ctx *ctx, size_t dir, const uint8_t *bid, size_t len,
-			 char ***paths, size_t *nr);
 void bsym_dirscans_free(struct bsym_ctx *ctx);
 uint32_t bsym_crc32_fd(int fd, bool *ok);
 

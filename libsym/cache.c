@@ -31,7 +31,6 @@ static const uint8_t magic[8] = { 0x7f, 'B', 'S', 'C', '\r', '\n', 0x1a, '\n' };
 #define NO_STRING 0xffffffffu
 #define NO_REASON 0xffu
 #define MAX_FILE (1ull << 30) /* a file above this is not read */
-#define DEFAULT_MAX_BYTES (256ull << 20)
 #define NAME_FLAGS (BSYM_NO_INLINE | BSYM_NO_DEMANGLE)
 
 /* ---- little-endian helpers ------------------------------------------------- */

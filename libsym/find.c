@@ -195,7 +195,6 @@ void bsym_dirscans_free(struct bsym_ctx *ctx)
 /* ---- debuginfod (dlopened, as libdwfl does, so it stays optional) ------------ */
 
 typedef debuginfod_client *(*dbg_begin_fn)(void);
-typedef void (*dbg_end_fn)(debuginfod_client *);
 typedef int (*dbg_find_fn)(debuginfod_client *, const unsigned char *, int, char **);
 
 static bool debuginfod_init(struct bsym_ctx *ctx)

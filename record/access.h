@@ -23,17 +23,12 @@
 #include <sys/types.h>
 #include "bprof.h"
 
-/* Capability numbers (linux/capability.h; CAP_PERFMON and later are
- * missing from older headers). */
+/* Capability numbers (linux/capability.h) that access.c checks. */
 enum {
 	ACCESS_CAP_DAC_OVERRIDE = 1,
 	ACCESS_CAP_DAC_READ_SEARCH = 2,
 	ACCESS_CAP_SYS_PTRACE = 19,
-	ACCESS_CAP_SYS_ADMIN = 21,
 	ACCESS_CAP_SYSLOG = 34,
-	ACCESS_CAP_PERFMON = 38,
-	ACCESS_CAP_BPF = 39,
-	ACCESS_CAP_CHECKPOINT_RESTORE = 40,
 };
 
 /* Fill a->flags, euid and capabilities (BPROF_ACCESS_*); present = 1.

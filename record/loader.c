@@ -8,23 +8,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/types.h>
-#include <linux/perf_event.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <limits.h>
 #include "offcpu/offcpu_rec.h"

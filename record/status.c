@@ -2,7 +2,6 @@
 /*
  * status.c - what prof-record tells the user on stderr (status.h).
  */
-#include <linux/types.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,6 @@
  * adds beyond the defaults are rare on the hosts we record, and a library
  * missed here has its table built at its first sample, as before.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
